@@ -1,0 +1,48 @@
+"""Write small GraphRAG projects by hand for tests (3.x or legacy layout)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+GRAPHRAG_SAMPLES = SHARED_DATA / "graphrag"
+METAQA = SHARED_DATA / "kgqa" / "metaqa"
+
+
+def write_project(root: Path, entities: Sequence[tuple[str, str]], edges: Iterable[tuple[str, str, str]], *,
+                  text_units: dict[str, str] | None = None, edge_units: dict[int, list[str]] | None = None,
+                  legacy: bool = False, name_col: str = "title", settings: str | None = None,
+                  relation_labels: Sequence[str] | None = None) -> Path:
+    """entities: (title, description); edges: (source title, target title, description)."""
+    out = root / "output"
+    out.mkdir(parents=True, exist_ok=True)
+    edges = list(edges)
+    prefix = "create_final_" if legacy else ""
+    ent = pa.table({
+        "id": [f"e{i}" for i in range(len(entities))],
+        name_col: [t for t, _ in entities],
+        "type": ["THING"] * len(entities),
+        "description": [d for _, d in entities],
+    })
+    edge_units = edge_units or {}
+    cols = {
+        "id": [f"r{i}" for i in range(len(edges))],
+        "source": [s for s, _, _ in edges],
+        "target": [t for _, t, _ in edges],
+        "description": [d for _, _, d in edges],
+        "weight": [1.0] * len(edges),
+        "text_unit_ids": pa.array([edge_units.get(i, []) for i in range(len(edges))], pa.list_(pa.string())),
+    }
+    if relation_labels is not None:
+        cols["relation"] = list(relation_labels)
+    pq.write_table(ent, out / f"{prefix}entities.parquet")
+    pq.write_table(pa.table(cols), out / f"{prefix}relationships.parquet")
+    if text_units:
+        pq.write_table(pa.table({"id": list(text_units), "text": list(text_units.values())}),
+                       out / f"{prefix}text_units.parquet")
+    if settings is not None:
+        (root / "settings.yaml").write_text(settings)
+    return root

@@ -1,0 +1,1 @@
+"""Sub-commands beyond `inspect` (query, bench, export) register themselves here."""
