@@ -1,0 +1,509 @@
+"""The LLM seam through real LiteLLM code, talking HTTP to the fake server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tog_core.fake_llm import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
+from tog_core.llm import (
+    LLMClient,
+    LLMConfig,
+    LLMError,
+    ScriptedLLM,
+    Usage,
+    register_zero_cost,
+)
+
+KEY = "sk-test-DO-NOT-LEAK-7f3a9c"
+MODEL = "openai/test-model"
+
+
+def user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+class Sleeps:
+    """Injected sleep: records the backoff delays and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(script([(r"capital of France", "Paris")], default="ok")) as srv:
+        yield srv
+
+
+def make_client(server: FakeOpenAIServer, sleeps: Sleeps | None = None, **overrides) -> LLMClient:
+    settings = {"model": MODEL, "api_base": server.base_url, "api_key": KEY, "timeout_s": 5.0,
+                "max_retries": 3, **overrides}
+    return LLMClient(LLMConfig(**settings), sleep=sleeps or Sleeps())
+
+
+def free_closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- plain completion ------------------------------------------------------------------------
+
+def test_completion_round_trip(server: FakeOpenAIServer) -> None:
+    client = make_client(server)
+    result = asyncio.run(client.complete(user("What is the capital of France?"), temperature=0.4,
+                                         max_tokens=32))
+    assert result.text == "Paris"
+    assert not result.cached and result.retries == 0
+    assert result.prompt_tokens > 0 and result.completion_tokens == 1
+    sent = server.requests[0]
+    assert sent["model"] == "test-model"
+    assert sent["messages"] == user("What is the capital of France?")
+    assert sent["temperature"] == 0.4 and sent["max_tokens"] == 32
+    assert "response_format" not in sent  # no schema asked, no JSON mode
+    assert server.auth_headers == [f"Bearer {KEY}"]
+    assert client.usage.calls == 1 and client.usage.cache_hits == 0
+    assert client.usage.prompt_tokens == result.prompt_tokens
+
+
+def test_json_mode_request_is_sent(server: FakeOpenAIServer) -> None:
+    client = make_client(server)
+    result = asyncio.run(client.complete(user("score these"), temperature=0,
+                                         json_schema={"title": "scores", "type": "object"}))
+    # LiteLLM does not know "openai/test-model" supports schemas, but OpenAI-style json_object works
+    assert server.requests[0]["response_format"] == {"type": "json_object"}
+    assert result.response_format == "json_object"
+
+
+def test_json_schema_sent_when_litellm_knows_the_model_supports_it(server: FakeOpenAIServer) -> None:
+    import litellm
+
+    litellm.register_model({"openai/schema-test-model": {
+        "litellm_provider": "openai", "mode": "chat", "supports_response_schema": True,
+        "input_cost_per_token": 0.0, "output_cost_per_token": 0.0}})
+    client = make_client(server, model="openai/schema-test-model")
+    schema = {"title": "scores", "type": "object", "properties": {"x": {"type": "number"}}}
+    asyncio.run(client.complete(user("score"), temperature=0, json_schema=schema))
+    sent = server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["name"] == "scores" and sent["json_schema"]["schema"] == schema
+
+
+def test_json_mode_degrades_when_the_server_rejects_it() -> None:
+    def handler(request: dict) -> str | Reply:
+        if "response_format" in request:
+            return Reply(status=400, text="response_format is not supported by this server")
+        return '{"scores": []}'
+
+    with FakeOpenAIServer(handler) as srv:
+        client = make_client(srv)
+
+        async def two_calls() -> tuple:
+            first = await client.complete(user("a"), temperature=0, json_schema={"type": "object"})
+            second = await client.complete(user("b"), temperature=0, json_schema={"type": "object"})
+            return first, second
+
+        first, second = asyncio.run(two_calls())
+        assert first.text == '{"scores": []}' and first.response_format is None
+        assert first.retries == 1
+        assert [("response_format" in r) for r in srv.requests] == [True, False, False]
+        assert second.retries == 0
+
+
+def test_json_mode_off(server: FakeOpenAIServer) -> None:
+    client = make_client(server, json_mode=False)
+    asyncio.run(client.complete(user("x"), temperature=0, json_schema={"type": "object"}))
+    assert "response_format" not in server.requests[0]
+
+
+# --- streaming -------------------------------------------------------------------------------
+
+def test_stream_tokens_arrive_in_order() -> None:
+    answer = "The director of Inception is Christopher Nolan [1]."
+    with FakeOpenAIServer(lambda request: answer) as srv:
+        client = make_client(srv)
+        tokens: list[str] = []
+        result = asyncio.run(client.stream(user("who?"), temperature=0, on_token=tokens.append))
+        assert len(tokens) > 3
+        assert "".join(tokens) == answer == result.text
+        assert srv.requests[0]["stream"] is True
+        assert srv.requests[0]["stream_options"] == {"include_usage": True}
+        assert result.completion_tokens == len(answer.split())  # from the stream's usage chunk
+        assert client.usage.calls == 1
+
+
+def test_stream_is_cached_and_replayed(server: FakeOpenAIServer) -> None:
+    client = make_client(server)
+
+    async def twice() -> tuple[list[str], list[str]]:
+        first: list[str] = []
+        second: list[str] = []
+        await client.stream(user("capital of France?"), temperature=0, on_token=first.append)
+        replay = await client.stream(user("capital of France?"), temperature=0, on_token=second.append)
+        assert replay.cached
+        return first, second
+
+    first, second = asyncio.run(twice())
+    assert "".join(first) == "".join(second) == "Paris"
+    assert len(server.requests) == 1
+
+
+def test_stream_retried_before_the_first_token() -> None:
+    replies = iter([Reply(status=502, text="bad gateway"), "fine now"])
+    with FakeOpenAIServer(lambda r: next(replies)) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps)
+        tokens: list[str] = []
+        result = asyncio.run(client.stream(user("x"), temperature=0, on_token=tokens.append))
+        assert "".join(tokens) == "fine now" and result.retries == 1
+        assert len(srv.requests) == 2 and len(sleeps.delays) == 1
+
+
+def test_broken_stream_raises_without_retry() -> None:
+    with FakeOpenAIServer(lambda r: Reply(text="one two three four five", break_stream_after=2)) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps)
+        tokens: list[str] = []
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.stream(user("x"), temperature=0, on_token=tokens.append))
+        assert caught.value.kind == "connection"
+        assert "stream broke after" in str(caught.value)
+        text = "".join(tokens)
+        # Whatever the network timing, the caller never sees a token twice: an attempt that already
+        # streamed tokens is not retried, so the text is a prefix of one attempt's reply.
+        assert text and "one two three four five".startswith(text)
+        assert len(srv.requests) == len(sleeps.delays) + 1
+
+
+# --- cache -----------------------------------------------------------------------------------
+
+def test_second_identical_call_makes_no_request(server: FakeOpenAIServer) -> None:
+    client = make_client(server)
+
+    async def calls() -> list:
+        first = await client.complete(user("capital of France?"), temperature=0)
+        second = await client.complete(user("capital of France?"), temperature=0)
+        other = await client.complete(user("capital of France?"), temperature=0.4)  # new key
+        return [first, second, other]
+
+    first, second, other = asyncio.run(calls())
+    assert len(server.requests) == 2
+    assert not first.cached and second.cached and not other.cached
+    assert second.text == first.text and second.cost_usd == 0.0
+    assert client.usage.calls == 2 and client.usage.cache_hits == 1
+
+
+def test_disk_cache_survives_a_new_client(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    cache = tmp_path / "llm-cache"
+    first = make_client(server, cache_dir=cache)
+    asyncio.run(first.complete(user("capital of France?"), temperature=0))
+    files = list(cache.rglob("*.json"))
+    assert len(files) == 1
+    assert not list(cache.rglob("*.tmp"))  # written atomically, nothing left behind
+    assert KEY not in files[0].read_text()
+
+    second = make_client(server, cache_dir=str(cache))  # a str path works too
+    result = asyncio.run(second.complete(user("capital of France?"), temperature=0))
+    assert result.cached and result.text == "Paris"
+    assert len(server.requests) == 1
+    assert second.usage.calls == 0 and second.usage.cache_hits == 1
+
+
+def test_corrupt_cache_file_is_ignored_and_rewritten(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    client = make_client(server, cache_dir=tmp_path)
+    asyncio.run(client.complete(user("q"), temperature=0))
+    (path,) = list(tmp_path.rglob("*.json"))
+    path.write_text("{not json")
+    fresh = make_client(server, cache_dir=tmp_path)
+    result = asyncio.run(fresh.complete(user("q"), temperature=0))
+    assert not result.cached and len(server.requests) == 2
+
+
+def test_cache_can_be_switched_off(server: FakeOpenAIServer) -> None:
+    client = make_client(server, use_cache=False)
+
+    async def twice() -> None:
+        await client.complete(user("q"), temperature=0)
+        await client.complete(user("q"), temperature=0)
+
+    asyncio.run(twice())
+    assert len(server.requests) == 2 and client.usage.cache_hits == 0
+
+
+# --- retries and errors ----------------------------------------------------------------------
+
+def test_retry_on_500_then_success() -> None:
+    lock = threading.Lock()
+    seen = {"n": 0}
+
+    def handler(request: dict) -> str | Reply:
+        with lock:
+            seen["n"] += 1
+            return Reply(status=500, text="boom") if seen["n"] <= 2 else "recovered"
+
+    with FakeOpenAIServer(handler) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps, backoff_base_s=0.5, backoff_max_s=8.0)
+        result = asyncio.run(client.complete(user("x"), temperature=0))
+        assert result.text == "recovered" and result.retries == 2
+        assert len(srv.requests) == 3
+        assert client.usage.retries == 2 and client.usage.calls == 1
+        # exponential backoff with jitter in [base/2, base]: 0.25–0.5 then 0.5–1.0
+        assert 0.25 <= sleeps.delays[0] <= 0.5 and 0.5 <= sleeps.delays[1] <= 1.0
+
+
+def test_retries_are_bounded() -> None:
+    with FakeOpenAIServer(lambda r: Reply(status=503, text="down")) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps, max_retries=2)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "server" and caught.value.attempts == 3
+        assert len(srv.requests) == 3 and len(sleeps.delays) == 2
+        assert MODEL in str(caught.value)
+        assert client.usage.failures == 1
+
+
+def test_rate_limit_honours_retry_after() -> None:
+    replies = iter([Reply(status=429, headers={"Retry-After": "7"}, text="slow down"),
+                    Reply(status=429, headers={"Retry-After": "3600"}, text="slow down"),
+                    "finally"])
+    with FakeOpenAIServer(lambda r: next(replies)) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps, retry_after_max_s=20.0)
+        result = asyncio.run(client.complete(user("x"), temperature=0))
+        assert result.text == "finally" and result.retries == 2
+        assert sleeps.delays[0] == pytest.approx(7.0)
+        assert sleeps.delays[1] == pytest.approx(20.0)  # an hour is capped
+
+
+def test_rate_limit_exhausted_is_rate_limit_error() -> None:
+    with FakeOpenAIServer(lambda r: Reply(status=429, text="quota")) as srv:
+        client = make_client(srv, max_retries=1)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "rate_limit"
+        assert "concurrency" in str(caught.value)
+
+
+def test_timeout_after_max_retries() -> None:
+    with FakeOpenAIServer(lambda r: Reply(delay_s=30, text="too late")) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps, timeout_s=0.2, max_retries=1)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "timeout" and caught.value.attempts == 2
+        assert len(srv.requests) == 2 and len(sleeps.delays) == 1
+        assert "raise the timeout" in str(caught.value)
+
+
+def test_connection_refused_fails_fast() -> None:
+    port = free_closed_port()
+    sleeps = Sleeps()
+    client = LLMClient(LLMConfig(model=MODEL, api_base=f"http://127.0.0.1:{port}/v1", api_key=KEY),
+                       sleep=sleeps)
+    with pytest.raises(LLMError) as caught:
+        asyncio.run(client.complete(user("x"), temperature=0))
+    assert caught.value.kind == "connection"
+    assert f"127.0.0.1:{port}" in str(caught.value)
+    assert sleeps.delays == []  # refused = nothing listening: not retried
+
+
+def test_unreadable_body_is_bad_response() -> None:
+    with FakeOpenAIServer(lambda r: Reply(raw_body="<html>not an API</html>")) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "bad_response"
+        assert "/v1" in str(caught.value) and sleeps.delays == []
+
+
+def test_bad_request_is_not_retried() -> None:
+    with FakeOpenAIServer(lambda r: Reply(status=404, text="model not found")) as srv:
+        client = make_client(srv)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "bad_request" and len(srv.requests) == 1
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+def test_concurrency_is_bounded_by_the_semaphore() -> None:
+    with FakeOpenAIServer(lambda r: "ok", latency_s=0.05) as srv:
+        client = make_client(srv, concurrency=3)
+
+        async def many() -> list:
+            return await asyncio.gather(*(client.complete(user(f"q{k}"), temperature=0)
+                                          for k in range(12)))
+
+        results = asyncio.run(many())
+        assert len(results) == 12 and len(srv.requests) == 12
+        assert 2 <= srv.max_concurrent <= 3
+
+
+def test_client_works_across_event_loops(server: FakeOpenAIServer) -> None:
+    client = make_client(server, concurrency=1)
+    for k in range(3):  # e.g. Streamlit runs asyncio.run per question with one cached client
+        asyncio.run(client.complete(user(f"loop {k}"), temperature=0))
+    assert client.usage.calls == 3
+
+
+# --- keys never leak -------------------------------------------------------------------------
+
+def test_key_not_in_repr_str_or_public_dict() -> None:
+    config = LLMConfig(model=MODEL, api_key=KEY, api_key_env="MY_KEY")
+    assert KEY not in repr(config) and KEY not in str(config)
+    assert KEY not in repr(config.public_dict())
+    assert config.public_dict() == {"model": MODEL, "api_base": None, "api_version": None,
+                                    "api_key_env": "MY_KEY"}
+    assert KEY not in repr(LLMClient(config))
+
+
+def test_key_scrubbed_from_error_messages() -> None:
+    echo = Reply(status=401, text=f"Incorrect API key provided: {KEY}. Header: Bearer {KEY}")
+    with FakeOpenAIServer(lambda r: echo) as srv:
+        client = make_client(srv)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "auth"
+        assert KEY not in str(caught.value) and KEY not in repr(caught.value)
+        assert "***" in str(caught.value)
+
+
+def test_key_from_env_read_at_call_time(monkeypatch: pytest.MonkeyPatch,
+                                        server: FakeOpenAIServer) -> None:
+    monkeypatch.delenv("TOG_TEST_KEY", raising=False)
+    client = LLMClient(LLMConfig(model=MODEL, api_base=server.base_url, api_key_env="TOG_TEST_KEY"))
+    with pytest.raises(LLMError) as caught:
+        asyncio.run(client.complete(user("x"), temperature=0))
+    assert caught.value.kind == "auth" and "TOG_TEST_KEY" in str(caught.value)
+    assert server.requests == []
+
+    monkeypatch.setenv("TOG_TEST_KEY", "sk-from-env-123456")
+    asyncio.run(client.complete(user("x"), temperature=0))
+    assert server.auth_headers == ["Bearer sk-from-env-123456"]
+
+
+def test_env_key_scrubbed_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOG_TEST_KEY2", "envsecret-abcdef")
+    with FakeOpenAIServer(lambda r: Reply(status=400, text="bad key envsecret-abcdef")) as srv:
+        client = LLMClient(LLMConfig(model=MODEL, api_base=srv.base_url, api_key_env="TOG_TEST_KEY2"))
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert "envsecret-abcdef" not in str(caught.value)
+
+
+# --- cost ------------------------------------------------------------------------------------
+
+def test_unknown_model_cost_is_none_not_a_crash(server: FakeOpenAIServer) -> None:
+    client = make_client(server)
+    result = asyncio.run(client.complete(user("x"), temperature=0))
+    assert result.cost_usd is None and client.usage.cost_usd is None
+
+
+def test_register_zero_cost(server: FakeOpenAIServer) -> None:
+    register_zero_cost("openai/zero-cost-test-model")
+    client = make_client(server, model="openai/zero-cost-test-model")
+    result = asyncio.run(client.complete(user("x"), temperature=0))
+    assert result.cost_usd == 0.0 and client.usage.cost_usd == 0.0
+
+
+def test_usage_since_snapshot() -> None:
+    usage = Usage(calls=3, prompt_tokens=30, cost_usd=0.5)
+    before = usage.snapshot()
+    usage.calls += 2
+    usage.prompt_tokens += 7
+    delta = usage.since(before)
+    assert delta.calls == 2 and delta.prompt_tokens == 7 and delta.cost_usd == 0.0
+
+
+# --- config ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [{"model": ""}, {"model": MODEL, "timeout_s": 0},
+                                 {"model": MODEL, "max_retries": -1},
+                                 {"model": MODEL, "concurrency": 0}])
+def test_config_validation(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        LLMConfig(**bad)
+
+
+# --- the scripted double and the fake server itself ------------------------------------------
+
+def test_scripted_llm_records_calls() -> None:
+    llm = ScriptedLLM(lambda messages: "yes" if "enough" in messages[-1]["content"] else "no")
+
+    async def run() -> tuple:
+        first = await llm.complete(user("is it enough?"), temperature=0, json_schema={"type": "object"})
+        tokens: list[str] = []
+        streamed = await llm.stream(user("answer"), temperature=0, on_token=tokens.append)
+        return first, streamed, tokens
+
+    first, streamed, tokens = asyncio.run(run())
+    assert first.text == "yes" and streamed.text == "no" and tokens == ["no"]
+    assert [c["stream"] for c in llm.calls] == [False, True]
+    assert llm.usage.calls == 2
+    assert llm.config.public_dict()["model"] == "scripted/test"
+
+
+def test_scripted_llm_can_raise() -> None:
+    def boom(messages: list[dict]) -> str:
+        raise LLMError("timeout", "scripted timeout", model="scripted/test")
+
+    llm = ScriptedLLM(boom)
+    with pytest.raises(LLMError):
+        asyncio.run(llm.complete(user("x"), temperature=0))
+    assert llm.usage.failures == 1
+
+
+def test_fake_server_script_and_extras() -> None:
+    handler = script([(r"^hello", "hi!"), (r"fail", Reply(status=500))], default="default")
+    assert handler({"messages": user("hello there")}) == "hi!"
+    assert isinstance(handler({"messages": user("please fail")}), Reply)
+    assert handler({"messages": [{"role": "system", "content": "hello"}] + user("x")}) == "default"
+    assert last_user_message({"messages": [{"role": "user", "content": [{"type": "text",
+                                                                         "text": "parts"}]}]}) == "parts"
+    a, b = hashed_embedding("the director of Inception"), hashed_embedding("Inception director")
+    c = hashed_embedding("banana bread recipe")
+    dot = lambda x, y: sum(p * q for p, q in zip(x, y, strict=True))  # noqa: E731
+    assert dot(a, b) > dot(a, c)
+    assert hashed_embedding("x") == hashed_embedding("x")
+
+
+def test_fake_server_embeddings_and_models_through_litellm() -> None:
+    import httpx
+    import litellm
+
+    with FakeOpenAIServer(models=["test-model", "test-embed"]) as srv:
+        response = asyncio.run(litellm.aembedding(model="openai/test-embed", input=["a b", "c"],
+                                                  api_base=srv.base_url, api_key=KEY))
+        vectors = [item["embedding"] for item in response.data]
+        assert len(vectors) == 2 and len(vectors[0]) == 64
+        assert vectors[0] == pytest.approx(hashed_embedding("a b"), abs=1e-6)
+        listed = httpx.get(f"{srv.base_url}/models").json()
+        assert [m["id"] for m in listed["data"]] == ["test-model", "test-embed"]
+        assert srv.embedding_requests[0]["input"] == ["a b", "c"]
+
+
+def test_fake_server_handler_errors_are_reported() -> None:
+    def broken(request: dict) -> str:
+        raise RuntimeError("bug in the test handler")
+
+    with FakeOpenAIServer(broken) as srv:
+        client = make_client(srv, max_retries=0)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "server"
+        assert "bug in the test handler" in str(caught.value)
+        assert len(srv.handler_errors) == 1
+

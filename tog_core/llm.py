@@ -1,0 +1,668 @@
+"""The one LLM seam: an async LiteLLM client with bounded concurrency, retries, a cache and usage.
+
+Everything the rest of ToG Explorer needs from a chat model goes through :class:`LLMClient`
+(or its test double :class:`ScriptedLLM`): ``complete`` for scoring/evaluation prompts and
+``stream`` for the final answer. LiteLLM's own retries are switched off (``num_retries=0``) so every
+retry is ours: bounded, counted, with exponential backoff + jitter, honouring ``Retry-After``.
+
+Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, or read
+from ``api_key_env`` at call time) is scrubbed from every error message this module produces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import socket
+import tempfile
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map online
+import aiohttp  # noqa: E402  (LiteLLM's default async transport)
+import httpx  # noqa: E402
+import litellm  # noqa: E402  (must follow the environment default above)
+import openai  # noqa: E402  (litellm's exceptions subclass the OpenAI SDK's)
+
+__all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ScriptedLLM", "ChatModel",
+           "register_zero_cost", "cache_key", "ERROR_KINDS"]
+
+log = logging.getLogger(__name__)
+
+ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
+CACHE_FORMAT_VERSION = 1
+MEMORY_CACHE_ENTRIES = 4096
+_SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+                    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{6,}"),
+                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-]{6,}"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMConfig:
+    """How to reach one chat model through LiteLLM."""
+
+    model: str  # LiteLLM model string, e.g. "openai/gpt-4.1-mini", "azure/<deployment>", "ollama/llama3"
+    api_base: str | None = None  # e.g. "http://127.0.0.1:11434" or an OpenAI-compatible ".../v1"
+    api_version: str | None = None  # Azure API version
+    api_key_env: str | None = None  # NAME of the env var holding the key; read at call time
+    api_key: str | None = field(default=None, repr=False)  # a typed-in key; never shown anywhere
+    timeout_s: float = 60.0  # per HTTP attempt
+    max_retries: int = 3  # extra attempts on 429, 5xx, timeouts, dropped connections
+    concurrency: int = 8  # in-flight requests per event loop
+    cache_dir: Path | None = None  # one JSON file per response; None = in-memory cache only
+    use_cache: bool = True  # False = every call goes to the provider (benchmarks of raw calls)
+    json_mode: bool = True  # ask for JSON output (schema or json_object) when a schema is given
+    backoff_base_s: float = 0.5  # first backoff; doubles per attempt, with jitter
+    backoff_max_s: float = 8.0  # cap of one exponential backoff
+    retry_after_max_s: float = 30.0  # cap of a server-requested Retry-After wait
+
+    def __post_init__(self) -> None:
+        if not self.model or not self.model.strip():
+            raise ValueError("LLMConfig.model is empty: give a LiteLLM model string such as "
+                             "'openai/gpt-4.1-mini' or 'ollama/llama3'")
+        if self.timeout_s <= 0:
+            raise ValueError(f"LLMConfig.timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_retries < 0:
+            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
+        if self.concurrency < 1:
+            raise ValueError(f"LLMConfig.concurrency must be >= 1, got {self.concurrency}")
+        if self.cache_dir is not None and not isinstance(self.cache_dir, Path):
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+
+    def public_dict(self) -> dict:
+        """What a trace may record about the model: never the key."""
+        return {"model": self.model, "api_base": self.api_base, "api_version": self.api_version,
+                "api_key_env": self.api_key_env}
+
+
+@dataclass(kw_only=True)
+class LLMResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None = the model's price is unknown to LiteLLM
+    cached: bool
+    wall_s: float
+    retries: int
+    response_format: str | None = None  # "json_schema" | "json_object" | None (what was requested)
+
+
+@dataclass(kw_only=True)
+class Usage:
+    """Running totals. ``calls`` counts provider requests (each once, however many retries);
+    HTTP attempts = calls + retries. Cache hits cost nothing and are counted apart."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # None as soon as any call's cost is unknown
+    retries: int = 0
+    failures: int = 0  # calls that ended in LLMError
+
+    def snapshot(self) -> Usage:
+        return replace(self)
+
+    def since(self, earlier: Usage) -> Usage:
+        """The usage accrued after ``earlier`` (a snapshot of this object)."""
+        cost = None if self.cost_usd is None or earlier.cost_usd is None \
+            else self.cost_usd - earlier.cost_usd
+        return Usage(calls=self.calls - earlier.calls, cache_hits=self.cache_hits - earlier.cache_hits,
+                     prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
+                     completion_tokens=self.completion_tokens - earlier.completion_tokens,
+                     cost_usd=cost, retries=self.retries - earlier.retries,
+                     failures=self.failures - earlier.failures)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class LLMError(Exception):
+    """A failed LLM call. ``kind`` is one of :data:`ERROR_KINDS`; the message names the model and
+    the likely fix, and never contains a key."""
+
+    def __init__(self, kind: str, message: str, *, model: str, status: int | None = None,
+                 attempts: int = 1):
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown LLMError kind {kind!r}; expected one of {ERROR_KINDS}")
+        super().__init__(message)
+        self.kind = kind
+        self.model = model
+        self.status = status
+        self.attempts = attempts
+
+
+class ChatModel(Protocol):
+    """What the engine needs from an LLM (LLMClient and ScriptedLLM both fit)."""
+
+    config: LLMConfig
+    usage: Usage
+
+    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
+                       json_schema: dict | None = None) -> LLMResult: ...
+
+    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
+                     on_token: Callable[[str], None]) -> LLMResult: ...
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+def cache_key(*, model: str, api_base: str | None, messages: list[dict], temperature: float,
+              max_tokens: int, json_schema: dict | None) -> str:
+    payload = json.dumps([model, api_base, messages, temperature, max_tokens, json_schema],
+                         sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def register_zero_cost(model_name: str) -> None:
+    """Tell LiteLLM that ``model_name`` (e.g. a local "openai/my-model" behind a custom api_base)
+    costs nothing, so usage reports $0 instead of "unknown"."""
+    try:
+        provider = litellm.get_llm_provider(model_name)[1]
+    except litellm.BadRequestError:
+        provider = "openai"
+    litellm.register_model({model_name: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+                                         "litellm_provider": provider, "mode": "chat"}})
+
+
+def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    except (litellm.ModelNotMappedError, litellm.BadRequestError, litellm.NotFoundError):
+        return None
+    return float(prompt_cost + completion_cost)
+
+
+def _estimate_tokens(text: str) -> int:
+    """Rough token count (~4 characters a token) when the provider reports no usage."""
+    return max(1, len(text) // 4) if text else 0
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + "***", text)
+    return text
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(chain) < 20:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    for headers in (getattr(exc, "litellm_response_headers", None),
+                    getattr(getattr(exc, "response", None), "headers", None),
+                    getattr(exc, "headers", None)):
+        if not headers:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
+        if "retry-after-ms" in lowered:
+            try:
+                return max(0.0, float(lowered["retry-after-ms"]) / 1000.0)
+            except ValueError:
+                pass
+        value = lowered.get("retry-after")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+@dataclass(kw_only=True)
+class _Failure:
+    kind: str
+    retryable: bool
+    detail: str
+    status: int | None = None
+    retry_after_s: float | None = None
+
+
+def _classify(exc: BaseException) -> _Failure | None:
+    """Map a LiteLLM/transport exception to a failure kind; None = not an LLM failure (a bug)."""
+    chain = _exception_chain(exc)
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    detail = str(exc)
+    if any(isinstance(e, (TimeoutError, asyncio.TimeoutError, openai.APITimeoutError,
+                          httpx.TimeoutException, aiohttp.ServerTimeoutError)) for e in chain):
+        return _Failure(kind="timeout", retryable=True, detail=detail, status=status)
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return _Failure(kind="rate_limit", retryable=True, detail=detail, status=429,
+                        retry_after_s=_retry_after_s(exc))
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or status in (401, 403):
+        return _Failure(kind="auth", retryable=False, detail=detail, status=status)
+    if any(isinstance(e, (ConnectionRefusedError, socket.gaierror)) for e in chain):
+        return _Failure(kind="connection", retryable=False, detail=detail, status=None)
+    if any(isinstance(e, (openai.APIConnectionError, ConnectionError, httpx.TransportError,
+                          aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)) for e in chain) \
+            or isinstance(exc, litellm.APIConnectionError):
+        return _Failure(kind="connection", retryable=True, detail=detail, status=None)
+    if any(isinstance(e, json.JSONDecodeError) for e in chain):
+        return _Failure(kind="bad_response", retryable=False, detail=detail, status=status)
+    if (status is not None and status >= 500) or isinstance(
+            exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+        return _Failure(kind="server", retryable=True, detail=detail, status=status)
+    if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError,
+                        litellm.UnsupportedParamsError)) or (status is not None and 400 <= status < 500):
+        return _Failure(kind="bad_request", retryable=False, detail=detail, status=status)
+    if isinstance(exc, openai.OpenAIError):
+        return _Failure(kind="bad_response", retryable=False, detail=detail, status=status)
+    return None
+
+
+def _mentions_response_format(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(word in lowered for word in ("response_format", "response format", "json_schema",
+                                            "json_object", "json mode", "structured output"))
+
+
+# --------------------------------------------------------------------------------------------
+# the client
+
+class LLMClient:
+    """Async LiteLLM client: ``await client.complete(messages, temperature=0)``."""
+
+    def __init__(self, config: LLMConfig, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+                 rng: random.Random | None = None):
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
+        self.config = config
+        self.usage = Usage()
+        self._clock = clock
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()
+        self._memory: OrderedDict[str, dict] = OrderedDict()
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
+            weakref.WeakKeyDictionary()
+        self._json_level: str | None | bool = False  # False = not decided yet
+
+    def __repr__(self) -> str:
+        return f"LLMClient(model={self.config.model!r}, api_base={self.config.api_base!r})"
+
+    # --- public API ------------------------------------------------------------------------
+    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
+                       json_schema: dict | None = None) -> LLMResult:
+        started = self._clock()
+        key = self._key(messages, temperature, max_tokens, json_schema)
+        hit = self._cache_get(key)
+        if hit is not None:
+            return self._hit_result(hit, started)
+        level = self._json_level_for(json_schema)
+        attempt = 0  # transient-failure retries used
+        degraded = 0  # extra requests made after a response_format rejection
+        while True:
+            kwargs = self._kwargs(messages, temperature, max_tokens)
+            if level is not None and json_schema is not None:
+                kwargs["response_format"] = self._response_format(level, json_schema)
+            try:
+                async with self._semaphore():
+                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), self._guard_s())
+                text, prompt_tokens, completion_tokens = self._read_response(response, attempt)
+                break
+            except LLMError:
+                raise
+            except Exception as exc:  # classified below by name; unknown exceptions re-raised
+                failure = _classify(exc)
+                if failure is None:
+                    raise
+                if failure.kind == "bad_request" and level is not None and json_schema is not None \
+                        and _mentions_response_format(failure.detail):
+                    level = self._degrade_json(level, failure.detail)  # at most two steps down
+                    degraded += 1
+                    with self._lock:
+                        self.usage.retries += 1
+                    continue
+                await self._retry_or_raise(failure, attempt)
+                attempt += 1
+        retries = attempt + degraded
+        return self._finish(key, text, prompt_tokens, completion_tokens, started, retries,
+                            level if json_schema is not None else None)
+
+    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
+                     on_token: Callable[[str], None]) -> LLMResult:
+        started = self._clock()
+        key = self._key(messages, temperature, max_tokens, None)
+        hit = self._cache_get(key)
+        if hit is not None:
+            if hit["text"]:
+                on_token(hit["text"])
+            return self._hit_result(hit, started)
+        retries = 0
+        for attempt in range(self.config.max_retries + 1):
+            pieces: list[str] = []
+            usage: Any = None
+            kwargs = self._kwargs(messages, temperature, max_tokens)
+            kwargs.update(stream=True, stream_options={"include_usage": True})
+            try:
+                async with self._semaphore():
+                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), self._guard_s())
+                    iterator = response.__aiter__()
+                    while True:
+                        try:
+                            chunk = await asyncio.wait_for(iterator.__anext__(), self._guard_s())
+                        except StopAsyncIteration:
+                            break
+                        usage = getattr(chunk, "usage", None) or usage
+                        piece = chunk.choices[0].delta.content if chunk.choices else None
+                        if piece:
+                            pieces.append(piece)
+                            on_token(piece)
+                break
+            except LLMError:
+                raise
+            except Exception as exc:  # classified below by name; unknown exceptions re-raised
+                failure = _classify(exc)
+                if failure is None:
+                    raise
+                if pieces:  # tokens already reached the caller: a retry would duplicate them
+                    received = sum(len(p) for p in pieces)
+                    failure = _Failure(kind=failure.kind, retryable=False, status=failure.status,
+                                       detail=f"stream broke after {received} characters: {failure.detail}")
+                await self._retry_or_raise(failure, attempt)
+                retries += 1
+        text = "".join(pieces)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
+        if usage is None:  # provider sent no usage chunk: estimate, never leave it at zero
+            prompt_tokens = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
+            completion_tokens = _estimate_tokens(text)
+        return self._finish(key, text, prompt_tokens, completion_tokens, started, retries, None)
+
+    # --- request building ------------------------------------------------------------------
+    def _kwargs(self, messages: list[dict], temperature: float, max_tokens: int) -> dict:
+        cfg = self.config
+        kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages, "temperature": temperature,
+                                  "max_tokens": max_tokens, "timeout": cfg.timeout_s,
+                                  "num_retries": 0, "drop_params": True}
+        if cfg.api_base:
+            kwargs["api_base"] = cfg.api_base
+        if cfg.api_version:
+            kwargs["api_version"] = cfg.api_version
+        key = self._api_key()
+        if key:
+            kwargs["api_key"] = key
+        return kwargs
+
+    def _api_key(self) -> str | None:
+        cfg = self.config
+        if cfg.api_key:
+            return cfg.api_key
+        if cfg.api_key_env:
+            value = os.environ.get(cfg.api_key_env)
+            if not value:
+                self._fail("auth", f"the environment variable {cfg.api_key_env} is not set; "
+                                   f"export it (or put it in the project's .env) or type a key in")
+            return value
+        return None  # LiteLLM falls back to the provider's usual variable (e.g. OPENAI_API_KEY)
+
+    def _json_level_for(self, json_schema: dict | None) -> str | None:
+        if json_schema is None or not self.config.json_mode:
+            return None
+        if self._json_level is False:
+            self._json_level = self._detect_json_level()
+        return self._json_level  # type: ignore[return-value]
+
+    def _detect_json_level(self) -> str | None:
+        model = self.config.model
+        if litellm.supports_response_schema(model=model):
+            return "json_schema"
+        try:
+            bare, provider = litellm.get_llm_provider(model)[:2]
+        except litellm.BadRequestError:
+            return None
+        params = litellm.get_supported_openai_params(model=bare, custom_llm_provider=provider) or []
+        return "json_object" if "response_format" in params else None
+
+    def _degrade_json(self, level: str, detail: str) -> str | None:
+        lower = {"json_schema": "json_object", "json_object": None}[level]
+        log.warning("%s rejected response_format=%s (%s); retrying with %s", self.config.model, level,
+                    self._scrub(detail)[:200], lower or "no JSON mode")
+        self._json_level = lower
+        return lower
+
+    @staticmethod
+    def _response_format(level: str, json_schema: dict) -> dict:
+        if level == "json_schema":
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", str(json_schema.get("title", "reply")))[:64] or "reply"
+            return {"type": "json_schema",
+                    "json_schema": {"name": name, "schema": json_schema, "strict": False}}
+        return {"type": "json_object"}
+
+    def _guard_s(self) -> float:
+        """Outer bound of one HTTP step; LiteLLM's own timeout normally fires first."""
+        return self.config.timeout_s * 1.25 + 1.0
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            semaphore = self._semaphores.get(loop)
+            if semaphore is None:
+                semaphore = asyncio.Semaphore(self.config.concurrency)
+                self._semaphores[loop] = semaphore
+            return semaphore
+
+    # --- responses, retries, errors --------------------------------------------------------
+    def _read_response(self, response: Any, attempt: int) -> tuple[str, int, int]:
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            self._fail("bad_response", "the reply had no choices", attempts=attempt + 1)
+        message = getattr(choices[0], "message", None)
+        content = getattr(message, "content", None)
+        if content is None:
+            finish = getattr(choices[0], "finish_reason", None)
+            self._fail("bad_response", f"the reply had no text (finish_reason={finish}); a reasoning "
+                                       f"model may need a larger max_tokens", attempts=attempt + 1)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return str(content), prompt_tokens, completion_tokens
+
+    async def _retry_or_raise(self, failure: _Failure, attempt: int) -> None:
+        if not failure.retryable or attempt >= self.config.max_retries:
+            self._fail(failure.kind, failure.detail, status=failure.status, attempts=attempt + 1)
+        delay = self._backoff_s(attempt)
+        if failure.retry_after_s is not None:
+            delay = max(delay, min(failure.retry_after_s, self.config.retry_after_max_s))
+        log.warning("%s: %s on attempt %d/%d; retrying in %.2fs", self.config.model, failure.kind,
+                    attempt + 1, self.config.max_retries + 1, delay)
+        with self._lock:
+            self.usage.retries += 1
+        await self._sleep(delay)
+
+    def _backoff_s(self, attempt: int) -> float:
+        base = min(self.config.backoff_max_s, self.config.backoff_base_s * (2 ** attempt))
+        return base * (0.5 + 0.5 * self._rng.random())
+
+    def _secrets(self) -> list[str]:
+        secrets = [self.config.api_key or ""]
+        if self.config.api_key_env:
+            secrets.append(os.environ.get(self.config.api_key_env, ""))
+        return [s for s in secrets if len(s) >= 4]
+
+    def _scrub(self, text: str) -> str:
+        return _scrub(text, self._secrets())
+
+    def _fail(self, kind: str, detail: str, *, status: int | None = None, attempts: int = 1) -> None:
+        cfg = self.config
+        where = cfg.api_base or "the provider's default endpoint"
+        hints = {
+            "timeout": f"no reply within {cfg.timeout_s:g}s ({attempts} attempt(s)); raise the timeout "
+                       f"or check that {where} is up and not overloaded",
+            "rate_limit": f"the provider is rate limiting ({attempts} attempt(s)); lower concurrency "
+                          f"(now {cfg.concurrency}) or wait and try again",
+            "server": f"the server failed (HTTP {status}) {attempts} time(s); try again later or "
+                      f"check the server at {where}",
+            "connection": f"could not connect to {where}; check that the server is running and the "
+                          f"api_base is right",
+            "auth": "the key was rejected or is missing; check "
+                    + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
+                       else "the API key you gave"),
+            "bad_request": "the request was rejected; check the model name and parameters",
+            "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
+                            f"(an OpenAI-compatible api_base usually ends in /v1)",
+        }
+        short = " ".join(self._scrub(detail).split())[:400]
+        with self._lock:
+            self.usage.failures += 1
+        raise LLMError(kind, f"{cfg.model}: {kind} — {hints[kind]}. Detail: {short}",
+                       model=cfg.model, status=status, attempts=attempts) from None
+
+    def _finish(self, key: str, text: str, prompt_tokens: int, completion_tokens: int,
+                started: float, retries: int, response_format: str | None) -> LLMResult:
+        cost = _cost(self.config.model, prompt_tokens, completion_tokens)
+        with self._lock:
+            self.usage.calls += 1
+            self.usage.prompt_tokens += prompt_tokens
+            self.usage.completion_tokens += completion_tokens
+            if cost is None or self.usage.cost_usd is None:
+                self.usage.cost_usd = None
+            else:
+                self.usage.cost_usd += cost
+        self._cache_put(key, {"text": text, "prompt_tokens": prompt_tokens,
+                              "completion_tokens": completion_tokens, "cost_usd": cost,
+                              "response_format": response_format})
+        return LLMResult(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                         cost_usd=cost, cached=False, wall_s=self._clock() - started, retries=retries,
+                         response_format=response_format)
+
+    # --- cache -----------------------------------------------------------------------------
+    def _key(self, messages: list[dict], temperature: float, max_tokens: int,
+             json_schema: dict | None) -> str:
+        return cache_key(model=self.config.model, api_base=self.config.api_base, messages=messages,
+                         temperature=temperature, max_tokens=max_tokens, json_schema=json_schema)
+
+    def _hit_result(self, entry: dict, started: float) -> LLMResult:
+        with self._lock:
+            self.usage.cache_hits += 1
+        return LLMResult(text=entry["text"], prompt_tokens=int(entry.get("prompt_tokens", 0)),
+                         completion_tokens=int(entry.get("completion_tokens", 0)), cost_usd=0.0,
+                         cached=True, wall_s=self._clock() - started, retries=0,
+                         response_format=entry.get("response_format"))
+
+    def _cache_path(self, key: str) -> Path | None:
+        return None if self.config.cache_dir is None else self.config.cache_dir / key[:2] / f"{key}.json"
+
+    def _cache_get(self, key: str) -> dict | None:
+        if not self.config.use_cache:
+            return None
+        with self._lock:
+            entry = self._memory.get(key)
+            if entry is not None:
+                self._memory.move_to_end(key)
+                return entry
+        path = self._cache_path(key)
+        if path is None or not path.exists():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            log.warning("cache_file_unreadable: ignoring %s (%s)", path, exc)
+            return None
+        if not isinstance(entry, dict) or entry.get("version") != CACHE_FORMAT_VERSION \
+                or not isinstance(entry.get("text"), str):
+            log.warning("cache_file_unreadable: ignoring %s (unexpected content)", path)
+            return None
+        self._memory_put(key, entry)
+        return entry
+
+    def _memory_put(self, key: str, entry: dict) -> None:
+        with self._lock:
+            self._memory[key] = entry
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_CACHE_ENTRIES:
+                self._memory.popitem(last=False)
+
+    def _cache_put(self, key: str, entry: dict) -> None:
+        if not self.config.use_cache:
+            return
+        entry = {"version": CACHE_FORMAT_VERSION, "model": self.config.model, **entry}
+        self._memory_put(key, entry)
+        path = self._cache_path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entry, handle, ensure_ascii=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+# --------------------------------------------------------------------------------------------
+# the test double
+
+class ScriptedLLM:
+    """A function from messages to reply text, behind the LLMClient interface. No network.
+
+    ``calls`` records every request (messages, temperature, max_tokens, json_schema, stream).
+    The function may raise :class:`LLMError` to simulate a provider failure.
+    """
+
+    def __init__(self, reply: Callable[[list[dict]], str], *, model: str = "scripted/test"):
+        self.reply = reply
+        self.config = LLMConfig(model=model)
+        self.usage = Usage()
+        self.calls: list[dict] = []
+
+    def _call(self, messages: list[dict], temperature: float, max_tokens: int,
+              json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
+        self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens,
+                           "json_schema": json_schema, "stream": stream})
+        self.usage.calls += 1
+        try:
+            text = self.reply(messages)
+        except LLMError:
+            self.usage.failures += 1
+            raise
+        prompt_tokens = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
+        completion_tokens = _estimate_tokens(text)
+        self.usage.prompt_tokens += prompt_tokens
+        self.usage.completion_tokens += completion_tokens
+        return text, LLMResult(text=text, prompt_tokens=prompt_tokens,
+                               completion_tokens=completion_tokens, cost_usd=0.0, cached=False,
+                               wall_s=0.0, retries=0,
+                               response_format="json_object" if json_schema is not None else None)
+
+    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
+                       json_schema: dict | None = None) -> LLMResult:
+        return self._call(messages, temperature, max_tokens, json_schema, stream=False)[1]
+
+    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
+                     on_token: Callable[[str], None]) -> LLMResult:
+        text, result = self._call(messages, temperature, max_tokens, None, stream=True)
+        for piece in re.findall(r"\S+\s*|\s+", text):
+            on_token(piece)
+        return result
