@@ -1,0 +1,43 @@
+# Two entry points for a newcomer: `make run` (install, then start the app on the demo project)
+# and `make test` (install, then run the whole test suite). Everything lands in ./.venv.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test install install-dev browser bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt requirements-nodeps.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-nodeps.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# Debian's Chromium for the end-to-end browser tests (never `playwright install`)
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "note: /usr/bin/chromium missing; run 'sudo apt-get install -y chromium' for the browser tests"; fi; \
+	fi
+
+run: install
+	$(BIN)/streamlit run app.py --server.port $(PORT) -- --project demo
+
+test: install-dev browser
+	$(BIN)/python -m pytest -q
+
+bench: install-dev
+	$(BIN)/python bench/graph_load.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,218 @@
+"""Scorers: candidates in, one float in [0, 1] each out. The engine owns the beam; scorers only score.
+
+One registry (SCORERS); an unknown name gets an error listing the registered ones. LLM scoring
+failures fall back *by name* to a cheap scorer, and the fallback is reported in the result so the
+engine can record it in the trace.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from . import prompts
+from .parsing import parse_scores
+
+FALLBACK_LLM_ERROR = "llm_error_used_bm25"  # the LLM call failed: scores come from BM25
+
+
+@dataclass(kw_only=True)
+class ScoreRequest:
+    question: str
+    stage: str  # "relations" | "entities" | "pairs"
+    anchor: str  # relations: the frontier entity's title; entities: the relation text ("" for pairs)
+    texts: list[str]  # candidate texts as presented to the scorer
+    chains: list[str] = field(default_factory=list)  # reasoning chains so far, as text
+
+
+@dataclass(kw_only=True)
+class ScoreResult:
+    values: list[float]
+    reasons: list[str]
+    scored_by: str
+    fallback: str | None = None
+    detail: str = ""
+    llm_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+class Scorer(Protocol):
+    name: str
+    uses_llm: bool
+
+    async def score(self, req: ScoreRequest) -> ScoreResult: ...
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
+what which who whom whose when where why how that this these those it its as into about than then there their
+they them he she his her him i you we our your me my can could would should will shall may might has have had
+not no yes any all some one ones also film films movie movies""".split())
+
+
+def _hash_unit(*parts: object) -> float:
+    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+class RandomScorer:
+    """Seeded baseline: the same (seed, question, candidate) always gets the same score."""
+
+    name = "random"
+    uses_llm = False
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    async def score(self, req: ScoreRequest) -> ScoreResult:
+        vals = [_hash_unit(self.seed, req.question, req.anchor, t, i) for i, t in enumerate(req.texts)]
+        return ScoreResult(values=vals, reasons=[""] * len(vals), scored_by=self.name)
+
+
+def _stem(tok: str) -> str:
+    """A tiny suffix stripper so "directed"/"director"/"directs" meet; no dictionary, no download."""
+    for suf in ("ings", "ing", "ers", "er", "ed", "es", "s", "ion", "or"):
+        if len(tok) > len(suf) + 3 and tok.endswith(suf):
+            return tok[: -len(suf)]
+    return tok
+
+
+def tokens(text: str) -> list[str]:
+    return [_stem(t) for t in (w.lower() for w in _WORD.findall(text)) if t not in _STOP]
+
+
+class BM25Scorer:
+    """BM25 (bm25s) of the question against each candidate text, scaled so the best candidate is 1."""
+
+    name = "bm25"
+    uses_llm = False
+
+    async def score(self, req: ScoreRequest) -> ScoreResult:
+        return self.score_sync(req)
+
+    def score_sync(self, req: ScoreRequest) -> ScoreResult:
+        import bm25s
+
+        n = len(req.texts)
+        if n == 0:
+            return ScoreResult(values=[], reasons=[], scored_by=self.name)
+        corpus = [tokens(t) or ["_empty_"] for t in req.texts]
+        query = tokens(req.question)
+        vals = np.zeros(n)
+        if query:
+            retriever = bm25s.BM25()
+            retriever.index(_as_bm25_tokens(corpus), show_progress=False)
+            vals = np.asarray(retriever.get_scores(query), dtype=float)
+        top = float(vals.max()) if n else 0.0
+        scaled = (vals / top).tolist() if top > 0 else [0.0] * n
+        return ScoreResult(values=[float(v) for v in scaled], reasons=[""] * n, scored_by=self.name)
+
+
+def _as_bm25_tokens(corpus: list[list[str]]) -> Any:
+    """bm25s wants its Tokenized(ids, vocab) form; build it directly from our own tokens."""
+    import bm25s
+
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
+    return bm25s.tokenization.Tokenized(ids=ids, vocab=vocab)
+
+
+class EmbeddingScorer:
+    """Cosine similarity of the question (as a query) and each candidate text (as a passage)."""
+
+    name = "embedding"
+    uses_llm = False
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    async def score(self, req: ScoreRequest) -> ScoreResult:
+        n = len(req.texts)
+        if n == 0:
+            return ScoreResult(values=[], reasons=[], scored_by=self.name)
+        q = self.embedder.embed([req.question], kind="query")[0]
+        m = self.embedder.embed(list(req.texts), kind="passage")
+        sims = np.clip(m @ q, 0.0, 1.0)
+        return ScoreResult(values=[float(v) for v in sims], reasons=[""] * n, scored_by=self.name)
+
+
+class LLMScorer:
+    """One LLM call per request; tolerant parsing; on a failed call, BM25 scores under a named fallback."""
+
+    name = "llm"
+    uses_llm = True
+
+    def __init__(self, llm: Any, *, temperature: float = 0.4, max_tokens: int = 256,
+                 fallback: Any | None = None) -> None:
+        self.llm = llm
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.fallback = fallback or BM25Scorer()
+
+    def messages(self, req: ScoreRequest) -> list[dict]:
+        if req.stage == "relations":
+            return prompts.relation_prompt(req.question, req.anchor, req.texts, req.chains)
+        if req.stage == "entities":
+            return prompts.entity_prompt(req.question, req.anchor, req.texts)
+        return prompts.pair_prompt(req.question, req.texts, req.chains)
+
+    async def score(self, req: ScoreRequest) -> ScoreResult:
+        from .llm import LLMError
+
+        n = len(req.texts)
+        if n == 0:
+            return ScoreResult(values=[], reasons=[], scored_by=self.name)
+        # budget: ~40 output tokens per candidate, at least the configured max
+        max_tokens = max(self.max_tokens, min(4096, 40 * n + 32))
+        try:
+            res = await self.llm.complete(self.messages(req), temperature=self.temperature,
+                                          max_tokens=max_tokens, json_schema=prompts.SCORES_SCHEMA)
+        except LLMError as err:
+            fb = await self.fallback.score(req)
+            fb.fallback = FALLBACK_LLM_ERROR
+            fb.detail = f"{err.kind}: {str(err)[:200]}"
+            fb.scored_by = f"{self.fallback.name} (fallback)"
+            fb.llm_calls = 1
+            return fb
+        parsed = parse_scores(res.text, n, candidates=list(req.texts))
+        return ScoreResult(values=parsed.values, reasons=parsed.reasons, scored_by=self.name,
+                           fallback=parsed.fallback, detail=parsed.detail,
+                           llm_calls=0 if res.cached else 1, cache_hits=1 if res.cached else 0,
+                           prompt_tokens=0 if res.cached else res.prompt_tokens,
+                           completion_tokens=0 if res.cached else res.completion_tokens,
+                           cost_usd=0.0 if res.cached else res.cost_usd)
+
+
+ScorerFactory = Callable[..., Any]
+SCORERS: dict[str, ScorerFactory] = {
+    "llm": lambda *, llm=None, embedder=None, seed=0, temperature=0.4, max_tokens=256: _need(
+        llm, "llm", "an LLM (pick a model, or 'local')") and LLMScorer(llm, temperature=temperature,
+                                                                      max_tokens=max_tokens),
+    "bm25": lambda **_: BM25Scorer(),
+    "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder") and EmbeddingScorer(embedder),
+    "random": lambda *, seed=0, **_: RandomScorer(seed),
+}
+
+
+class UnknownScorer(ValueError):
+    pass
+
+
+def _need(thing: Any, name: str, what: str) -> bool:
+    if thing is None:
+        raise UnknownScorer(f"pruner '{name}' needs {what}; with --model none use bm25, embedding or random")
+    return True
+
+
+def make_scorer(name: str, **deps: Any) -> Any:
+    try:
+        factory = SCORERS[name]
+    except KeyError:
+        raise UnknownScorer(f"unknown pruner '{name}'; choose one of: {', '.join(SCORERS)}") from None
+    return factory(**deps)

@@ -1,0 +1,145 @@
+"""Engine configuration and the immutable search state (one new State per `apply`).
+
+Kept apart from engine.py so the UI, run store and CLI can build, save and restore states without
+touching the search logic.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable
+
+from .trace import Seed, Step
+
+STAGES = ("relations", "entities", "evaluate")
+MODES = ("faithful", "fast")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineConfig:
+    """Search settings. Defaults follow the ToG paper (N=3, D=3, T=0.4 exploring, T=0 reasoning)."""
+
+    width: int = 3  # beam width N: relations kept per frontier entity, and paths kept per depth
+    depth: int = 3  # maximum depth D
+    relation_pruner: str = "llm"  # scorer of the relation stage (llm | bm25 | embedding | random)
+    entity_pruner: str = "llm"  # scorer of the entity stage
+    prefilter: str = "bm25"  # cheap scorer that cuts hubs down before the main scorer sees them
+    max_candidates: int = 30  # K: at most this many relation groups per frontier entity are scored
+    entities_per_relation: int = 5  # entities retained per relation before the beam cut
+    temperature_exploration: float = 0.4
+    temperature_reasoning: float = 0.0
+    max_tokens: int = 256
+    answer_max_tokens: int = 512
+    mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
+    degree_filter: bool = False  # skip neighbours whose degree is far above/below the seeds'
+    degree_factor: float = 50.0  # "far": more than factor× the largest seed degree
+    seed: int = 0  # for the random pruner
+    model: str = "none"  # recorded in the trace; the LLM object itself is a constructor argument
+
+    def __post_init__(self) -> None:
+        if self.width is not None and self.width < 1:
+            raise ValueError(f"width must be at least 1 (got {self.width})")
+        if not 1 <= self.depth <= 10:
+            raise ValueError(f"depth must be between 1 and 10 (got {self.depth})")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if self.max_candidates < 1 or self.entities_per_relation < 1:
+            raise ValueError("max_candidates and entities_per_relation must be at least 1")
+
+    def public_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pruner"] = self.relation_pruner if self.relation_pruner == self.entity_pruner else \
+            f"{self.relation_pruner}/{self.entity_pruner}"
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EngineConfig":
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hop:
+    ridx: int
+    src: int  # entity we came from
+    dst: int  # entity reached
+    score: float
+    label: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BeamPath:
+    start: int
+    hops: tuple[Hop, ...] = ()
+    score: float = 1.0
+
+    @property
+    def end(self) -> int:
+        return self.hops[-1].dst if self.hops else self.start
+
+    @property
+    def entities(self) -> frozenset[int]:
+        return frozenset([self.start, *(h.dst for h in self.hops)])
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelChoice:
+    """A kept relation group of one beam path: the edges sharing one label and direction."""
+
+    path: int
+    key: str
+    ridxs: tuple[int, ...]
+    others: tuple[int, ...]
+    score: float
+    label: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class State:
+    question: str
+    seeds: tuple[Seed, ...]
+    paths: tuple[BeamPath, ...]
+    depth: int = 1
+    stage: str = "relations"  # relations | entities | evaluate | answer | done
+    relations: tuple[RelChoice, ...] = ()
+    steps: tuple[Step, ...] = ()
+    stop_reason: str | None = None
+    answer: str = ""
+    answer_by: str = ""
+    extra_usage: tuple[dict[str, Any], ...] = ()  # linking and answer calls (not part of a stage step)
+    error: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.stage in ("answer", "done")
+
+    def with_(self, **kw: Any) -> "State":
+        return replace(self, **kw)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Proposal:
+    """Candidates of the next stage, each with score, reason and the automatic choice."""
+
+    step: Step
+    payload: tuple[Any, ...]  # per candidate: RelChoice | (path index, Hop) | bool (evaluate)
+
+    def auto_choice(self) -> set[str]:
+        return {c.id for c in self.step.candidates if c.auto_kept}
+
+
+def _noop(*_: Any, **__: Any) -> None:
+    return None
+
+
+@dataclass(kw_only=True)
+class Callbacks:
+    """The only bridge to a UI. Every hook defaults to doing nothing."""
+
+    on_stage: Callable[[int, str], None] = _noop  # a stage starts: (depth, stage)
+    on_step: Callable[[Step], None] = _noop  # a stage finished and was applied
+    on_token: Callable[[str], None] = _noop  # a piece of the streamed answer
+    on_usage: Callable[[dict[str, Any]], None] = _noop  # running totals after each stage
+    on_state: Callable[["State"], None] = _noop  # after every apply and after the answer (run store saves here)
+
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,133 @@
+"""The trace: everything a run did, enough to redraw every picture and to resume (DESIGN.md, stable).
+
+Plain kw-only dataclasses with `to_dict`/`from_dict`. Extra keys beyond the stable schema are allowed
+(readers ignore what they don't know); the stable ones are never renamed.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+TRACE_VERSION = 1
+STOP_REASONS = ("sufficient", "max_depth", "no_candidates", "user", "error")
+
+
+@dataclass(kw_only=True)
+class Candidate:
+    id: str  # stable within a step: "rel:<entity id>:<label>:<direction>" or "ent:<path>:<entity id>"
+    label: str  # what a person reads: the relation text, or the entity title
+    score: float
+    reason: str = ""
+    kept: bool = False  # what was finally kept (after any override)
+    auto_kept: bool = False  # what the automatic policy would keep
+    kind: str = "relation"  # "relation" | "entity"
+    source_entity: str = ""  # title of the frontier entity the candidate hangs off
+    source_id: str = ""
+    target: str | None = None  # entity candidates: the entity reached
+    target_id: str | None = None
+    relation: str | None = None  # entity candidates: the relation label followed
+    relationship_ids: list[str] = field(default_factory=list)
+    outgoing: bool = True  # edge direction as stored (source → target) seen from source_entity
+    path: int = -1  # index of the beam path this candidate extends
+    scored_by: str = ""  # which scorer gave the score ("llm", "bm25", ... or "prefilter:bm25")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Candidate":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(kw_only=True)
+class Step:
+    depth: int
+    stage: str  # "relations" | "entities" | "evaluate"
+    candidates: list[Candidate] = field(default_factory=list)
+    overrides: list[dict[str, Any]] = field(default_factory=list)  # {"id","label","auto_kept","kept"}
+    llm_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # None when LiteLLM does not know the model's price
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)  # {"name","detail","where"}
+    started_at: str = ""
+    wall_s: float = 0.0
+    note: str = ""  # e.g. "412 candidates from 3 entities, 30 scored by llm after bm25 pre-filter"
+    verdict: dict[str, Any] | None = None  # evaluate: {"sufficient": bool, "reason": str, "by": str}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Step":
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in d.items() if k in known}
+        data["candidates"] = [Candidate.from_dict(c) for c in d.get("candidates", [])]
+        return cls(**data)
+
+
+@dataclass(kw_only=True)
+class Link:
+    source: str
+    source_id: str
+    relation: str
+    target: str
+    target_id: str
+    relationship_id: str
+    text_unit_ids: list[str] = field(default_factory=list)
+    score: float = 1.0  # score of this hop when it was kept
+
+
+@dataclass(kw_only=True)
+class Seed:
+    id: str
+    title: str
+    how: str  # fuzzy | embedding | llm | user | exact
+    score: float = 1.0
+
+
+@dataclass(kw_only=True)
+class Trace:
+    question: str
+    project: str
+    config: dict[str, Any]
+    seeds: list[Seed] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    chains: list[list[Link]] = field(default_factory=list)  # the current beam: one chain per path
+    answer: str = ""
+    answer_by: str = ""  # "llm" | "chains" (composed without an LLM, marked as such)
+    stop_reason: str | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    version: int = TRACE_VERSION
+    run_id: str = ""
+    created_at: str = ""
+    parent_run: str | None = None  # a branch records where it came from
+    branched_at: int | None = None  # number of steps taken over from the parent
+    error: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)  # what the engine needs to resume
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kw)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Trace":
+        if not isinstance(d, dict) or "question" not in d:
+            raise ValueError("not a ToG trace: expected a JSON object with a 'question' field")
+        if int(d.get("version", 1)) > TRACE_VERSION:
+            raise ValueError(f"trace version {d.get('version')} is newer than this tool reads ({TRACE_VERSION})")
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in d.items() if k in known}
+        data["seeds"] = [Seed(**{k: v for k, v in s.items() if k in {f.name for f in fields(Seed)}})
+                         for s in d.get("seeds", [])]
+        data["steps"] = [Step.from_dict(s) for s in d.get("steps", [])]
+        link_fields = {f.name for f in fields(Link)}
+        data["chains"] = [[Link(**{k: v for k, v in link.items() if k in link_fields}) for link in chain]
+                          for chain in d.get("chains", [])]
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        return cls.from_dict(json.loads(text))
