@@ -253,3 +253,14 @@ def test_cli_query_without_any_llm_reaches_the_demo_answer(tmp_path):
     assert any(link["target"] == "Mara Quell" or link["source"] == "Mara Quell" for link in tr["chains"][0])
     saved = list((tmp_path / "runs").glob("*.json"))
     assert len(saved) == 1 and json.loads(saved[0].read_text())["answer"] == tr["answer"]
+
+
+def test_fast_mode_scores_the_frontier_in_one_call_per_depth(server):
+    g = chain_graph()
+    eng = ToGEngine(g, llm=client(server), config=EngineConfig(width=3, depth=3, mode="fast"))
+    st = run(eng, "Which node is reached after three links?", seeds=["Start"])
+    stats = eng.stats(st)
+    assert stats["llm_rounds"] <= 2 * 3 + 1
+    assert all(s.llm_calls <= 1 for s in st.steps)
+    assert [s.stage for s in st.steps].count("relations") == 0
+    assert len(st.paths) == 3 and all(len(p.hops) == 3 for p in st.paths)

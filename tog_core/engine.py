@@ -63,6 +63,11 @@ class ToGEngine:
         if getattr(self.prefilter, "uses_llm", False):
             raise ValueError("the pre-filter must be a cheap scorer (bm25, embedding or random), not llm")
 
+    @property
+    def _first_stage(self) -> str:
+        """Faithful ToG scores relations, then entities; fast mode scores (relation, entity) pairs at once."""
+        return "entities" if self.config.mode == "fast" else "relations"
+
     # ------------------------------------------------------------------ start / link
     def start(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
         """A fresh state. Seeds: given (titles, ids or Seed objects) or linked from the question."""
@@ -79,7 +84,7 @@ class ToGEngine:
             idx = self.graph.find(s.id)
             if idx is not None:
                 paths.append(BeamPath(start=idx))
-        stage = "relations" if paths else "answer"
+        stage = (self._first_stage if paths else "answer")
         return State(question=question, seeds=tuple(found), paths=tuple(paths), stage=stage,
                      stop_reason=None if paths else "no_candidates")
 
@@ -117,6 +122,8 @@ class ToGEngine:
         started, t0 = _now(), self.clock()
         if state.stage == "relations":
             prop = await self._propose_relations(state)
+        elif state.stage == "entities" and self.config.mode == "fast":
+            prop = await self._propose_pairs(state)
         elif state.stage == "entities":
             prop = await self._propose_entities(state)
         elif state.stage == "evaluate":
@@ -317,6 +324,61 @@ class ToGEngine:
             payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=float(combined), label=rc.text), float(path_score)))
         return Proposal(step=step, payload=tuple(payload))
 
+    async def _propose_pairs(self, state: State) -> Proposal:
+        """Fast mode: one scoring call per depth over (relation, entity) pairs of the whole frontier.
+
+        Each path's pairs are cut to `max_candidates` relation groups and `entities_per_relation`
+        targets, then to `pairs_per_path` by the cheap pre-filter, so one prompt stays small."""
+        cfg = self.config
+        items: list[tuple[int, RelChoice, int, int]] = []  # path, relation group, target, relationship
+        notes = []
+        for i, p in enumerate(state.paths):
+            groups = self._groups(state, i)
+            if not groups:
+                notes.append(f"{self.graph.title(p.end)}: dead end")
+                continue
+            pairs = []
+            for g in groups:
+                seen: dict[int, int] = {}
+                for r, o in zip(g.ridxs, g.others):
+                    seen.setdefault(o, r)
+                pairs += [(g, o, r) for o, r in list(seen.items())[: cfg.entities_per_relation]]
+            texts = [f"{g.text} — {self._entity_text(o)}" for g, o, _ in pairs]
+            keep, pre = await self._prefiltered(ScoreRequest(question=state.question, stage="pairs", anchor="",
+                                                             texts=texts), cfg.pairs_per_path)
+            notes.append(f"{self.graph.title(p.end)}: {len(pairs)} pairs" + (f", {len(keep)} kept by {pre.scored_by}"
+                                                                           if pre else ""))
+            items += [(i, pairs[k][0], pairs[k][1], pairs[k][2]) for k in keep]
+        step = Step(depth=state.depth, stage="entities", note="fast mode; " + "; ".join(notes))
+        if not items:
+            return Proposal(step=step, payload=())
+        texts = [f"{self.graph.title(state.paths[i].end)} — {g.text} — {self._entity_text(o)}" for i, g, o, _ in items]
+        res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
+                                                          texts=texts, chains=self._chain_texts(state.paths)))
+        self._account(step, res, where="frontier")
+        rows = sorted(range(len(items)), key=lambda k: (-res.values[k] * state.paths[items[k][0]].score, k))
+        top: set[int] = set()
+        reached: set[int] = set()
+        for k in rows:
+            if cfg.width and len(top) >= cfg.width:
+                break
+            if items[k][2] not in reached:
+                top.add(k)
+                reached.add(items[k][2])
+        payload = []
+        for k, (i, g, o, r) in enumerate(items):
+            p = state.paths[i]
+            score = float(res.values[k])
+            src_e, dst_e, rel = self.graph.entity(p.end), self.graph.entity(o), self.graph.relationship(r)
+            step.candidates.append(Candidate(
+                id=f"e|p{i}|{g.key}|{dst_e.id}", label=dst_e.title, score=round(score * p.score, 6),
+                reason=res.reasons[k] if k < len(res.reasons) else "", kept=k in top, auto_kept=k in top,
+                kind="entity", source_entity=src_e.title, source_id=src_e.id, target=dst_e.title,
+                target_id=dst_e.id, relation=g.text, relationship_ids=[rel.id], outgoing=rel.source_idx == p.end,
+                path=i, scored_by=res.scored_by))
+            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=g.text), score * p.score))
+        return Proposal(step=step, payload=tuple(payload))
+
     async def _propose_evaluate(self, state: State) -> Proposal:
         cfg = self.config
         step = Step(depth=state.depth, stage="evaluate")
@@ -415,7 +477,7 @@ class ToGEngine:
             return state.with_(steps=steps, stage="answer", stop_reason="sufficient")
         if state.depth >= self.config.depth:
             return state.with_(steps=steps, stage="answer", stop_reason="max_depth")
-        return state.with_(steps=steps, stage="relations", depth=state.depth + 1)
+        return state.with_(steps=steps, stage=self._first_stage, depth=state.depth + 1)
 
     def stop(self, state: State) -> State:
         """The person stops the search: answer from what was found."""

@@ -25,6 +25,7 @@ class EngineConfig:
     prefilter: str = "bm25"  # cheap scorer that cuts hubs down before the main scorer sees them
     max_candidates: int = 30  # K: at most this many relation groups per frontier entity are scored
     entities_per_relation: int = 5  # entities retained per relation before the beam cut
+    pairs_per_path: int = 10  # fast mode: (relation, entity) pairs per frontier path in the one prompt
     temperature_exploration: float = 0.4
     temperature_reasoning: float = 0.0
     max_tokens: int = 256

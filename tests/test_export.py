@@ -1,0 +1,147 @@
+"""tog_core.export and `python -m tog_core export`: escaped, secret-free, standalone, round-trips JSON."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_viz import URL, VIS_URLS, make_trace
+
+from tog_core.cli import main
+from tog_core.export import export_html, export_json, export_markdown, md, md_block, public_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+EVIL = ('<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](https://evil.example/x.png) '
+        '<script>alert(1)</script> `code` *bold* _it_ | pipe https://evil.example www.evil.example $x$ \u202e')
+SECRET = "sk-THISISNOTAREALKEY1234567890"
+
+
+def hostile_trace() -> dict:
+    t = make_trace({"A": EVIL, "E": "E " + EVIL, "D": EVIL + " D"}, reason=EVIL)
+    t["question"] = EVIL
+    t["answer"] = "# heading\n- item\n1. one\n    code\n> quote\n" + EVIL
+    t["answer_by"] = "chains"
+    t["config"] |= {"api_key": SECRET, "llm": {"openai_api_key": SECRET, "model": "m"}, "api_base": "http://x"}
+    t["steps"][1]["fallbacks"] = [{"name": "uniform_scores", "detail": EVIL, "where": "entities"}]
+    t["stats"] = {"llm_calls": 3, "prompt_tokens": 10, "completion_tokens": 5, "wall_s": 1.5}
+    return t
+
+
+def unescaped(text: str, chars: str) -> list[str]:
+    """Characters of `chars` not preceded by a backslash escape."""
+    stripped = re.sub(r"\\.", "", text)
+    return [c for c in stripped if c in chars]
+
+
+def test_public_trace_strips_secrets_but_keeps_token_counts():
+    t = public_trace(hostile_trace())
+    assert "api_key" not in t["config"] and "openai_api_key" not in t["config"]["llm"]
+    assert t["config"]["llm"]["model"] == "m" and t["stats"]["prompt_tokens"] == 10
+    assert SECRET not in json.dumps(t)
+
+
+def test_markdown_escapes_everything():
+    text = export_markdown(hostile_trace())
+    assert SECRET not in text and "api\\_key" not in text
+    assert "<" not in text and ">" not in text.replace("→", "")
+    assert unescaped(text, "[]`<") == []
+    assert "](" not in text.replace("\\]\\(", "")
+    assert "https://" not in text and "www.evil" not in text
+    assert "&lt;img src=x" in text and "&lt;/script&gt;" in text
+    assert "Composed from the reasoning chains without an LLM" in text
+    for line in text.splitlines():  # data pipes never add table cells
+        if line.startswith("| "):
+            assert len(unescaped(line, "|")) in (3, 13)
+    answer = text.split("## Answer", 1)[1].split("## Topic", 1)[0]
+    for line in answer.splitlines():  # no block syntax from data
+        assert not re.match(r"\s*(#|-\s|\d+\.|>|\s{4})", line)
+    assert "uniform\\_scores" in text and "✎ G" in text and "automatic pruned, person kept" in text
+    assert "| llm\\_calls | 3 |" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_md_leaves_no_active_character(s):
+    out = md(s)
+    assert "\n" not in out
+    assert unescaped(out, "[]()<>`*_|~$!#\\") == []
+    assert "://" not in out and not re.search(r"(?i)\bwww\.", out)
+    block = md_block(s)
+    assert all(not re.match(r"(#|[-+=>]|\d+[.)])", line.lstrip()) for line in block.split("\n"))
+
+
+def test_json_export_round_trips_without_secrets():
+    t = hostile_trace()
+    back = json.loads(export_json(t))
+    assert back == public_trace(t)
+    assert back["question"] == EVIL  # data is kept verbatim in JSON (it's data, not markup)
+
+
+def test_html_export_is_escaped_standalone_and_sandboxed():
+    page = export_html(hostile_trace())
+    low = page.lower()
+    assert SECRET not in page and "api_key" not in page
+    assert "<img" not in low and "<script" not in low  # the outer page has no script at all
+    assert low.count('<iframe sandbox="allow-scripts"') == 2
+    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", _srcdocs(page), re.I)
+    data_urls = {"https://evil.example", "https://evil.example/x.png", "http://x"}  # shown as text only
+    assert set(URL.findall(re.sub(r'srcdoc="[^"]*"', "", page))) <= data_urls
+    assert set(URL.findall(_srcdocs(page))) <= VIS_URLS | data_urls
+    assert "&lt;img src=x" in page  # visible as text
+    assert "composed from the reasoning chains without an LLM" in page
+
+
+def _srcdocs(page: str) -> str:
+    import html
+
+    return "\n".join(html.unescape(m) for m in re.findall(r'srcdoc="([^"]*)"', page))
+
+
+def test_html_export_of_empty_trace():
+    page = export_html({"question": "q?", "steps": [], "chains": []})
+    assert "No chains." in page and "<h1>q?</h1>" in page
+
+
+def test_cli_export_round_trips_json(tmp_path):
+    t = make_trace()
+    src = tmp_path / "trace.json"
+    src.write_text(json.dumps(t), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert main(["export", str(src), "--format", "json", "--out", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == t
+    assert main(["export", str(src), "--out", str(tmp_path / "t.md")]) == 0  # format from the suffix
+    assert (tmp_path / "t.md").read_text(encoding="utf-8").startswith("# Where does the founder live?")
+    assert main(["export", str(src), "--out", str(tmp_path / "t.html")]) == 0
+    assert (tmp_path / "t.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tog_core", "export", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_bad_files_exit_2_with_one_line(tmp_path):
+    missing = tmp_path / "missing.json"
+    not_json = tmp_path / "notjson.json"
+    not_json.write_text("hello", encoding="utf-8")
+    not_trace = tmp_path / "other.json"
+    not_trace.write_text('{"nodes": []}', encoding="utf-8")
+    for path, words in ((missing, "no such file"), (not_json, "is not JSON"), (not_trace, "is not a ToG trace")):
+        r = _run(str(path), "--format", "md", "--out", str(tmp_path / "x.md"))
+        assert r.returncode == 2, r.stderr
+        assert r.stdout == ""
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and words in lines[0] and "query" in lines[0]
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_cli_bad_out_folder(tmp_path, capsys):
+    src = tmp_path / "trace.json"
+    src.write_text(json.dumps(make_trace()), encoding="utf-8")
+    assert main(["export", str(src), "--format", "md", "--out", str(tmp_path / "nope" / "x.md")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,229 @@
+"""tog_core.viz: pictures are offline, escaped, capped, deterministic, and show what the trace says."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tog_core.trace import Candidate, Link, Seed, Step, Trace
+from tog_core.viz import (OVERRIDE_COLOUR, chains_html, frontier_html, neighbourhood_html, picture_json, plain,
+                          short)
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "javascript:alert(1)",
+           'a <a href="javascript:alert(1)">link</a> HREF', "quote \" and ' and `backtick`",
+           "\u202eevil\u202c zero\u200bwidth \u2066rtl\u2069", "x" * 10_000]
+URL = re.compile(r"https?://[^\s\"'<>)]*")
+
+
+def _vis_urls() -> set[str]:
+    import pyvis
+
+    lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2" / "vis-network.min.js"
+    return set(URL.findall(lib.read_text(encoding="utf-8")))
+
+
+VIS_URLS = _vis_urls()
+
+
+def ent(step_depth: int, src: tuple[str, str], dst: tuple[str, str], rel: str, score: float, kept: bool,
+        auto_kept: bool | None = None, reason: str = "because") -> Candidate:
+    return Candidate(id=f"ent:{step_depth}:{src[0]}:{dst[0]}", label=dst[1], kind="entity", score=score,
+                     reason=reason, kept=kept, auto_kept=kept if auto_kept is None else auto_kept,
+                     source_entity=src[1], source_id=src[0], target=dst[1], target_id=dst[0], relation=rel,
+                     relationship_ids=[f"r-{dst[0]}"])
+
+
+def make_trace(titles: dict[str, str] | None = None, reason: str = "because") -> dict:
+    """A (seed) → B, C kept, D pruned (depth 1); B → E kept, F pruned; C → G kept by a person (depth 2)."""
+    t = {k: k for k in "ABCDEFG"} | (titles or {})
+    n = {k: (k, t[k]) for k in t}
+    d1 = [ent(1, n["A"], n["B"], f"{t['A']} founded {t['B']}", 0.9, True, reason=reason),
+          ent(1, n["A"], n["C"], f"{t['A']} met {t['C']}", 0.7, True, reason=reason),
+          ent(1, n["A"], n["D"], f"{t['A']} saw {t['D']}", 0.1, False, reason=reason)]
+    d2 = [ent(2, n["B"], n["E"], f"{t['B']} lives in {t['E']}", 0.8, True, reason=reason),
+          ent(2, n["B"], n["F"], f"{t['B']} near {t['F']}", 0.2, False, reason=reason),
+          ent(2, n["C"], n["G"], f"{t['C']} owns {t['G']}", 0.3, True, auto_kept=False, reason=reason)]
+    rel1 = [Candidate(id="rel:A:founded", label="founded", score=0.9, kept=True, auto_kept=True,
+                      source_entity=t["A"], source_id="A"),
+            Candidate(id="rel:A:ate", label="ate", score=0.0, source_entity=t["A"], source_id="A")]
+    link = lambda c: Link(source=c.source_entity, source_id=c.source_id, relation=c.relation or "",  # noqa: E731
+                          target=c.target or "", target_id=c.target_id or "", relationship_id=c.relationship_ids[0],
+                          text_unit_ids=["tu-1", "tu-2"], score=c.score)
+    trace = Trace(question="Where does the founder live?", project="demo", config={"width": 2, "depth": 2},
+                  seeds=[Seed(id="A", title=t["A"], how="fuzzy")],
+                  steps=[Step(depth=1, stage="relations", candidates=rel1),
+                         Step(depth=1, stage="entities", candidates=d1),
+                         Step(depth=1, stage="evaluate", verdict={"sufficient": False, "reason": "need more"}),
+                         Step(depth=2, stage="entities", candidates=d2,
+                              overrides=[{"id": d2[2].id, "label": d2[2].label, "auto_kept": False, "kept": True}])],
+                  chains=[[link(d1[0]), link(d2[0])], [link(d1[1]), link(d2[2])]])
+    return trace.to_dict()
+
+
+def labels(page: str) -> list[str]:
+    return [n["label"] for n in picture_json(page)["nodes"]]
+
+
+def assert_safe(page: str) -> None:
+    low = page.lower()
+    assert "<img src=x" not in low and "<script>alert" not in low and "<a href=\"javascript" not in low
+    assert "<h1" not in low  # pyvis heading never used
+    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert set(URL.findall(page)) <= VIS_URLS  # only the URLs inside the inlined vis.js text
+    # vis.js, pyvis' drawGraph, and (with physics) our stop-physics hook: data never adds a script block
+    assert page.count("</script>") == (3 if "stabilizationIterationsDone\", stop" in page else 2)
+    data = picture_json(page)
+    for item in data["nodes"] + data["edges"]:
+        for key in ("label", "title"):
+            text = str(item.get(key, ""))
+            assert "href" not in text.lower()
+            assert "<" not in text and ">" not in text
+            assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f]", text)
+
+
+def test_frontier_synthetic_shows_kept_pruned_frontier_and_overrides():
+    page = frontier_html(make_trace())
+    assert_safe(page)
+    data = picture_json(page)
+    by_label = {n["label"].rstrip(" ✎"): n for n in data["nodes"]}
+    assert set(by_label) == set("ABCDEFG")
+    assert "seed" in by_label["A"]["title"]
+    assert "pruned at depth 1" in by_label["D"]["title"]
+    assert "in the current frontier" in by_label["E"]["title"] and "in the current frontier" in by_label["G"]["title"]
+    assert "in the current frontier" not in by_label["B"]["title"]
+    g = by_label["G"]
+    assert g["label"].endswith("✎") and "overridden" in g["title"] and g["color"]["border"] == OVERRIDE_COLOUR
+    dashed = {(e["from"], e["to"]) for e in data["edges"] if e["dashes"]}
+    ids = {k: n["id"] for k, n in by_label.items()}
+    assert dashed == {(ids["A"], ids["D"]), (ids["B"], ids["F"])}
+    over_edges = [e for e in data["edges"] if "overridden" in e["title"]]
+    assert len(over_edges) == 1 and "automatic choice: pruned" in over_edges[0]["title"]
+    assert "score 0.90" in next(e["title"] for e in data["edges"] if e["to"] == ids["B"])
+    assert "reason: because" in over_edges[0]["title"]
+    assert "depth 1 relations: 1 kept, 1 pruned" in by_label["A"]["title"]
+    assert 'class="tog-legend"' in page and "overridden by a person" in page
+    assert "stabilizationIterationsDone" in page and "physics: {enabled: false}" in page
+
+
+def test_frontier_depth_1_excludes_depth_2():
+    got = {label.rstrip(" ✎") for label in labels(frontier_html(make_trace(), depth=1))}
+    assert got == {"A", "B", "C", "D"}
+    page = frontier_html(make_trace(), depth=1)
+    front = [n for n in picture_json(page)["nodes"] if "current frontier" in n["title"]]
+    assert {n["label"] for n in front} == {"B", "C"}
+
+
+def test_frontier_depth_0_is_the_seeds_only():
+    data = picture_json(frontier_html(make_trace(), depth=0))
+    assert [n["label"] for n in data["nodes"]] == ["A"] and data["edges"] == []
+
+
+def test_override_inferred_from_auto_kept_when_not_recorded():
+    trace = make_trace()
+    trace["steps"][3]["overrides"] = []
+    g = next(n for n in picture_json(frontier_html(trace))["nodes"] if n["label"].startswith("G"))
+    assert "overridden" in g["title"]
+
+
+def test_node_cap_and_more_not_shown_note():
+    seed = ("S", "Seed")
+    cands = [ent(1, seed, (f"N{i}", f"Node {i}"), f"rel {i}", 1 - i / 100, i < 3) for i in range(40)]
+    trace = Trace(question="q", project="p", config={}, seeds=[Seed(id="S", title="Seed", how="user")],
+                  steps=[Step(depth=1, stage="entities", candidates=cands)]).to_dict()
+    page = frontier_html(trace, max_nodes=10)
+    got = labels(page)
+    assert len(got) == 10
+    assert {"Seed", "Node 0", "Node 1", "Node 2"} <= set(got)  # seeds and kept survive the cap
+    assert "31 more not shown" in page
+    assert all(e["from"] in range(10) and e["to"] in range(10) for e in picture_json(page)["edges"])
+    assert "more not shown" not in frontier_html(trace, max_nodes=100)
+
+
+@pytest.mark.parametrize("bad", HOSTILE)
+def test_hostile_titles_are_inert(bad):
+    trace = make_trace({"A": bad, "E": bad + " E", "D": "D " + bad}, reason=bad)
+    trace["question"] = bad
+    for page in (frontier_html(trace), frontier_html(trace, depth=1), chains_html(trace)):
+        assert_safe(page)
+        for n in picture_json(page)["nodes"]:
+            assert len(n["label"]) <= 32
+            assert len(n["title"]) <= 2_000
+
+
+def test_href_broken_and_plain_text():
+    assert "href" not in plain('<a HREF="x">').lower()
+    assert plain("<b>&amp;</b>") == "‹b›&amp;‹/b›"
+    assert plain("Smith & Sons") == "Smith & Sons"
+    assert short("a\n\n  b " * 30, 10) == "a b a b a…" and len(short("x" * 100, 40)) == 40
+
+
+def test_chains_one_node_per_distinct_entity_left_to_right():
+    trace = make_trace()
+    page = chains_html(trace)
+    assert_safe(page)
+    data = picture_json(page)
+    distinct = {x for chain in trace["chains"] for link in chain for x in (link["source_id"], link["target_id"])}
+    assert len(data["nodes"]) == len(distinct) == 5
+    x = {n["label"]: n["x"] for n in data["nodes"]}
+    assert x["A"] < x["B"] == x["C"] < x["E"] == x["G"]
+    assert all(n["fixed"] for n in data["nodes"])
+    widths = {e["label"]: e["width"] for e in data["edges"]}
+    assert widths["A founded B"] > widths["A met C"]  # chain 0 emphasised
+    widths2 = {e["label"]: e["width"] for e in picture_json(chains_html(trace, emphasise=1))["edges"]}
+    assert widths2["A met C"] > widths2["A founded B"]
+    assert "evidence: tu-1, tu-2" in data["edges"][0]["title"]
+
+
+def test_chains_walk_handles_links_stored_backwards():
+    chain = [{"source": "Mara", "source_id": "m", "relation": "Mara founded Guild", "target": "Guild",
+              "target_id": "g", "relationship_id": "r1", "text_unit_ids": []},
+             {"source": "Mara", "source_id": "m", "relation": "Mara born in Tarnby", "target": "Tarnby",
+              "target_id": "t", "relationship_id": "r2", "text_unit_ids": []}]
+    trace = {"question": "q", "seeds": [{"id": "g", "title": "Guild", "how": "fuzzy"}], "chains": [chain]}
+    x = {n["label"]: n["x"] for n in picture_json(chains_html(trace))["nodes"]}
+    assert x["Guild"] < x["Mara"] < x["Tarnby"]
+
+
+def test_empty_trace_pictures():
+    trace = Trace(question="q", project="p", config={}).to_dict()
+    assert "No reasoning chains" in chains_html(trace)
+    assert picture_json(frontier_html(trace))["nodes"] == []
+
+
+def test_deterministic():
+    assert frontier_html(make_trace()) == frontier_html(make_trace())
+    assert chains_html(make_trace()) == chains_html(make_trace())
+
+
+@pytest.fixture(scope="module")
+def demo_graph():
+    from tog_core.graph import KnowledgeGraph
+
+    return KnowledgeGraph.load(ROOT / "demo")
+
+
+def test_neighbourhood_on_demo(demo_graph):
+    g = demo_graph
+    centre = g.find("Lanternwright Guild")
+    page = neighbourhood_html(g, centre, hops=1)
+    assert_safe(page)
+    data = picture_json(page)
+    _, others, _ = g.neighbors(centre)
+    assert {n["id"] for n in data["nodes"]} == {centre, *others.tolist()}
+    assert "more not shown" not in page
+    assert all({e["from"], e["to"]} <= {n["id"] for n in data["nodes"]} for e in data["edges"])
+
+
+def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
+    g = demo_graph
+    centre = g.find("Lanternwright Guild")
+    full = picture_json(neighbourhood_html(g, centre, hops=2, max_nodes=10_000))["nodes"]
+    page = neighbourhood_html(g, centre, hops=2, max_nodes=8)
+    kept = [n["id"] for n in picture_json(page)["nodes"]]
+    assert len(kept) == 8 and kept[0] == centre
+    assert f"{len(full) - 8} more not shown" in page
+    _, first_hop, _ = g.neighbors(centre)
+    ring = sorted(set(first_hop.tolist()), key=lambda i: (-g.degree(i), i))
+    assert kept[1:] == ring[:7]

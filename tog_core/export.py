@@ -1,0 +1,285 @@
+"""What the app's export buttons and `python -m tog_core export` write: JSON, Markdown, standalone HTML.
+
+Every export starts from `public_trace`, which drops any secret-looking field (traces carry none by
+design; this is a second line of defence). Data text is escaped for the target format: Markdown
+writes `&<>` as entities and backslash-escapes every other character that could start a link, image,
+emphasis, code span or table cell, and breaks bare URLs; HTML uses `html.escape` and embeds pictures as sandboxed iframes.
+"""
+from __future__ import annotations
+
+import argparse
+import html as _html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .viz import chains_html, frontier_html, overridden_ids
+
+FORMATS = ("json", "md", "html")
+_SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
+                         r"access[_-]?token|auth[_-]?token|bearer|credentials?)$")
+_SECRET_VALUE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\bBearer\s+\S{12,}")
+_INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$])")
+_ANSWER_BY = {"llm": "the LLM", "chains": "composed from the reasoning chains without an LLM"}
+
+
+def _scrub(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _scrub(v) for k, v in obj.items() if not (isinstance(k, str) and _SECRET_KEY.match(k))}
+    if isinstance(obj, list):
+        return [_scrub(v) for v in obj]
+    if isinstance(obj, str) and _SECRET_VALUE.search(obj):
+        return _SECRET_VALUE.sub("[redacted]", obj)
+    return obj
+
+
+def public_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the trace without api_key-like fields or key-looking values (anywhere, config included)."""
+    return _scrub(trace)
+
+
+def export_json(trace: dict[str, Any]) -> str:
+    return json.dumps(public_trace(trace), ensure_ascii=False, indent=2) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- markdown
+
+def md(text: Any, limit: int | None = None) -> str:
+    """Inline Markdown for data: one line; `&<>` as entities (safe in every renderer, including those that
+    don't honour `\\<`), other active characters backslash-escaped, bare URLs broken with a zero-width space."""
+    s = " ".join(_INVISIBLE.sub("", "" if text is None else str(text)).split())
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = _MD_SPECIAL.sub(r"\\\1", s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    s = s.replace("://", ":\u200b//")  # no autolink of https://…
+    return re.sub(r"(?i)\b(www)\.", "\\1\u200b.", s)  # nor of www.…
+
+
+def md_block(text: Any) -> str:
+    """Multi-line data (an answer): each line escaped like `md`, paragraphs kept, no block syntax possible
+    (headings, lists, quotes, code fences and indented code are all neutralised)."""
+    lines = ("" if text is None else str(text)).replace("\r\n", "\n").split("\n")
+    out = []
+    for line in lines:
+        esc = md(line)
+        esc = re.sub(r"^(\d+)([.)])", r"\1\\\2", esc)  # ordered-list marker
+        esc = re.sub(r"^([-+=])", r"\\\1", esc)  # bullet, setext underline
+        out.append(esc)
+    return "  \n".join(out).replace("  \n  \n", "\n\n")
+
+
+def _cell(x: Any, limit: int = 300) -> str:
+    if isinstance(x, float):
+        x = f"{x:.4g}"
+    elif isinstance(x, (dict, list)):
+        x = json.dumps(x, ensure_ascii=False)
+    return md(x, limit) or " "
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(md(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _overrides(step: dict[str, Any]) -> list[dict[str, Any]]:
+    recorded = [o for o in step.get("overrides") or [] if isinstance(o, dict)]
+    if recorded:
+        return recorded
+    ids = overridden_ids(step)
+    return [{"id": c.get("id"), "label": c.get("label"), "auto_kept": c.get("auto_kept"), "kept": c.get("kept")}
+            for c in step.get("candidates") or [] if str(c.get("id")) in ids]
+
+
+def _step_rows(steps: list[dict[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for i, s in enumerate(steps, start=1):
+        cands = s.get("candidates") or []
+        verdict = s.get("verdict") or {}
+        note = s.get("note") or ""
+        if verdict:
+            note = (f"sufficient: {'yes' if verdict.get('sufficient') else 'no'}"
+                    + (f" ({verdict.get('reason')})" if verdict.get("reason") else "") + (f"; {note}" if note else ""))
+        rows.append([i, s.get("depth"), s.get("stage"), len(cands), sum(1 for c in cands if c.get("kept")),
+                     s.get("llm_calls", 0), f"{s.get('prompt_tokens', 0)}/{s.get('completion_tokens', 0)}",
+                     s.get("cache_hits", 0), len(s.get("fallbacks") or []), len(_overrides(s)),
+                     f"{float(s.get('wall_s') or 0):.2f}", note])
+    return rows
+
+
+def export_markdown(trace: dict[str, Any]) -> str:
+    t = public_trace(trace)
+    out = [f"# {md(t.get('question'))}", ""]
+    meta = [["project", t.get("project")], ["run", t.get("run_id")], ["created", t.get("created_at")],
+            ["stop reason", t.get("stop_reason")], ["branched from", t.get("parent_run")]]
+    out += _table(["field", "value"], [r for r in meta if r[1] not in (None, "")]) + [""]
+    if t.get("error"):
+        out += [f"**Error:** {md(t.get('error'))}", ""]
+    out += ["## Configuration", ""]
+    out += _table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]) + [""]
+
+    out += ["## Answer", ""]
+    by = t.get("answer_by") or ""
+    if by == "chains":
+        out += ["*Composed from the reasoning chains without an LLM (answer\\_by = chains).*", ""]
+    elif by:
+        out += [f"*Answer by {md(_ANSWER_BY.get(by, by))}.*", ""]
+    out += [md_block(t.get("answer")) or "*(no answer)*", ""]
+
+    seeds = t.get("seeds") or []
+    out += ["## Topic entities", ""]
+    out += [f"- {md(s.get('title'))} ({md(s.get('how'))}, score {_cell(s.get('score', ''))})" for s in seeds] or ["*(none)*"]
+    out += ["", "## Reasoning chains", ""]
+    chains = [c for c in t.get("chains") or [] if c]
+    if not chains:
+        out += ["*(no chains)*", ""]
+    for ci, chain in enumerate(chains, start=1):
+        out += [f"### Chain {ci}" + (" (used for the answer)" if ci == 1 else ""), ""]
+        for hop, link in enumerate(chain, start=1):
+            units = ", ".join(md(u) for u in link.get("text_unit_ids") or []) or "none"
+            out.append(f"{hop}. **{md(link.get('source'))}** → {md(link.get('relation'))} → "
+                       f"**{md(link.get('target'))}** (score {_cell(link.get('score', ''))}; relationship "
+                       f"{md(link.get('relationship_id'))}; evidence text units: {units})")
+        out.append("")
+
+    steps = t.get("steps") or []
+    out += ["## Steps", ""]
+    out += _table(["#", "depth", "stage", "candidates", "kept", "LLM calls", "tokens (prompt/completion)",
+                   "cache hits", "fallbacks", "overrides", "wall s", "note"], _step_rows(steps)) + [""]
+    details = []
+    for i, s in enumerate(steps, start=1):
+        where = f"step {i} (depth {md(s.get('depth'))}, {md(s.get('stage'))})"
+        for f in s.get("fallbacks") or []:
+            details.append(f"- {where}: fallback {md(f.get('name'))}: {md(f.get('detail'), 300)}")
+        for o in _overrides(s):
+            was, now = ("kept" if o.get(k) else "pruned" for k in ("auto_kept", "kept"))
+            details.append(f"- {where}: ✎ {md(o.get('label') or o.get('id'))}: automatic {was}, person {now}")
+    if details:
+        out += ["### Fallbacks and overrides", ""] + details + [""]
+    stats = t.get("stats") or {}
+    if stats:
+        out += ["## Stats", ""] + _table(["stat", "value"], [[k, v] for k, v in stats.items()]) + [""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------- html
+
+_PAGE_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:24px auto;
+padding:0 16px;color:#212529;line-height:1.45}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}td,th{border:1px solid #dee2e6;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f8f9fa}.muted{color:#868e96}.answer{white-space:pre-wrap;
+background:#f8f9fa;padding:10px 14px;border-left:4px solid #4263eb}iframe{width:100%;border:1px solid #dee2e6}
+ol li{margin-bottom:4px}"""
+
+
+def _h(x: Any, limit: int | None = None) -> str:
+    s = _INVISIBLE.sub("", "" if x is None else (json.dumps(x, ensure_ascii=False) if isinstance(x, (dict, list)) else str(x)))
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return _html.escape(s)
+
+
+def _html_table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{_h(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{_h(c, 300)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _frame(page: str, canvas_px: int) -> str:
+    """A picture page inside a sandboxed iframe (scripts run in an opaque origin; srcdoc attribute-escaped)."""
+    return (f'<iframe sandbox="allow-scripts" style="height:{canvas_px + 56}px" '
+            f'srcdoc="{_html.escape(page, quote=True)}"></iframe>')
+
+
+def export_html(trace: dict[str, Any]) -> str:
+    t = public_trace(trace)
+    by = t.get("answer_by") or ""
+    parts = [f"<h1>{_h(t.get('question'))}</h1>",
+             f"<p class=\"muted\">project {_h(t.get('project'))} · run {_h(t.get('run_id') or '–')} · "
+             f"stop reason {_h(t.get('stop_reason') or '–')}</p>"]
+    if t.get("error"):
+        parts.append(f"<p><strong>Error:</strong> {_h(t.get('error'))}</p>")
+    parts.append("<h2>Answer</h2>")
+    if by:
+        parts.append(f"<p class=\"muted\">Answer by {_h(_ANSWER_BY.get(by, by))}.</p>")
+    parts.append(f"<div class=\"answer\">{_h(t.get('answer') or '(no answer)')}</div>")
+    chains = [c for c in t.get("chains") or [] if c]
+    parts.append("<h2>Reasoning chains</h2>")
+    for ci, chain in enumerate(chains, start=1):
+        items = "".join(f"<li><strong>{_h(l.get('source'))}</strong> → {_h(l.get('relation'))} → "
+                        f"<strong>{_h(l.get('target'))}</strong> <span class=\"muted\">(relationship "
+                        f"{_h(l.get('relationship_id'))}; evidence {_h(', '.join(map(str, l.get('text_unit_ids') or [])) or 'none')})"
+                        f"</span></li>" for l in chain)
+        parts.append(f"<h3>Chain {ci}{' (used for the answer)' if ci == 1 else ''}</h3><ol>{items}</ol>")
+    if chains:
+        parts.append(_frame(chains_html(t, height="420px"), 420))
+    else:
+        parts.append("<p class=\"muted\">No chains.</p>")
+    parts.append("<h2>Search</h2>")
+    parts.append(_frame(frontier_html(t, height="560px"), 560))
+    parts.append("<h2>Steps</h2>")
+    parts.append(_html_table(["#", "depth", "stage", "candidates", "kept", "LLM calls", "tokens (prompt/completion)",
+                              "cache hits", "fallbacks", "overrides", "wall s", "note"], _step_rows(t.get("steps") or [])))
+    parts.append("<h2>Configuration</h2>")
+    parts.append(_html_table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]))
+    if t.get("stats"):
+        parts.append("<h2>Stats</h2>")
+        parts.append(_html_table(["stat", "value"], [[k, v] for k, v in t["stats"].items()]))
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>ToG trace: {_h(t.get('question'), 120)}</title><style>{_PAGE_CSS}</style></head>\n<body>\n"
+            + "\n".join(parts) + "\n</body></html>\n")
+
+
+EXPORTERS = {"json": export_json, "md": export_markdown, "html": export_html}
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+
+def add_export_parser(sub: Any) -> None:
+    s = sub.add_parser("export", help="write a saved trace as HTML, Markdown or JSON")
+    s.add_argument("trace", help="trace JSON file (from `query --out` or the app)")
+    s.add_argument("--format", choices=FORMATS, help="default: from the --out suffix, else md")
+    s.add_argument("--out", help="file to write (default: stdout)")
+
+
+def load_trace_file(path: str) -> dict[str, Any]:
+    from .cli import UsageError
+    from .trace import Trace
+
+    p = Path(path)
+    fix = "pass a trace JSON written by `python -m tog_core query ... --out FILE` or the app's export"
+    if not p.is_file():
+        raise UsageError(f"{path}: no such file; {fix}")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text; {fix}") from None
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path} is not JSON ({err.msg} at line {err.lineno}); {fix}") from None
+    try:
+        Trace.from_dict(data)
+    except (ValueError, TypeError, AttributeError, KeyError) as err:
+        detail = " ".join(str(err).split())[:200]
+        raise UsageError(f"{path} is not a ToG trace ({detail}); {fix}") from None
+    return data
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+
+    data = load_trace_file(args.trace)
+    fmt = args.format
+    if fmt is None:
+        suffix = Path(args.out).suffix.lower() if args.out else ""
+        fmt = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json"}.get(suffix, "md")
+    text = EXPORTERS[fmt](data)
+    if not args.out:
+        print(text, end="")
+        return 0
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise UsageError(f"{args.out}: folder {out.parent} does not exist; create it or choose another --out")
+    out.write_text(text, encoding="utf-8")
+    return 0
