@@ -264,3 +264,19 @@ def test_fast_mode_scores_the_frontier_in_one_call_per_depth(server):
     assert all(s.llm_calls <= 1 for s in st.steps)
     assert [s.stage for s in st.steps].count("relations") == 0
     assert len(st.paths) == 3 and all(len(p.hops) == 3 for p in st.paths)
+
+
+def test_embedding_linking_finds_a_seed_when_no_title_is_in_the_question(tmp_path):
+    from tog_core.embed import default_embedder, local_embedder_available
+
+    ok, why = local_embedder_available()
+    if not ok:
+        pytest.skip(f"packaged embedder missing: {why}")
+    g = make_graph([("Zeppelin Works", "Berlin", "Zeppelin Works is based in Berlin"),
+                    ("Alice", "Paris", "Alice was born in Paris")])
+    eng = ToGEngine(g, embedder=default_embedder(tmp_path), config=EngineConfig(
+        relation_pruner="embedding", entity_pruner="embedding", depth=1))
+    q = "where are the works of zeppelin based?"
+    assert eng.start(q).seeds == ()  # neither an exact span nor a fuzzy title match
+    st = asyncio.run(eng.start_async(q))
+    assert [(s.title, s.how) for s in st.seeds][:1] == [("Zeppelin Works", "embedding")]

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from . import prompts
-from .linking import link_question, link_with_llm
+from .linking import link_embedding, link_question, link_with_llm
 from .parsing import parse_sufficient
 from .pruning import ScoreRequest, ScoreResult, make_scorer, tokens
 from .state import BeamPath, Callbacks, EngineConfig, Hop, Proposal, RelChoice, State
@@ -91,7 +91,13 @@ class ToGEngine:
     async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
         """Like start, but when no title matches the question, ask the LLM for the topic entities."""
         state = self.start(question, seeds)
-        if state.paths or seeds is not None or self.llm is None:
+        if state.paths or seeds is not None:
+            return state
+        if self.embedder is not None:
+            found = link_embedding(question, self.graph, self.embedder)
+            if found:
+                return self.start(question, found)
+        if self.llm is None:
             return state
         from .llm import LLMError
 

@@ -92,6 +92,32 @@ def search_entities(graph: Any, query: str, *, limit: int = 10) -> list[tuple[in
     return out[:limit]
 
 
+EMBEDDING_LINK_MAX_ENTITIES = 20_000  # embedding every title of a bigger graph is too slow for a first question
+
+
+def link_embedding(question: str, graph: Any, embedder: Any, *, limit: int = 3, min_similarity: float = 0.80,
+                   margin: float = 0.015) -> list[Seed]:
+    """Entities whose title is closest to the question in embedding space (titles cached by the embedder):
+    the best one, and others within `margin` of it (e5 similarities crowd together, so the gap matters)."""
+    import numpy as np
+
+    n = graph.n_entities
+    if n > EMBEDDING_LINK_MAX_ENTITIES:
+        return []
+    titles = graph.all_titles()
+    q = embedder.embed([question], kind="query")[0]
+    m = embedder.embed(titles, kind="passage")
+    sims = m @ q
+    order = np.argsort(-sims, kind="stable")[:limit]
+    out = []
+    for idx in order:
+        if sims[idx] < min_similarity or sims[idx] < sims[order[0]] - margin:
+            break
+        e = graph.entity(int(idx))
+        out.append(Seed(id=e.id, title=e.title, how="embedding", score=round(float(sims[idx]), 3)))
+    return out
+
+
 def link_question(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
     """Exact spans first; fuzzy only when no span matched."""
     return link_exact(question, graph, limit=limit) or link_fuzzy(question, graph, limit=limit)
