@@ -1,0 +1,120 @@
+"""Turning engine states into traces and back: run statistics, chains with evidence ids, the resume
+snapshot (by GraphRAG ids, stable across reloads) and restore. Mixed into ToGEngine.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from .state import BeamPath, Hop, RelChoice, State
+from .trace import Link, Trace
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Recording:
+    """Trace building of ToGEngine (see engine.py)."""
+
+    graph: Any
+    config: Any
+    project: str
+
+    def stats(self, state: State, *, wall_s: float | None = None) -> dict[str, Any]:
+        calls = sum(s.llm_calls for s in state.steps)
+        rounds = sum(1 for s in state.steps if s.llm_calls > 0)
+        hits = sum(s.cache_hits for s in state.steps)
+        pt = sum(s.prompt_tokens for s in state.steps)
+        ct = sum(s.completion_tokens for s in state.steps)
+        costs = [s.cost_usd for s in state.steps]
+        cost: float | None = None if any(c is None for c in costs) else sum(costs)
+        for u in state.extra_usage:
+            calls += u.get("llm_calls", 0)
+            rounds += 1 if u.get("llm_calls", 0) else 0
+            hits += u.get("cache_hits", 0)
+            pt += u.get("prompt_tokens", 0)
+            ct += u.get("completion_tokens", 0)
+            if "cost_usd" in u:
+                cost = None if (cost is None or u["cost_usd"] is None) else cost + u["cost_usd"]
+        wall = wall_s if wall_s is not None else sum(s.wall_s for s in state.steps) + sum(
+            u.get("wall_s", 0.0) for u in state.extra_usage)
+        return {"llm_calls": calls, "llm_rounds": rounds, "prompt_tokens": pt, "completion_tokens": ct,
+                "cost_usd": None if cost is None else round(cost, 6), "cache_hits": hits, "wall_s": round(wall, 3)}
+
+    def chains(self, state: State) -> list[list[Link]]:
+        out = []
+        for p in sorted(state.paths, key=lambda p: -p.score):
+            if not p.hops:
+                continue
+            links = []
+            for h in p.hops:
+                rel = self.graph.relationship(h.ridx)
+                s, d = self.graph.entity(h.src), self.graph.entity(h.dst)
+                links.append(Link(source=s.title, source_id=s.id, relation=h.label, target=d.title, target_id=d.id,
+                                  relationship_id=rel.id, text_unit_ids=list(rel.text_unit_ids), score=round(h.score, 6)))
+            out.append(links)
+        return out
+
+    def trace(self, state: State, *, run_id: str = "", created_at: str = "", wall_s: float | None = None,
+              model_info: dict[str, Any] | None = None) -> Trace:
+        config = self.config.public_dict()
+        if model_info:
+            config.update({k: v for k, v in model_info.items() if "key" not in k or k == "api_key_env"})
+        fallbacks = [u for u in state.extra_usage if u.get("fallback")]
+        stats = self.stats(state, wall_s=wall_s)
+        if fallbacks:
+            stats["other_fallbacks"] = [{"name": u["fallback"], "detail": u.get("detail", ""), "where": u["stage"]}
+                                        for u in fallbacks]
+        return Trace(question=state.question, project=self.project, config=config, seeds=list(state.seeds),
+                     steps=list(state.steps), chains=self.chains(state), answer=state.answer,
+                     answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
+                     created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state))
+
+    def snapshot(self, state: State) -> dict[str, Any]:
+        """What resume needs, by GraphRAG ids (stable across reloads of the same project)."""
+        g = self.graph
+
+        def hop(h: Hop) -> list[Any]:
+            return [g.relationship(h.ridx).id, g.entity(h.src).id, g.entity(h.dst).id, h.score, h.label]
+
+        return {
+            "depth": state.depth, "stage": state.stage,
+            "paths": [{"start": g.entity(p.start).id, "hops": [hop(h) for h in p.hops], "score": p.score}
+                      for p in state.paths],
+            "relations": [{"path": rc.path, "key": rc.key, "score": rc.score, "label": rc.label, "text": rc.text,
+                           "edges": [[g.relationship(r).id, g.entity(o).id] for r, o in zip(rc.ridxs, rc.others)]}
+                          for rc in state.relations],
+            "extra_usage": list(state.extra_usage),
+        }
+
+    def restore(self, trace: Trace | dict[str, Any]) -> State:
+        """Rebuild the state a saved trace was in, so the run can continue from there."""
+        t = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
+        snap = t.state
+        if not snap:
+            raise ValueError("this trace has no resume state (it was written by an older version)")
+        g = self.graph
+
+        def ent(eid: str) -> int:
+            i = g.find(eid)
+            if i is None:
+                raise ValueError(f"entity id {eid} of the trace is not in this project")
+            return i
+
+        def rel(rid: str) -> int:
+            r = g.find_relationship(rid)
+            if r is None:
+                raise ValueError(f"relationship id {rid} of the trace is not in this project")
+            return r
+
+        paths = tuple(BeamPath(start=ent(p["start"]), score=p["score"],
+                               hops=tuple(Hop(ridx=rel(h[0]), src=ent(h[1]), dst=ent(h[2]), score=h[3], label=h[4])
+                                          for h in p["hops"])) for p in snap["paths"])
+        rels = tuple(RelChoice(path=r["path"], key=r["key"], score=r["score"], label=r["label"], text=r["text"],
+                               ridxs=tuple(rel(e[0]) for e in r["edges"]), others=tuple(ent(e[1]) for e in r["edges"]))
+                     for r in snap["relations"])
+        return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
+                     relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
+                     answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error)
+

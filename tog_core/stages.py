@@ -1,0 +1,338 @@
+"""How each ToG stage builds its proposal: relation groups of the frontier, entities behind kept relations,
+(relation, entity) pairs in fast mode, and the sufficiency verdict. Mixed into ToGEngine, which owns the
+loop (start / propose / apply / answer); these methods read `self.graph`, `self.config` and the scorers.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import prompts
+from .parsing import parse_sufficient
+from .pruning import ScoreRequest, ScoreResult, tokens
+from .state import BeamPath, Hop, Proposal, RelChoice, State
+from .trace import Candidate, Step
+
+FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
+CHAIN_TEXT_CHARS = 160
+_WH = frozenset({"who", "whom", "what", "which", "where", "when", "why", "how", "name", "list"})
+
+
+class StageProposals:
+    """Stage builders of ToGEngine (see engine.py)."""
+
+    graph: Any
+    config: Any
+    llm: Any
+    relation_scorer: Any
+    entity_scorer: Any
+    prefilter: Any
+
+    def _chain_texts(self, paths: Iterable[BeamPath]) -> list[str]:
+        return [self.path_text(p) for p in paths if p.hops]
+
+    def path_text(self, p: BeamPath) -> str:
+        parts = [self.graph.title(p.start)]
+        for h in p.hops:
+            arrow = "→" if self.graph.endpoints(h.ridx)[0] == h.src else "←"
+            parts.append(f"—[{prompts.clean_text(h.label, CHAIN_TEXT_CHARS)}]{arrow} {self.graph.title(h.dst)}")
+        return " ".join(parts)
+
+    def _relation_text(self, label: str, ridx: int) -> str:
+        """What a scorer reads for a relation group: the free-text description (GraphRAG), or, when the
+        table has a `relation` column, an example description of the group."""
+        if self.graph.has_relation_labels:
+            return self.graph.descriptions([ridx])[0] or label.replace("_", " ")
+        return label
+
+    def _groups(self, state: State, i: int) -> list[RelChoice]:
+        p = state.paths[i]
+        rels, others, outs = self.graph.neighbors(p.end)
+        if len(rels) == 0:
+            return []
+        on_path = np.fromiter(p.entities, dtype=np.int64)
+        keep = ~np.isin(others, on_path)  # never walk back along the path (covers reversed duplicates)
+        if self.config.degree_filter and state.paths:
+            limit = self.config.degree_factor * max(self.graph.degree(x.start) for x in state.paths)
+            keep &= np.asarray([self.graph.degree(int(o)) <= limit for o in others], dtype=bool) if len(others) else keep
+        rels, others, outs = rels[keep], others[keep], outs[keep]
+        labels = self.graph.labels(rels)
+        groups: "OrderedDict[tuple[str, bool], list[int]]" = OrderedDict()
+        for pos, (lab, out) in enumerate(zip(labels, outs)):
+            groups.setdefault((lab, bool(out)), []).append(pos)
+        out_groups = []
+        for (lab, out), poss in groups.items():
+            ridxs = tuple(int(rels[q]) for q in poss)
+            key = f"p{i}|{'>' if out else '<'}|{lab[:80]}|{ridxs[0]}"
+            out_groups.append(RelChoice(path=i, key=key, ridxs=ridxs, others=tuple(int(others[q]) for q in poss),
+                                        score=0.0, label=lab, text=self._relation_text(lab, ridxs[0])))
+        return out_groups
+
+    async def _prefiltered(self, req: ScoreRequest, limit: int) -> tuple[list[int], ScoreResult | None]:
+        """Indices of the texts the main scorer should see: all, or the top `limit` by the pre-filter."""
+        if len(req.texts) <= limit:
+            return list(range(len(req.texts))), None
+        pre = await self.prefilter.score(req)
+        order = sorted(range(len(req.texts)), key=lambda k: (-pre.values[k], k))[:limit]
+        return sorted(order), pre
+
+    async def _propose_relations(self, state: State) -> Proposal:
+        cfg = self.config
+        chains = self._chain_texts(state.paths)
+
+        async def one(i: int) -> tuple[list[RelChoice], ScoreResult | None, list[float], list[str], list[str], str]:
+            groups = self._groups(state, i)
+            title = self.graph.title(state.paths[i].end)
+            if not groups:
+                return [], None, [], [], [], f"{title}: dead end"
+            req = ScoreRequest(question=state.question, stage="relations", anchor=title,
+                               texts=[g.text for g in groups], chains=chains)
+            chosen, pre = await self._prefiltered(req, cfg.max_candidates)
+            sub = ScoreRequest(question=req.question, stage="relations", anchor=title,
+                               texts=[req.texts[k] for k in chosen], chains=chains)
+            res = await self.relation_scorer.score(sub)
+            # groups the pre-filter dropped keep score 0 and say who dropped them
+            scores = [0.0] * len(groups)
+            reasons = [""] * len(groups)
+            by = [f"prefilter:{pre.scored_by}" if pre else res.scored_by] * len(groups)
+            for pos, k in enumerate(chosen):
+                scores[k] = res.values[pos]
+                reasons[k] = res.reasons[pos] if pos < len(res.reasons) else ""
+                by[k] = res.scored_by
+            note = (f"{title}: {len(groups)} relations, {len(chosen)} scored by {res.scored_by}"
+                    + (f" after {pre.scored_by} pre-filter" if pre else ""))
+            return groups, res, scores, reasons, by, note
+
+        results = await asyncio.gather(*(one(i) for i in range(len(state.paths))))
+        step = Step(depth=state.depth, stage="relations", note="; ".join(r[-1] for r in results))
+        payload: list[RelChoice] = []
+        for i, (groups, res, scores, reasons, by, _) in enumerate(results):
+            if not groups:
+                continue
+            src_e = self.graph.entity(state.paths[i].end)
+            self._account(step, res, where=src_e.title)
+            order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
+            top = set(order[: cfg.width]) if cfg.width else set(order)
+            for k, g in enumerate(groups):
+                step.candidates.append(Candidate(
+                    id=g.key, label=g.text, score=round(float(scores[k]), 6), reason=reasons[k],
+                    auto_kept=k in top, kept=k in top, kind="relation", source_entity=src_e.title,
+                    source_id=src_e.id, relation=g.label,
+                    relationship_ids=[self.graph.relationship(r).id for r in g.ridxs[:20]],
+                    outgoing=g.key.split("|")[1] == ">", path=i, scored_by=by[k]))
+                payload.append(RelChoice(path=g.path, key=g.key, ridxs=g.ridxs, others=g.others,
+                                         score=float(scores[k]), label=g.label, text=g.text))
+        return Proposal(step=step, payload=tuple(payload))
+
+    @staticmethod
+    def _account(step: Step, res: ScoreResult | None, *, where: str) -> None:
+        if res is None:
+            return
+        step.llm_calls += res.llm_calls
+        step.cache_hits += res.cache_hits
+        step.prompt_tokens += res.prompt_tokens
+        step.completion_tokens += res.completion_tokens
+        if step.cost_usd is not None:
+            step.cost_usd = None if res.cost_usd is None else step.cost_usd + res.cost_usd
+        if res.fallback:
+            step.fallbacks.append({"name": res.fallback, "detail": res.detail[:300], "where": where})
+
+    def _entity_text(self, idx: int) -> str:
+        e = self.graph.entity(idx)
+        return f"{e.title} — {e.description}" if e.description else e.title
+
+    async def _propose_entities(self, state: State) -> Proposal:
+        cfg = self.config
+        by_path: "OrderedDict[int, list[tuple[RelChoice, int, int]]]" = OrderedDict()  # rc, target, ridx
+        notes = []
+        for rc in state.relations:
+            p = state.paths[rc.path]
+            seen: dict[int, int] = {}
+            for r, o in zip(rc.ridxs, rc.others):
+                if o not in p.entities and o not in seen:
+                    seen[o] = r
+            targets = list(seen.items())
+            if len(targets) > cfg.entities_per_relation:
+                req = ScoreRequest(question=state.question, stage="entities", anchor=rc.text,
+                                   texts=[f"{rc.text} {self.graph.title(o)}" for o, _ in targets])
+                keep_idx, pre = await self._prefiltered(req, cfg.entities_per_relation)
+                notes.append(f"{rc.label[:40]}: {len(targets)} entities, {len(keep_idx)} kept by {pre.scored_by}")
+                targets = [targets[k] for k in keep_idx]
+            for o, r in targets:
+                by_path.setdefault(rc.path, []).append((rc, o, r))
+
+        chains = self._chain_texts(state.paths)
+        llm_scorer = getattr(self.entity_scorer, "uses_llm", False)
+
+        async def one(i: int, items: list[tuple[RelChoice, int, int]]) -> ScoreResult:
+            rels = {rc.key for rc, _, _ in items}
+            if llm_scorer and len(rels) == 1:
+                req = ScoreRequest(question=state.question, stage="entities", anchor=items[0][0].text,
+                                   texts=[self._entity_text(o) for _, o, _ in items], chains=chains)
+            elif llm_scorer:
+                src = self.graph.title(state.paths[i].end)
+                req = ScoreRequest(question=state.question, stage="pairs", anchor="", chains=chains,
+                                   texts=[f"{src} — {rc.text} — {self._entity_text(o)}" for rc, o, _ in items])
+            else:
+                req = ScoreRequest(question=state.question, stage="entities", anchor="",
+                                   texts=[f"{rc.text} — {self._entity_text(o)}" for rc, o, _ in items])
+            return await self.entity_scorer.score(req)
+
+        keys = list(by_path)
+        results = await asyncio.gather(*(one(i, by_path[i]) for i in keys))
+        step = Step(depth=state.depth, stage="entities", note="; ".join(notes))
+        rows: list[tuple[float, float, int, RelChoice, int, int, str, str]] = []
+        for i, res in zip(keys, results):
+            self._account(step, res, where=self.graph.title(state.paths[i].end))
+            # entity scores are relative within their relation group: the group's best entity carries the
+            # full relation score (all-zero groups count as uniform), so a relation's rank survives a scorer
+            # that rates every entity low
+            best: dict[str, float] = {}
+            for pos, (rc, _, _) in enumerate(by_path[i]):
+                best[rc.key] = max(best.get(rc.key, 0.0), res.values[pos])
+            for pos, (rc, o, r) in enumerate(by_path[i]):
+                es = res.values[pos] / best[rc.key] if best[rc.key] > 0 else 1.0
+                combined = rc.score * es if llm_scorer else rc.score * (0.5 + 0.5 * es)
+                # a path's score is the product of its hop scores: the beam ranks whole paths
+                rows.append((combined * state.paths[i].score, combined, i, rc, o, r, res.reasons[pos] if pos < len(res.reasons) else "",
+                             res.scored_by))
+        order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
+        top: set[int] = set()
+        reached: set[int] = set()
+        for k in order:  # the beam keeps distinct entities: a second route to a kept entity is a waste of width
+            if cfg.width and len(top) >= cfg.width:
+                break
+            if rows[k][4] not in reached:
+                top.add(k)
+                reached.add(rows[k][4])
+        payload = []
+        for k, (path_score, combined, i, rc, o, r, reason, by) in enumerate(rows):
+            p = state.paths[i]
+            src_e, dst_e = self.graph.entity(p.end), self.graph.entity(o)
+            rel = self.graph.relationship(r)
+            step.candidates.append(Candidate(
+                id=f"e|p{i}|{rc.key}|{dst_e.id}", label=dst_e.title, score=round(float(path_score), 6), reason=reason,
+                kept=k in top, auto_kept=k in top, kind="entity", source_entity=src_e.title, source_id=src_e.id,
+                target=dst_e.title, target_id=dst_e.id, relation=rc.text, relationship_ids=[rel.id],
+                outgoing=rel.source_idx == p.end, path=i, scored_by=by))
+            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=float(combined), label=rc.text), float(path_score)))
+        return Proposal(step=step, payload=tuple(payload))
+
+    async def _propose_pairs(self, state: State) -> Proposal:
+        """Fast mode: one scoring call per depth over (relation, entity) pairs of the whole frontier.
+
+        Each path's pairs are cut to `max_candidates` relation groups and `entities_per_relation`
+        targets, then to `pairs_per_path` by the cheap pre-filter, so one prompt stays small."""
+        cfg = self.config
+        items: list[tuple[int, RelChoice, int, int]] = []  # path, relation group, target, relationship
+        notes = []
+        for i, p in enumerate(state.paths):
+            groups = self._groups(state, i)
+            if not groups:
+                notes.append(f"{self.graph.title(p.end)}: dead end")
+                continue
+            pairs = []
+            for g in groups:
+                seen: dict[int, int] = {}
+                for r, o in zip(g.ridxs, g.others):
+                    seen.setdefault(o, r)
+                pairs += [(g, o, r) for o, r in list(seen.items())[: cfg.entities_per_relation]]
+            texts = [f"{g.text} — {self._entity_text(o)}" for g, o, _ in pairs]
+            keep, pre = await self._prefiltered(ScoreRequest(question=state.question, stage="pairs", anchor="",
+                                                             texts=texts), cfg.pairs_per_path)
+            notes.append(f"{self.graph.title(p.end)}: {len(pairs)} pairs" + (f", {len(keep)} kept by {pre.scored_by}"
+                                                                           if pre else ""))
+            items += [(i, pairs[k][0], pairs[k][1], pairs[k][2]) for k in keep]
+        step = Step(depth=state.depth, stage="entities", note="fast mode; " + "; ".join(notes))
+        if not items:
+            return Proposal(step=step, payload=())
+        texts = [f"{self.graph.title(state.paths[i].end)} — {g.text} — {self._entity_text(o)}" for i, g, o, _ in items]
+        res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
+                                                          texts=texts, chains=self._chain_texts(state.paths)))
+        self._account(step, res, where="frontier")
+        rows = sorted(range(len(items)), key=lambda k: (-res.values[k] * state.paths[items[k][0]].score, k))
+        top: set[int] = set()
+        reached: set[int] = set()
+        for k in rows:
+            if cfg.width and len(top) >= cfg.width:
+                break
+            if items[k][2] not in reached:
+                top.add(k)
+                reached.add(items[k][2])
+        payload = []
+        for k, (i, g, o, r) in enumerate(items):
+            p = state.paths[i]
+            score = float(res.values[k])
+            src_e, dst_e, rel = self.graph.entity(p.end), self.graph.entity(o), self.graph.relationship(r)
+            step.candidates.append(Candidate(
+                id=f"e|p{i}|{g.key}|{dst_e.id}", label=dst_e.title, score=round(score * p.score, 6),
+                reason=res.reasons[k] if k < len(res.reasons) else "", kept=k in top, auto_kept=k in top,
+                kind="entity", source_entity=src_e.title, source_id=src_e.id, target=dst_e.title,
+                target_id=dst_e.id, relation=g.text, relationship_ids=[rel.id], outgoing=rel.source_idx == p.end,
+                path=i, scored_by=res.scored_by))
+            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=g.text), score * p.score))
+        return Proposal(step=step, payload=tuple(payload))
+
+    async def _propose_evaluate(self, state: State) -> Proposal:
+        cfg = self.config
+        step = Step(depth=state.depth, stage="evaluate")
+        if state.depth >= cfg.depth:
+            verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
+        elif self.llm is None:
+            verdict = self._coverage_verdict(state)
+        else:
+            from .llm import LLMError
+
+            try:
+                res = await self.llm.complete(prompts.evaluate_prompt(state.question, self._chain_texts(state.paths)),
+                                              temperature=cfg.temperature_reasoning, max_tokens=cfg.max_tokens,
+                                              json_schema=prompts.EVALUATE_SCHEMA)
+                v = parse_sufficient(res.text)
+                verdict = {"sufficient": v.sufficient, "reason": v.reason, "by": "llm"}
+                self._account(step, ScoreResult(values=[], reasons=[], scored_by="llm", fallback=v.fallback,
+                                                detail=v.detail, llm_calls=0 if res.cached else 1,
+                                                cache_hits=1 if res.cached else 0,
+                                                prompt_tokens=0 if res.cached else res.prompt_tokens,
+                                                completion_tokens=0 if res.cached else res.completion_tokens,
+                                                cost_usd=0.0 if res.cached else res.cost_usd), where="evaluate")
+            except LLMError as err:
+                verdict = {"sufficient": False, "reason": "evaluation failed; searching on", "by": "fallback"}
+                step.llm_calls += 1
+                step.fallbacks.append({"name": FALLBACK_EVALUATE_LLM_ERROR, "detail": f"{err.kind}: {str(err)[:200]}",
+                                       "where": "evaluate"})
+        step.verdict = verdict
+        suff = bool(verdict["sufficient"])
+        step.candidates = [
+            Candidate(id="sufficient", label="The chains are enough: answer now", score=1.0 if suff else 0.0,
+                      reason=verdict["reason"], kept=suff, auto_kept=suff, kind="verdict"),
+            Candidate(id="continue", label="Search one level deeper", score=0.0 if suff else 1.0,
+                      reason=verdict["reason"], kept=not suff, auto_kept=not suff, kind="verdict"),
+        ]
+        return Proposal(step=step, payload=(True, False))
+
+    def _question_words(self, state: State) -> set[str]:
+        seed_words = {w for s in state.seeds for w in tokens(s.title)}
+        return {w for w in tokens(state.question) if w not in seed_words and w not in _WH}
+
+    def _coverage(self, state: State, p: BeamPath) -> set[str]:
+        want = self._question_words(state)
+        got: set[str] = set()
+        for h in p.hops:
+            got |= want & set(tokens(h.label))
+        return got
+
+    def _coverage_verdict(self, state: State) -> dict[str, Any]:
+        """LLM-free sufficiency: stop once one chain's relations mention every content word of the
+        question (beyond the topic entities); otherwise search on to the maximum depth."""
+        want = self._question_words(state)
+        best = max((self._coverage(state, p) for p in state.paths if p.hops), key=len, default=set())
+        if want and best == want:
+            return {"sufficient": True, "by": "coverage",
+                    "reason": f"a chain covers every question word ({', '.join(sorted(want))})"}
+        missing = ", ".join(sorted(want - best)) or "no content words"
+        return {"sufficient": False, "by": "coverage", "reason": f"no LLM; not yet covered: {missing}"}
+
+    # ------------------------------------------------------------------ apply
