@@ -45,6 +45,8 @@ def toy_llm(request: dict) -> str:
         chains = [line for line in text.splitlines() if line.startswith("[1]")]
         end = chains[0].rsplit(" ", 1)[-1] if chains else "unknown"
         return f"The answer is {end} [1]."
+    if "in candidate order" in text:  # the compact format: a bare list of numbers
+        return json.dumps({"scores": [item["score"] for item in overlap_scores(question_of(text), text)]})
     if "score" in text:
         return json.dumps({"scores": overlap_scores(question_of(text), text)})
     return "I cannot help with that."

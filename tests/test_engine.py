@@ -280,3 +280,13 @@ def test_embedding_linking_finds_a_seed_when_no_title_is_in_the_question(tmp_pat
     assert eng.start(q).seeds == ()  # neither an exact span nor a fuzzy title match
     st = asyncio.run(eng.start_async(q))
     assert [(s.title, s.how) for s in st.seeds][:1] == [("Zeppelin Works", "embedding")]
+
+
+def test_compact_scoring_asks_small_models_for_bare_score_lists(server):
+    g = make_graph()
+    eng = ToGEngine(g, llm=client(server), config=EngineConfig(width=2, depth=3, compact_scores=True))
+    st = run(eng, "Where was the founder of Acme born?", seeds=["Acme"])
+    scoring = [r for r in server.requests if "in candidate order" in r["messages"][-1]["content"]]
+    assert scoring and all("reason" not in json.dumps(r.get("response_format", {})) for r in scoring)
+    assert not any(f for s in st.steps for f in s.fallbacks)  # the bare lists parsed cleanly
+    assert eng.trace(st).chains[0][-1].target == "Paris"

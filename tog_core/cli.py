@@ -113,7 +113,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     embedder = build_embedder(info) if "embedding" in (rel_pruner, ent_pruner) else None
     try:
         config = EngineConfig(width=width, depth=depth, relation_pruner=rel_pruner, entity_pruner=ent_pruner,
-                              model=choice.model, mode=mode)
+                              model=choice.model, mode=mode, compact_scores=choice.kind == "local")
     except ValueError as err:
         raise UsageError(str(err)) from None
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))

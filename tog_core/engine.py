@@ -46,7 +46,7 @@ class ToGEngine(StageProposals, Recording):
         self.project = project
         cfg = self.config
         deps = dict(llm=llm, embedder=embedder, seed=cfg.seed, temperature=cfg.temperature_exploration,
-                    max_tokens=cfg.max_tokens)
+                    max_tokens=cfg.max_tokens, compact=cfg.compact_scores)
         self.relation_scorer = relation_scorer or make_scorer(cfg.relation_pruner, **deps)
         self.entity_scorer = entity_scorer or make_scorer(cfg.entity_pruner, **deps)
         self.prefilter = prefilter or make_scorer(cfg.prefilter, **deps)

@@ -15,7 +15,8 @@ import re
 
 __all__ = [
     "SYSTEM_JSON", "SYSTEM_ANSWER", "RELATION_TEMPLATE", "ENTITY_TEMPLATE", "PAIR_TEMPLATE",
-    "EVALUATE_TEMPLATE", "ANSWER_TEMPLATE", "TOPIC_TEMPLATE", "SCORES_FORMAT",
+    "EVALUATE_TEMPLATE", "ANSWER_TEMPLATE", "TOPIC_TEMPLATE", "SCORES_FORMAT", "COMPACT_SCORES_FORMAT",
+    "compact", "compact_scores_schema",
     "SCORES_SCHEMA", "EVALUATE_SCHEMA", "TOPIC_SCHEMA",
     "CANDIDATE_CHARS", "CHAIN_CHARS", "EVIDENCE_CHARS", "QUESTION_CHARS", "NO_CHAINS",
     "clean_text", "numbered", "relation_prompt", "entity_prompt", "pair_prompt",
@@ -193,6 +194,27 @@ def answer_prompt(question: str, chains: list[str], evidence: list[str]) -> list
         chains=numbered(chains, start=1, limit=CHAIN_CHARS, empty="(no chains were found)"),
         evidence=_bullets(evidence, limit=EVIDENCE_CHARS, empty="(none)"))
     return _messages(SYSTEM_ANSWER, user)
+
+
+COMPACT_SCORES_FORMAT = ('Reply with JSON only: {{"scores": [<score of [0]>, <score of [1]>, ...]}} with exactly '
+                         '{n} numbers from 0 to 1, in candidate order. 0 means useless, 1 means certainly useful.')
+
+
+def compact_scores_schema(n: int) -> dict:
+    """Scores as a bare list of n numbers: ~4 output tokens per candidate, for small local models."""
+    return {"title": "scores", "type": "object", "additionalProperties": False, "required": ["scores"],
+            "properties": {"scores": {"type": "array", "items": {"type": "number"}, "minItems": n, "maxItems": n}}}
+
+
+def compact(messages: list[dict], n: int) -> list[dict]:
+    """The same scoring prompt asking for bare scores (no reasons): far fewer tokens to generate."""
+    long_format = SCORES_FORMAT.format()
+    out = [dict(m) for m in messages]
+    last = out[-1]
+    if long_format not in last["content"]:
+        raise ValueError("not a scoring prompt: the scores format is missing")
+    last["content"] = last["content"].replace(long_format, COMPACT_SCORES_FORMAT.format(n=n))
+    return out
 
 
 def topic_prompt(question: str) -> list[dict]:

@@ -149,8 +149,9 @@ class LLMScorer:
     uses_llm = True
 
     def __init__(self, llm: Any, *, temperature: float = 0.4, max_tokens: int = 256,
-                 fallback: Any | None = None) -> None:
+                 fallback: Any | None = None, compact: bool = False) -> None:
         self.llm = llm
+        self.compact = compact  # bare score lists, no reasons: for small local models
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.fallback = fallback or BM25Scorer()
@@ -168,11 +169,15 @@ class LLMScorer:
         n = len(req.texts)
         if n == 0:
             return ScoreResult(values=[], reasons=[], scored_by=self.name)
-        # budget: ~40 output tokens per candidate, at least the configured max
-        max_tokens = max(self.max_tokens, min(4096, 40 * n + 32))
+        if self.compact:
+            msgs, schema = prompts.compact(self.messages(req), n), prompts.compact_scores_schema(n)
+            max_tokens = 8 * n + 16
+        else:  # budget: ~40 output tokens per candidate, at least the configured max
+            msgs, schema = self.messages(req), prompts.SCORES_SCHEMA
+            max_tokens = max(self.max_tokens, min(4096, 40 * n + 32))
         try:
-            res = await self.llm.complete(self.messages(req), temperature=self.temperature,
-                                          max_tokens=max_tokens, json_schema=prompts.SCORES_SCHEMA)
+            res = await self.llm.complete(msgs, temperature=self.temperature, max_tokens=max_tokens,
+                                          json_schema=schema)
         except LLMError as err:
             fb = await self.fallback.score(req)
             fb.fallback = FALLBACK_LLM_ERROR
@@ -191,10 +196,10 @@ class LLMScorer:
 
 ScorerFactory = Callable[..., Any]
 SCORERS: dict[str, ScorerFactory] = {
-    "llm": lambda *, llm=None, embedder=None, seed=0, temperature=0.4, max_tokens=256: _need(
+    "llm": lambda *, llm=None, embedder=None, seed=0, temperature=0.4, max_tokens=256, compact=False: _need(
         llm, "llm", "an LLM (pick a model, or 'local')") and LLMScorer(llm, temperature=temperature,
-                                                                      max_tokens=max_tokens),
-    "bm25": lambda **_: BM25Scorer(),
+                                                                      max_tokens=max_tokens, compact=compact),
+    "bm25": lambda **_: BM25Scorer(),  # every factory takes the same keyword arguments and ignores the rest
     "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder") and EmbeddingScorer(embedder),
     "random": lambda *, seed=0, **_: RandomScorer(seed),
 }

@@ -34,6 +34,7 @@ class EngineConfig:
     degree_filter: bool = False  # skip neighbours whose degree is far above/below the seeds'
     degree_factor: float = 50.0  # "far": more than factor× the largest seed degree
     seed: int = 0  # for the random pruner
+    compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
     model: str = "none"  # recorded in the trace; the LLM object itself is a constructor argument
 
     def __post_init__(self) -> None:
