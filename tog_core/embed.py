@@ -161,7 +161,9 @@ class LiteLLMEmbedder:
         passage_prefix: str = "",
         timeout: float = 120.0,
         extra: dict | None = None,
+        api_key: str | None = None,
     ):
+        self._api_key = api_key  # e.g. from the project's .env; never shown (no repr includes it)
         self.model = model
         self.api_base = api_base
         self.api_key_env = api_key_env
@@ -192,7 +194,9 @@ class LiteLLMEmbedder:
         kwargs = dict(self.extra)
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self.api_key_env:
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        elif self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
                 raise EmbeddingUnavailable(
@@ -203,11 +207,14 @@ class LiteLLMEmbedder:
         try:
             resp = litellm.embedding(model=self.model, input=batch, timeout=self.timeout, **kwargs)
         except Exception as exc:
-            # never echo kwargs: they hold the key
+            # never echo kwargs (they hold the key), and scrub the provider's message of it too
+            from .llm import _scrub
+
+            first = str(exc).splitlines()[0][:300] if str(exc) else ""
             raise EmbeddingUnavailable(
                 f"embedding model {self.model} failed: {type(exc).__name__}: "
-                f"{str(exc).splitlines()[0][:300] if str(exc) else ''}"
-            ) from exc
+                f"{_scrub(first, [k for k in (kwargs.get('api_key'),) if k])}"
+            ) from None
         rows = sorted(
             (d if isinstance(d, dict) else d.model_dump() for d in resp.data),
             key=lambda d: d.get("index", 0),

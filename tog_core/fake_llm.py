@@ -163,7 +163,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 owner._record(body, self.headers)
                 self._chat(body)
             elif path in ("/v1/embeddings", "/embeddings"):
-                owner._record_embedding(body)
+                owner._record_embedding(body, self.headers)
                 self._embeddings(body)
             else:
                 self._send_json(404, _error_body(f"no route POST {path}", "not_found"))
@@ -342,6 +342,7 @@ class FakeOpenAIServer:
         self._stopping = threading.Event()
         self._requests: list[dict] = []
         self._embedding_requests: list[dict] = []
+        self._embedding_auth_headers: list[str | None] = []
         self._auth_headers: list[str | None] = []
         self._handler_errors: list[BaseException] = []
         self._in_flight = 0
@@ -420,6 +421,7 @@ class FakeOpenAIServer:
         with self._lock:
             self._requests.clear()
             self._embedding_requests.clear()
+            self._embedding_auth_headers.clear()
             self._auth_headers.clear()
             self._handler_errors.clear()
             self._max_concurrent = self._in_flight
@@ -442,9 +444,16 @@ class FakeOpenAIServer:
             self._requests.append(body)
             self._auth_headers.append(headers.get("Authorization") or headers.get("api-key"))
 
-    def _record_embedding(self, body: dict) -> None:
+    def _record_embedding(self, body: dict, headers: Any = None) -> None:
         with self._lock:
             self._embedding_requests.append(body)
+            if headers is not None:
+                self._embedding_auth_headers.append(headers.get("Authorization") or headers.get("api-key"))
+
+    @property
+    def embedding_auth_headers(self) -> list[str | None]:
+        with self._lock:
+            return list(self._embedding_auth_headers)
 
     def _record_error(self, exc: BaseException) -> None:
         with self._lock:

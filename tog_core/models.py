@@ -94,10 +94,18 @@ def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: 
     return LLMClient(cfg), choice
 
 
-def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None) -> Any:
-    """The packaged offline embedder, cached on disk per project."""
-    from .embed import default_embedder
+def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None, use_project_model: bool = True,
+                   environ: dict[str, str] | None = None) -> Any:
+    """The project's configured embedding model through LiteLLM when its key is present, else the
+    packaged offline embedder; either way cached on disk per project."""
+    from .embed import CachedEmbedder, LiteLLMEmbedder, default_embedder
 
+    env = os.environ if environ is None else environ
     name = info.name if info else "default"
     cache = cache_dir if cache_dir is not None else tog_home() / "cache" / "embeddings" / name
+    em = info.embedding_model if info and use_project_model else None
+    if em is not None:
+        key = em.api_key or (env.get(em.api_key_env) if em.api_key_env else None)
+        if key:
+            return CachedEmbedder(LiteLLMEmbedder(em.litellm_model, api_base=em.api_base, api_key=key), cache)
     return default_embedder(cache)
