@@ -98,7 +98,9 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     info = open_project(project)
     graph = KnowledgeGraph.load(info)
     choice = choose_model(model, info, api_base=api_base)
-    rel_pruner = pruner or ("bm25" if choice.kind == NONE else "llm")
+    # default pruner: the LLM when it is a real provider; the packaged embedder beside the small local
+    # model (which scores poorly, see README); BM25 with no LLM at all
+    rel_pruner = pruner or {NONE: "bm25", "local": "embedding"}.get(choice.kind, "llm")
     ent_pruner = entity_pruner or rel_pruner
     for name in (rel_pruner, ent_pruner):
         if name not in SCORERS:
