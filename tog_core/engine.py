@@ -100,7 +100,10 @@ class ToGEngine(StageProposals, Recording):
             found = []
         usage = {**usage, "stage": "link", "wall_s": self.clock() - t0}
         st = self.start(question, found) if found else state
-        return st.with_(extra_usage=st.extra_usage + (usage,))
+        st = st.with_(extra_usage=st.extra_usage + (usage,))
+        if not found and usage.get("fallback") == FALLBACK_LINK_LLM_ERROR:  # nothing could be done: say so
+            st = st.with_(stop_reason="error", error=usage["detail"])
+        return st
 
     def _seed(self, s: Seed | str) -> Seed:
         if isinstance(s, Seed):
@@ -206,7 +209,10 @@ class ToGEngine(StageProposals, Recording):
         lines += [f"[{k + 1}] {self.path_text(p)} (score {p.score:.2f})" for k, p in enumerate(best)]
         return "\n".join(lines)
 
-    async def answer(self, state: State, on_token: Callable[[str], None] | None = None) -> State:
+    async def answer(self, state: State, on_token: Callable[[str], None] | None = None,
+                     on_reset: Callable[[], None] | None = None) -> State:
+        """Write the answer (streamed through on_token). If the LLM fails after some tokens were shown,
+        on_reset tells the UI to clear them before the answer composed from the chains arrives."""
         if state.stage == "done":
             return state
         if not state.done:
@@ -221,10 +227,18 @@ class ToGEngine(StageProposals, Recording):
         t0 = self.clock()
         msgs = prompts.answer_prompt(state.question, self._chain_texts(self._best_paths(state)),
                                      self.evidence_texts(state))
+        shown: list[str] = []
+
+        def tee(piece: str) -> None:
+            shown.append(piece)
+            emit(piece)
+
         try:
             res = await self.llm.stream(msgs, temperature=self.config.temperature_reasoning,
-                                        max_tokens=self.config.answer_max_tokens, on_token=emit)
+                                        max_tokens=self.config.answer_max_tokens, on_token=tee)
         except LLMError as err:
+            if shown and on_reset is not None:
+                on_reset()
             text = self.compose_answer(state)
             emit(text)
             usage = {"stage": "answer", "llm_calls": 1, "fallback": FALLBACK_ANSWER_LLM_ERROR,
@@ -254,7 +268,7 @@ class ToGEngine(StageProposals, Recording):
             cb.on_state(state)
             cb.on_usage(self.stats(state))
         cb.on_stage(state.depth, "answer")
-        state = await self.answer(state, on_token=cb.on_token)
+        state = await self.answer(state, on_token=cb.on_token, on_reset=cb.on_answer_reset)
         cb.on_state(state)
         cb.on_usage(self.stats(state, wall_s=self.clock() - t0))
         return state

@@ -23,6 +23,7 @@ from .project import (EmptyTableError, ProjectError, ProjectInfo, SchemaError, U
                       open_project)
 
 PLACEHOLDER_PREFIX = "placeholder:"
+LONG_DESCRIPTION_CHARS = 100_000  # longer entity descriptions are reported as a problem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,24 +94,54 @@ def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
                                    fix="the file is damaged or not parquet; re-run `graphrag index` or restore it") from None
 
 
-def _string_column(table: pa.Table, name: str, path: Path, *, required: bool) -> pa.Array | None:
+def _string_column(table: pa.Table, name: str, path: Path, *, required: bool,
+                   notes: list[str] | None = None) -> pa.Array | None:
+    """A column as a string array. Numbers are read as text and bytes that are not UTF-8 are decoded with
+    replacement characters; both are reported in `notes` (the graph's problems) rather than failing."""
     if name not in table.column_names:
         if required:
             raise SchemaError(f"has no '{name}' column (columns: {', '.join(table.column_names)[:200]})", path=path,
                               fix="this does not look like GraphRAG output; re-run `graphrag index`")
         return None
     col = table.column(name).combine_chunks()
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        return col.cast(pa.string()) if pa.types.is_large_string(col.type) else col
-    if pa.types.is_dictionary(col.type):
+    where = f"{path.stem}.{name}"
+    if pa.types.is_large_string(col.type) or pa.types.is_dictionary(col.type):
+        col = col.cast(pa.string())
+    if pa.types.is_string(col.type):
+        try:
+            col.validate(full=True)  # a writer that skipped validation can leave non-UTF-8 bytes in a string column
+            return col
+        except pa.ArrowInvalid:
+            return _decode_replacing(col.view(pa.binary()), where, notes)
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        if notes is not None:
+            notes.append(f"{where} has type {col.type}; read as text")
         return col.cast(pa.string())
-    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_binary(col.type):
+    if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
         try:
             return col.cast(pa.string())
         except pa.ArrowInvalid:
-            pass
+            return _decode_replacing(col, where, notes)
     raise SchemaError(f"column '{name}' has type {col.type}, expected text", path=path,
                       fix="the table was written by a tool with a different schema; re-run `graphrag index`")
+
+
+def _decode_replacing(col: pa.Array, where: str, notes: list[str] | None) -> pa.Array:
+    """Bytes → text with U+FFFD for undecodable bytes (a Python loop, only on this rare repair path)."""
+    out: list[str | None] = []
+    bad = 0
+    for v in col.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        try:
+            out.append(v.decode("utf-8"))
+        except UnicodeDecodeError:
+            bad += 1
+            out.append(v.decode("utf-8", errors="replace"))
+    if notes is not None:
+        notes.append(f"{where}: {bad} values are not valid UTF-8 (undecodable bytes shown as \ufffd)")
+    return pa.array(out, pa.string())
 
 
 def _list_column(table: pa.Table, name: str) -> pa.ListArray | None:
@@ -185,9 +216,10 @@ class KnowledgeGraph:
             raise EmptyTableError("has no rows", path=rel_path,
                                   fix="ToG needs relationships to walk; check the indexing run finished")
         name_col = info.entity_name_column if info else ("title" if "title" in ent.column_names else "name")
-        titles = _string_column(ent, name_col, ent_path, required=True)
+        titles = _string_column(ent, name_col, ent_path, required=True, notes=problems)
         assert titles is not None
-        ok = pc.and_(pc.is_valid(titles), pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(titles)), 0))
+        ok = pc.and_kleene(pc.is_valid(titles), pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(titles)), 0))
+        ok = ok.fill_null(False)
         n_bad = len(titles) - pc.sum(ok.cast(pa.int64())).as_py()
         if n_bad:
             problems.append(f"{n_bad} entities with an empty or missing {name_col} were skipped")
@@ -196,18 +228,18 @@ class KnowledgeGraph:
             if ent.num_rows == 0:
                 raise EmptyTableError(f"has no entity with a {name_col}", path=ent_path,
                                       fix="every entity needs a title; re-run `graphrag index`")
-        ids = _string_column(ent, "id", ent_path, required=False)
+        ids = _string_column(ent, "id", ent_path, required=False, notes=problems)
         if ids is None:
             problems.append("entities have no 'id' column; titles are used as ids")
             ids = titles
         else:
             ids = pc.if_else(pc.is_valid(ids), ids, titles)
-        types = _string_column(ent, "type", ent_path, required=False)
-        descs = _string_column(ent, "description", ent_path, required=False)
+        types = _string_column(ent, "type", ent_path, required=False, notes=problems)
+        descs = _string_column(ent, "description", ent_path, required=False, notes=problems)
         n_ent = len(titles)
 
-        src_t = _string_column(rel, "source", rel_path, required=True)
-        dst_t = _string_column(rel, "target", rel_path, required=True)
+        src_t = _string_column(rel, "source", rel_path, required=True, notes=problems)
+        dst_t = _string_column(rel, "target", rel_path, required=True, notes=problems)
         assert src_t is not None and dst_t is not None
         rel_ok = pc.and_(pc.is_valid(src_t), pc.is_valid(dst_t))
         n_bad_rel = len(src_t) - pc.sum(rel_ok.cast(pa.int64())).as_py()
@@ -254,13 +286,13 @@ class KnowledgeGraph:
         self.n_entities = n
         self.n_relationships = m
 
-        rel_ids = _string_column(rel, "id", rel_path, required=False)
+        rel_ids = _string_column(rel, "id", rel_path, required=False, notes=problems)
         if rel_ids is None:
             problems.append("relationships have no 'id' column; row numbers are used as ids")
             rel_ids = pa.array(np.arange(m).astype(str).astype(object), pa.string())
         self._rel_ids = rel_ids
-        self._rel_desc = _string_column(rel, "description", rel_path, required=False) or pa.nulls(m, pa.string())
-        self._rel_label = _string_column(rel, "relation", rel_path, required=False)
+        self._rel_desc = _string_column(rel, "description", rel_path, required=False, notes=problems) or pa.nulls(m, pa.string())
+        self._rel_label = _string_column(rel, "relation", rel_path, required=False, notes=problems)
         w = rel.column("weight").combine_chunks() if "weight" in rel.column_names else None
         if w is not None and (pa.types.is_floating(w.type) or pa.types.is_integer(w.type)):
             weight = w.cast(pa.float64()).fill_null(1.0).to_numpy(zero_copy_only=False).copy()
@@ -324,9 +356,9 @@ class KnowledgeGraph:
 
         # text units
         if tu is not None and tu.num_rows:
-            tu_ids = _string_column(tu, "id", tu_path, required=True)
+            tu_ids = _string_column(tu, "id", tu_path, required=True, notes=problems)
             text_col = "text" if "text" in tu.column_names else ("chunk" if "chunk" in tu.column_names else "text")
-            tu_text = _string_column(tu, text_col, tu_path, required=True)
+            tu_text = _string_column(tu, text_col, tu_path, required=True, notes=problems)
             assert tu_ids is not None and tu_text is not None
         else:
             if tu is None:
@@ -335,6 +367,9 @@ class KnowledgeGraph:
             tu_text = pa.array([], pa.string())
         self._tu_ids, self._tu_text = tu_ids, tu_text
         tlist = _list_column(rel, "text_unit_ids")
+        if tlist is None and "text_unit_ids" in rel.column_names:
+            problems.append(f"{rel_path.stem}.text_unit_ids has type {rel.schema.field('text_unit_ids').type}, "
+                            "expected a list of text unit ids; links have no source text")
         if tlist is not None:
             offsets = tlist.offsets.to_numpy().astype(np.int64)
             offsets = offsets - offsets[0]
@@ -359,6 +394,14 @@ class KnowledgeGraph:
         self._by_title = dict(zip(reversed(self._titles.to_pylist()), range(n - 1, -1, -1)))
         self._memo = {}
         self._memo_lock = threading.Lock()
+        n_dup_rel = m - len(pc.unique(self._rel_ids))
+        if n_dup_rel:
+            problems.append(f"{n_dup_rel} duplicate relationship ids (the first of each is used for lookup and resume)")
+        if descs is not None and len(descs):
+            n_long = pc.sum(pc.greater(pc.utf8_length(descs), LONG_DESCRIPTION_CHARS).cast(pa.int64())).as_py() or 0
+            if n_long:
+                problems.append(f"{n_long} entity descriptions are longer than {LONG_DESCRIPTION_CHARS} characters "
+                                "(prompts use only their beginning)")
         n_dup_ids = n - len(pc.unique(self._ids))
         if n_dup_ids:
             problems.append(f"{n_dup_ids} duplicate entity ids (the first of each is used)")

@@ -237,6 +237,9 @@ def _retry_after_s(exc: BaseException) -> float | None:
     return None
 
 
+_MISSING_KEY = re.compile(r"(?i)missing credentials|api_key client option must be set|pass an `?api_key")
+
+
 @dataclass(kw_only=True)
 class _Failure:
     kind: str
@@ -260,6 +263,9 @@ def _classify(exc: BaseException) -> _Failure | None:
                         retry_after_s=_retry_after_s(exc))
     if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or status in (401, 403):
         return _Failure(kind="auth", retryable=False, detail=detail, status=status)
+    if any(type(e) is openai.OpenAIError for e in chain) and _MISSING_KEY.search(detail):
+        # raised by the OpenAI SDK before any request (LiteLLM wraps it as a "500"): no key at all
+        return _Failure(kind="auth", retryable=False, detail=detail, status=None)
     if any(isinstance(e, (ConnectionRefusedError, socket.gaierror)) for e in chain):
         return _Failure(kind="connection", retryable=False, detail=detail, status=None)
     if any(isinstance(e, (openai.APIConnectionError, ConnectionError, httpx.TransportError,
@@ -391,6 +397,9 @@ class LLMClient:
                 await self._retry_or_raise(failure, attempt)
                 retries += 1
         text = "".join(pieces)
+        if not text.strip():  # a 200 whose body was not an SSE stream (bad JSON, no choices) yields nothing
+            self._fail("bad_response", "the streamed reply carried no text (the body was not an "
+                                       "OpenAI event stream, or it had no choices)", attempts=retries + 1)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         if usage is None:  # provider sent no usage chunk: estimate, never leave it at zero
@@ -522,11 +531,13 @@ class LLMClient:
                           f"(now {cfg.concurrency}) or wait and try again",
             "server": f"the server failed (HTTP {status}) {attempts} time(s); try again later or "
                       f"check the server at {where}",
-            "connection": f"could not connect to {where}; check that the server is running and the "
-                          f"api_base is right",
+            "connection": (f"the connection to {where} dropped in the middle of the reply; try again"
+                           if detail.startswith("stream broke") else
+                           f"could not connect to {where}; check that the server is running and the "
+                           f"api_base is right"),
             "auth": "the key was rejected or is missing; check "
                     + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
-                       else "the API key you gave"),
+                       else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)"),
             "bad_request": "the request was rejected; check the model name and parameters",
             "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
                             f"(an OpenAI-compatible api_base usually ends in /v1)",

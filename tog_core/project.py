@@ -139,8 +139,12 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
         raise NotAProjectError("is a file, not a folder", path=given,
                                fix="give the folder that holds settings.yaml or the parquet tables")
 
-    root = real if _settings_file(real) else None
-    output_dir, problems = _find_output_dir(real)
+    try:
+        root = real if _settings_file(real) else None
+        output_dir, problems = _find_output_dir(real)
+    except PermissionError as err:
+        raise NotAProjectError(f"cannot read {err.filename or 'a folder'} (permission denied)", path=given,
+                               fix="give your user read access to the project folders (chmod/chown)") from None
     if root is None and _settings_file(output_dir.parent):
         root = output_dir.parent
     if root is None and output_dir != real and _settings_file(real):
@@ -242,7 +246,12 @@ def _find_tables(folder: Path) -> dict[str, Path]:
 
 def _columns(pq: Any, path: Path) -> list[str]:
     try:
+        if path.stat().st_size == 0:
+            raise UnreadableTableError("is an empty (zero-byte) file", path=path,
+                                       fix="the indexing run was interrupted; re-run `graphrag index`")
         return list(pq.read_schema(path).names)
+    except UnreadableTableError:
+        raise
     except Exception as err:  # pyarrow raises several types for broken files; re-raised typed
         raise UnreadableTableError(f"cannot read parquet ({err.__class__.__name__}: {str(err)[:120]})", path=path,
                                    fix="the file is damaged or not parquet; re-run `graphrag index` or restore it") from None

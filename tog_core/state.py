@@ -141,6 +141,7 @@ class Callbacks:
     on_stage: Callable[[int, str], None] = _noop  # a stage starts: (depth, stage)
     on_step: Callable[[Step], None] = _noop  # a stage finished and was applied
     on_token: Callable[[str], None] = _noop  # a piece of the streamed answer
+    on_answer_reset: Callable[[], None] = _noop  # the streamed answer broke: clear what was shown
     on_usage: Callable[[dict[str, Any]], None] = _noop  # running totals after each stage
     on_state: Callable[["State"], None] = _noop  # after every apply and after the answer (run store saves here)
 

@@ -1,0 +1,110 @@
+"""Shared pieces of the robustness tests (faults, secrets, crash, sessions): a small demo-like graph,
+a fault-injecting handler for FakeOpenAIServer, and an LLM client with tiny timeouts.
+
+The handler wraps the toy LLM of scripted.py: `Faults(rules)` answers each chat request with the first
+rule whose stage matches and whose `when(n)` (n = how many requests of that stage came before) is true;
+otherwise the toy LLM answers. Stages are read off the prompt: scores | evaluate | answer | topics.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pyarrow as pa
+
+from scripted import toy_llm
+from tog_core.fake_llm import Reply, last_user_message
+from tog_core.graph import KnowledgeGraph
+from tog_core.llm import LLMClient, LLMConfig
+
+# Acme <-founded- Alice -born in-> Paris ; Bob works at Acme, born in Lyon ; Acme located in Berlin ...
+EDGES = [
+    ("Alice", "Acme", "Alice founded Acme"),
+    ("Alice", "Paris", "Alice was born in Paris"),
+    ("Bob", "Acme", "Bob works at Acme"),
+    ("Bob", "Lyon", "Bob was born in Lyon"),
+    ("Acme", "Berlin", "Acme is located in Berlin"),
+    ("Alice", "Carol", "Alice is a friend of Carol"),
+    ("Carol", "Dave", "Carol is a friend of Dave"),
+    ("Dave", "Alice", "Dave is a friend of Alice"),
+    ("Berlin", "Germany", "Berlin is the capital of Germany"),
+    ("Germany", "Europe", "Germany is a country in Europe"),
+    ("Lyon", "France", "Lyon is a city in France"),
+    ("Paris", "France", "Paris is the capital of France"),
+]
+QUESTION = "Where was the founder of Acme born?"
+
+
+def entity_table(edges=EDGES) -> tuple[list[str], pa.Table, pa.Table, pa.Table]:
+    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
+                    "description": [f"{n} is an entity" for n in names]})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
+                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
+                    "text_unit_ids": pa.array([[f"t{k}"] for k in range(len(edges))], pa.list_(pa.string()))})
+    tu = pa.table({"id": [f"t{k}" for k in range(len(edges))], "text": [f"Source: {d}." for _, _, d in edges]})
+    return names, ent, rel, tu
+
+
+def make_graph(edges=EDGES) -> KnowledgeGraph:
+    _, ent, rel, tu = entity_table(edges)
+    return KnowledgeGraph.from_tables(ent, rel, tu)
+
+
+def stage_of(request: dict) -> str:
+    if request.get("stream"):
+        return "answer"
+    text = last_user_message(request)
+    if "enough to answer" in text:
+        return "evaluate"
+    if "Answer the question" in text:
+        return "answer"
+    if "named entities" in text or '"entities"' in text:
+        return "topics"
+    return "scores"
+
+
+@dataclass
+class Rule:
+    stage: str  # a stage name or "*"
+    reply: Reply | Callable[[dict], "Reply | str"]
+    when: Callable[[int], bool] = lambda n: True  # n: earlier requests of this stage
+
+
+@dataclass
+class Faults:
+    """A FakeOpenAIServer handler: scheduled faults over the toy LLM. Records the stage of every request."""
+
+    rules: list[Rule] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, request: dict) -> Reply | str:
+        stage = stage_of(request)
+        with self._lock:
+            n = sum(1 for s in self.seen if s == stage)
+            self.seen.append(stage)
+        for rule in self.rules:
+            if rule.stage in ("*", stage) and rule.when(n):
+                return rule.reply(request) if callable(rule.reply) else rule.reply
+        return toy_llm(request)
+
+
+def fast_config(base_url: str, **kw) -> LLMConfig:
+    """Tiny backoffs so every retry loop is bounded; hang tests pass their own small timeout_s."""
+    opts = dict(model="openai/toy", api_base=base_url, api_key="sk-test-not-a-real-key", timeout_s=5.0,
+                max_retries=1, backoff_base_s=0.01, backoff_max_s=0.05, retry_after_max_s=0.3, concurrency=4)
+    opts.update(kw)
+    return LLMConfig(**opts)
+
+
+def fast_client(base_url: str, **kw) -> LLMClient:
+    return LLMClient(fast_config(base_url, **kw))
+
+
+def chains_of(trace) -> list[list[tuple[str, str, str]]]:
+    return [[(link.source, link.relation, link.target) for link in chain] for chain in trace.chains]

@@ -1,0 +1,161 @@
+"""A distinctive API key, given three ways (env var named in settings.yaml, the project's .env, a typed
+key), is really sent to the provider and never appears in a trace, the run store, the LLM cache, an
+export, `inspect`, an error text (even when the server echoes the key back), a log record or the console."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from builders import write_project
+from faultkit import EDGES, QUESTION, Faults, Rule
+from scripted import toy_llm
+from tog_core.cli import main, run_query
+from tog_core.engine import ToGEngine
+from tog_core.export import export_html, export_json, export_markdown
+from tog_core.fake_llm import FakeOpenAIServer, Reply
+from tog_core.graph import KnowledgeGraph
+from tog_core.llm import LLMClient, LLMConfig, LLMError
+from tog_core import models
+from tog_core.models import choose_model
+from tog_core.project import open_project
+from tog_core.runs import RunStore
+from tog_core.state import EngineConfig
+
+SECRET = "sk-TESTSECRET-9f8e7d"
+FRAGMENTS = (SECRET, "TESTSECRET-9f8e7d", "9f8e7d")  # not even a recognisable tail may leak
+KEY_VAR = "TOG_TEST_SECRET_KEY"
+LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "tog_core", "httpx", "openai", "aiohttp")
+
+
+def settings_for(base_url: str) -> str:
+    return ("completion_models:\n  default_completion_model:\n    model_provider: openai\n    model: toy\n"
+            f"    api_base: {base_url}\n    api_key: ${{{KEY_VAR}}}\n")
+
+
+def make_project(root: Path, base_url: str) -> Path:
+    names = list(dict.fromkeys([s for s, _, _ in EDGES] + [t for _, t, _ in EDGES]))
+    return write_project(root, [(n, f"{n} is an entity") for n in names], EDGES,
+                         text_units={f"t{k}": f"Source: {d}." for k, (_, _, d) in enumerate(EDGES)},
+                         edge_units={k: [f"t{k}"] for k in range(len(EDGES))}, settings=settings_for(base_url))
+
+
+def assert_clean(text: str, where: str) -> None:
+    for fragment in FRAGMENTS:
+        assert fragment not in text, f"the key leaked into {where}"
+
+
+def all_files_text(folder: Path) -> str:
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.fixture()
+def logs(caplog):
+    caplog.set_level(logging.DEBUG)
+    for name in LOGGERS:
+        caplog.set_level(logging.DEBUG, logger=name)
+    return caplog
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(KEY_VAR, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return tmp_path / "home"
+
+
+def check_everything(trace, home: Path, root: Path, logs, capfd, *, key_in_project: bool = True) -> None:
+    """Every place a key could leak to after a run."""
+    data = trace.to_dict()
+    assert_clean(trace.to_json(), "the trace")
+    assert_clean(export_json(data), "the JSON export")
+    assert_clean(export_markdown(data), "the Markdown export")
+    assert_clean(export_html(data), "the HTML export")
+    assert any(home.glob("runs/*.json")), "the run store is empty"
+    assert_clean(all_files_text(home), "the run store or the LLM cache")
+    assert RunStore(home / "runs").load(trace.run_id).answer == trace.answer
+    for args in (["inspect", str(root), "--json"], ["inspect", str(root)]):
+        assert main(args) == 0
+    captured = capfd.readouterr()
+    assert ("set (hidden)" in captured.out) == key_in_project  # inspect saw the project's key, and hid it
+    assert_clean(captured.out + captured.err, "stdout/stderr")
+    assert any(r.name.startswith("LiteLLM") and r.levelno == logging.DEBUG for r in logs.records)  # really captured
+    assert_clean("\n".join(f"{r.name} {r.getMessage()} {r.args!r}" for r in logs.records), "the log records")
+    assert_clean(logs.text, "the formatted log")
+
+
+def test_secret_from_the_env_var_named_in_settings(home, tmp_path, monkeypatch, logs, capfd):
+    with FakeOpenAIServer(toy_llm) as srv:
+        root = make_project(tmp_path / "proj", srv.base_url)
+        monkeypatch.setenv(KEY_VAR, SECRET)
+        trace = run_query(str(root), QUESTION, seeds=["Acme"])
+        assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}  # the key really was used
+    assert trace.answer_by == "llm" and trace.config["model"] == "openai/toy"
+    assert trace.config.get("api_key_env") == KEY_VAR  # the variable's *name* may be recorded
+    check_everything(trace, home, root, logs, capfd)
+
+
+def test_secret_from_the_project_dotenv(home, tmp_path, logs, capfd):
+    with FakeOpenAIServer(toy_llm) as srv:
+        root = make_project(tmp_path / "proj", srv.base_url)
+        (root / ".env").write_text(f"# the project's secrets\n{KEY_VAR}={SECRET}\n")
+        assert KEY_VAR not in os.environ
+        trace = run_query(str(root), QUESTION, seeds=["Acme"])
+        assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
+    assert trace.answer_by == "llm"
+    check_everything(trace, home, root, logs, capfd)
+
+
+def test_secret_typed_in(home, tmp_path, logs, capfd):
+    with FakeOpenAIServer(toy_llm) as srv:
+        root = make_project(tmp_path / "proj", srv.base_url)
+        info = open_project(root)
+        choice = choose_model("openai/toy", info, api_base=srv.base_url, api_key=SECRET)
+        assert SECRET not in repr(choice) and SECRET not in str(choice.public_dict())
+        cfg = LLMConfig(model=choice.model, api_base=choice.api_base, api_key=SECRET, cache_dir=home / "cache",
+                        timeout_s=10, max_retries=0)
+        assert SECRET not in repr(cfg) and SECRET not in str(cfg.public_dict())
+        llm = LLMClient(cfg)
+        assert SECRET not in repr(llm)
+        eng = ToGEngine(KnowledgeGraph.load(info), llm=llm, config=EngineConfig(width=2, depth=3, model=cfg.model),
+                        project=str(root))
+        st = asyncio.run(eng.run(QUESTION, seeds=["Acme"]))
+        trace = eng.trace(st, run_id="typed-key", model_info={**choice.public_dict(), "api_key": SECRET})
+        RunStore(home / "runs").save(trace)
+        assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
+    assert trace.answer_by == "llm" and "api_key" not in trace.config
+    check_everything(trace, home, root, logs, capfd, key_in_project=False)
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_secret_echoed_by_the_server_never_reaches_an_error_text(status, home, tmp_path, monkeypatch, logs, capfd):
+    echo = Reply(status=status, text=f"Incorrect API key provided: {SECRET}. Authorization: Bearer {SECRET}")
+    with FakeOpenAIServer(Faults([Rule("*", echo)])) as srv:
+        root = make_project(tmp_path / "proj", srv.base_url)
+        monkeypatch.setenv(KEY_VAR, SECRET)
+        llm = LLMClient(LLMConfig(model="openai/toy", api_base=srv.base_url, api_key_env=KEY_VAR, timeout_s=5,
+                                  max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02))
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(llm.complete([{"role": "user", "content": "hi"}], temperature=0))
+        err = caught.value
+        assert err.kind == ("auth" if status == 401 else "server") and err.status == status
+        assert_clean(str(err), "the LLMError message")
+        assert_clean(repr(err.args), "the LLMError args")
+        assert "Incorrect API key provided" in str(err)  # the rest of the server's message survives
+        # a whole run where every call fails this way (no retries: the direct call above covered them)
+        monkeypatch.setattr(models, "build_llm", functools.partial(models.build_llm, max_retries=0))
+        trace = run_query(str(root), QUESTION, seeds=["Acme"])
+        assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}
+    details = [f["detail"] for s in trace.steps for f in s.fallbacks] + \
+              [f["detail"] for f in trace.stats.get("other_fallbacks", [])]
+    assert details  # every failed call is recorded by name, with its (scrubbed) detail
+    assert trace.error and trace.answer_by == "chains"
+    assert_clean(trace.error, "the trace's error")
+    check_everything(trace, home, root, logs, capfd)
