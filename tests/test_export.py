@@ -93,7 +93,7 @@ def test_html_export_is_escaped_standalone_and_sandboxed():
     assert set(URL.findall(re.sub(r'srcdoc="[^"]*"', "", page))) <= data_urls
     assert set(URL.findall(_srcdocs(page))) <= VIS_URLS | data_urls
     assert "&lt;img src=x" in page  # visible as text
-    assert "composed from the reasoning chains without an LLM" in page
+    assert "Composed from the reasoning chains, without an LLM" in page
 
 
 def _srcdocs(page: str) -> str:

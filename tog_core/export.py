@@ -22,7 +22,7 @@ _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password
 _SECRET_VALUE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\bBearer\s+\S{12,}")
 _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$])")
-_ANSWER_BY = {"llm": "the LLM", "chains": "composed from the reasoning chains without an LLM"}
+_ANSWER_BY = {"llm": "Written by the LLM", "chains": "Composed from the reasoning chains, without an LLM"}
 
 
 def _scrub(obj: Any) -> Any:
@@ -125,7 +125,7 @@ def export_markdown(trace: dict[str, Any]) -> str:
     if by == "chains":
         out += ["*Composed from the reasoning chains without an LLM (answer\\_by = chains).*", ""]
     elif by:
-        out += [f"*Answer by {md(_ANSWER_BY.get(by, by))}.*", ""]
+        out += [f"*{md(_ANSWER_BY.get(by, by))}.*", ""]
     out += [md_block(t.get("answer")) or "*(no answer)*", ""]
 
     seeds = t.get("seeds") or []
@@ -167,7 +167,7 @@ def export_markdown(trace: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------- html
 
 _PAGE_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:24px auto;
-padding:0 16px;color:#212529;line-height:1.45}
+padding:0 16px;color:#212529;line-height:1.45;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}td,th{border:1px solid #dee2e6;padding:3px 8px;
 text-align:left;vertical-align:top}th{background:#f8f9fa}.muted{color:#868e96}.answer{white-space:pre-wrap;
 background:#f8f9fa;padding:10px 14px;border-left:4px solid #4263eb}iframe{width:100%;border:1px solid #dee2e6}
@@ -203,7 +203,7 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append(f"<p><strong>Error:</strong> {_h(t.get('error'))}</p>")
     parts.append("<h2>Answer</h2>")
     if by:
-        parts.append(f"<p class=\"muted\">Answer by {_h(_ANSWER_BY.get(by, by))}.</p>")
+        parts.append(f"<p class=\"muted\">{_h(_ANSWER_BY.get(by, by))}.</p>")
     parts.append(f"<div class=\"answer\">{_h(t.get('answer') or '(no answer)')}</div>")
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
