@@ -1,0 +1,112 @@
+"""Streamlit glue shared by app.py and pages/: cached resources, the current settings, pictures.
+
+The loaded graph, LLM clients and the embedder are `st.cache_resource` (shared read-only across
+sessions). Logic lives in tog_core.session; this file only connects it to Streamlit.
+"""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from tog_core.engine import ToGEngine
+from tog_core.graph import KnowledgeGraph
+from tog_core.models import build_embedder, build_llm, choose_model
+from tog_core.project import ProjectInfo, open_project
+from tog_core.runs import RunStore
+from tog_core.session import K, Settings, engine_config
+
+APP_DIR = Path(__file__).resolve().parent
+
+
+@st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
+def load_project(resolved_path: str) -> tuple[ProjectInfo, KnowledgeGraph]:
+    """Keyed by the resolved path; raises ProjectError (shown in plain words by the caller)."""
+    info = open_project(resolved_path)
+    return info, KnowledgeGraph.load(info)
+
+
+@st.cache_resource(show_spinner="Starting the model…", max_entries=4)
+def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) -> tuple[Any, Any]:
+    info, _ = load_project(resolved_path)
+    choice = choose_model(model or None, info, api_base=api_base or None, api_key=api_key or None)
+    return build_llm(choice)
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…", max_entries=2)
+def _embedder(resolved_path: str) -> Any:
+    return build_embedder(load_project(resolved_path)[0])
+
+
+def project() -> tuple[ProjectInfo, KnowledgeGraph] | None:
+    """The current project (the last one that loaded), or None."""
+    path = st.session_state.get(K.PROJECT_OK)
+    return load_project(path) if path else None
+
+
+def settings() -> Settings:
+    ss = st.session_state
+    d = Settings()
+    return Settings(project=ss.get(K.PROJECT_OK, ""), model=ss.get(K.MODEL, d.model).strip(),
+                    api_base=ss.get(K.API_BASE, d.api_base).strip(), width=ss.get(K.WIDTH, d.width),
+                    depth=ss.get(K.DEPTH, d.depth), relation_pruner=ss.get(K.REL_PRUNER, d.relation_pruner),
+                    entity_pruner=ss.get(K.ENT_PRUNER, d.entity_pruner),
+                    temperature_exploration=ss.get(K.T_EXPLORE, d.temperature_exploration),
+                    temperature_reasoning=ss.get(K.T_REASON, d.temperature_reasoning), mode=ss.get(K.MODE, d.mode))
+
+
+def model_note(s: Settings) -> str:
+    cur = project()
+    choice = choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
+                          api_key=st.session_state.get(K.API_KEY) or None)
+    return f"{choice.model}" + (f" — {choice.note}" if choice.note else "")
+
+
+def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
+    """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
+    s = s or settings()
+    info, graph = load_project(s.project)
+    llm, choice = _client(s.project, s.model, s.api_base, st.session_state.get(K.API_KEY) or None)
+    cfg, notes = engine_config(s, choice.kind, choice.model)
+    emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner) else None
+    eng = ToGEngine(graph, llm=llm, embedder=emb, config=cfg, project=str(info.path))
+    return eng, choice.public_dict(), notes
+
+
+def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
+    """`engine`, or a readable error on the page (and the page stops) when the model cannot be used."""
+    from tog_core.llm import LLMError
+    from tog_core.models import ModelChoiceError
+
+    try:
+        return engine(s)
+    except (ModelChoiceError, LLMError, ValueError) as err:
+        st.error(f"The model cannot be used: {err}")
+        st.stop()
+        raise  # unreachable: st.stop raises
+
+
+def store() -> RunStore:
+    return RunStore()
+
+
+def picture(page: str, height: int) -> None:
+    """A standalone picture page in an iframe. A data: URL gives it an opaque origin, so its scripts can
+    never reach the app (srcdoc would be same-origin)."""
+    if hasattr(st, "iframe"):
+        url = "data:text/html;base64," + base64.b64encode(page.encode("utf-8")).decode("ascii")
+        st.iframe(url, height=height)
+    else:  # older Streamlit
+        import streamlit.components.v1 as components
+
+        components.html(page, height=height, scrolling=True)
+
+
+def need_project() -> tuple[ProjectInfo, KnowledgeGraph]:
+    cur = project()
+    if cur is None:
+        st.info("Open a GraphRAG project in the sidebar to start.")
+        st.stop()
+    return cur
