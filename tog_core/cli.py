@@ -89,7 +89,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
-    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model
+    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, default_pruner
     from .project import open_project
     from .pruning import SCORERS
     from .runs import RunStore, new_run_id
@@ -98,10 +98,8 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     info = open_project(project)
     graph = KnowledgeGraph.load(info)
     choice = choose_model(model, info, api_base=api_base)
-    # default pruner: the LLM when it is a real provider; the packaged embedder beside the small local
-    # model (which scores poorly, see README); BM25 with no LLM at all
-    rel_pruner = pruner or {NONE: "bm25", "local": "embedding"}.get(choice.kind, "llm")
-    ent_pruner = entity_pruner or rel_pruner
+    rel_pruner = pruner if pruner not in (None, "auto") else default_pruner(choice.kind)
+    ent_pruner = entity_pruner if entity_pruner not in (None, "auto") else rel_pruner
     for name in (rel_pruner, ent_pruner):
         if name not in SCORERS:
             raise UsageError(f"unknown pruner '{name}'; choose one of: {', '.join(SCORERS)}")
@@ -190,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("question")
     q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
-    q.add_argument("--pruner", default=None, help="llm | bm25 | embedding | random (default: llm, or bm25 without a model)")
+    q.add_argument("--pruner", default=None, help="auto | llm | bm25 | embedding | random (auto: llm with a provider, embedding beside the local model, bm25 without a model)")
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's, else local)")
     q.add_argument("--api-base", default=None, help="API base URL for the model (e.g. a LiteLLM proxy or Ollama)")

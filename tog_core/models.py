@@ -69,6 +69,12 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
     return ModelChoice(kind=NONE, model=NONE, note=f"no LLM available ({reason}); running LLM-free")
 
 
+def default_pruner(kind: str) -> str:
+    """The pruner "auto" stands for: the LLM when it is a real provider; the packaged embedder beside the
+    small local model (which scores relations poorly, see README); BM25 with no LLM at all."""
+    return {NONE: "bm25", LOCAL: "embedding"}.get(kind, "llm")
+
+
 def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 60.0,
               max_retries: int = 3, concurrency: int = 8) -> tuple[Any | None, ModelChoice]:
     """The LLM client for a choice (None for `none`). Starts the local server when needed."""

@@ -19,11 +19,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .models import default_pruner
 from .runs import RunStore, atomic_write_text, new_run_id, tog_home
 from .state import Callbacks, EngineConfig, Proposal, State
 from .trace import Seed, Trace
 
-PRUNERS = ("llm", "bm25", "embedding", "random")
+PRUNERS = ("auto", "llm", "bm25", "embedding", "random")  # auto: see models.default_pruner
 MODES = ("faithful", "fast")
 RECENT_MAX = 8
 
@@ -76,8 +77,8 @@ class Settings:
     api_base: str = ""
     width: int = 3
     depth: int = 3
-    relation_pruner: str = "llm"
-    entity_pruner: str = "llm"
+    relation_pruner: str = "auto"
+    entity_pruner: str = "auto"
     temperature_exploration: float = 0.4
     temperature_reasoning: float = 0.0
     mode: str = "faithful"
@@ -94,14 +95,16 @@ def sidebar_defaults() -> dict[str, Any]:
 def engine_config(settings: Settings, model_kind: str, model_name: str) -> tuple[EngineConfig, list[str]]:
     """EngineConfig for the settings and the resolved model; notes say what was adjusted and why."""
     notes = []
-    rel, ent = settings.relation_pruner, settings.entity_pruner
+    rel, ent = (default_pruner(model_kind) if p == "auto" else p
+                for p in (settings.relation_pruner, settings.entity_pruner))
     if model_kind == "none":
         if rel == "llm" or ent == "llm":
             notes.append("no LLM: the llm pruner is replaced by bm25")
         rel, ent = ("bm25" if rel == "llm" else rel), ("bm25" if ent == "llm" else ent)
     cfg = EngineConfig(width=settings.width, depth=settings.depth, relation_pruner=rel, entity_pruner=ent,
                        temperature_exploration=settings.temperature_exploration,
-                       temperature_reasoning=settings.temperature_reasoning, mode=settings.mode, model=model_name)
+                       temperature_reasoning=settings.temperature_reasoning, mode=settings.mode, model=model_name,
+                       compact_scores=model_kind == "local")
     return cfg, notes
 
 
@@ -247,9 +250,9 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
 
 
 def candidate_rows(proposal: Proposal) -> list[dict[str, Any]]:
-    """One row per candidate for the editable table: keep pre-set to the automatic choice."""
+    """One row per candidate for the editable table, best first: keep pre-set to the automatic choice."""
     rows = []
-    for c in proposal.step.candidates:
+    for c in sorted(proposal.step.candidates, key=lambda c: -float(c.score)):  # stable: ties keep their order
         what = c.label if c.kind != "entity" else f"{c.target or c.label}  (via: {c.relation or ''})"
         rows.append({"keep": bool(c.auto_kept), "score": round(float(c.score), 3), "candidate": what,
                      "from": c.source_entity, "reason": c.reason, "scored by": c.scored_by, "id": c.id})
