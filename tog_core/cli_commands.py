@@ -13,3 +13,17 @@ def _register_export() -> None:
 
 _register_export()
 # ---- end export ----
+
+
+# ---- bench: python -m tog_core bench kgqa DATA_DIR [...] (tog_core/bench.py) ----
+def _register_bench() -> None:
+    from . import cli
+    from .bench import add_bench_parser, cmd_bench  # cheap: the engine is imported when a run starts
+
+    if "bench" not in cli.COMMANDS:
+        cli.EXTRA_PARSERS.append(add_bench_parser)
+        cli.COMMANDS["bench"] = cmd_bench
+
+
+_register_bench()
+# ---- end bench ----

@@ -1,0 +1,142 @@
+"""`bench kgqa` on a hand-made KGQA folder whose metrics can be checked by eye, and on MetaQA when present."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from builders import METAQA
+from tog_core import cli
+from tog_core.bench import QuestionResult, answer_match, select, summarize
+
+# Film -directed_by-> Dana ; Film -starred_actors-> Sam ; Film -release_year-> 1999 ;
+# Other Film -directed_by-> Dana
+EDGES = [("Film", "Dana", "directed_by", "Film was directed by Dana"),
+         ("Film", "Sam", "starred_actors", "Film stars Sam (actor)"),
+         ("Film", "1999", "release_year", "Film was released in 1999"),
+         ("Other Film", "Dana", "directed_by", "Other Film was directed by Dana")]
+QUESTIONS = [
+    # BM25 (film/movie are stop words): only "direct" matches, on the directed_by edge -> Dana: hit
+    {"id": "q1", "question": "who directed Film", "topic_entities": ["Film"], "answers": ["Dana"], "hops": 1},
+    # only "releas" matches -> 1999: hit
+    {"id": "q2", "question": "which year was Film released", "topic_entities": ["Film"], "answers": ["1999"],
+     "hops": 1},
+    # the gold answer is not in the graph: miss
+    {"id": "q3", "question": "who directed Film", "topic_entities": ["Film"], "answers": ["Nobody"], "hops": 1},
+    # the topic entity is not in the graph: miss, no run
+    {"id": "q4", "question": "who directed Ghost", "topic_entities": ["Ghost"], "answers": ["Dana"], "hops": 1},
+    # Film -> Dana -> Other Film (the only way on from Dana that does not walk back): hit
+    {"id": "q5", "question": "what else did the director of Film direct", "topic_entities": ["Film"],
+     "answers": ["Other Film"], "hops": 2},
+]
+
+
+def write_kgqa(root: Path, questions=QUESTIONS, split: str = "dev") -> Path:
+    names = list(dict.fromkeys([s for s, *_ in EDGES] + [t for _, t, *_ in EDGES]))
+    pq.write_table(pa.table({"id": [f"e{i}" for i in range(len(names))], "title": names,
+                             "description": [f"{n} is an entity" for n in names]}), root / "entities.parquet")
+    pq.write_table(pa.table({"id": [f"r{i}" for i in range(len(EDGES))], "source": [e[0] for e in EDGES],
+                             "target": [e[1] for e in EDGES], "relation": [e[2] for e in EDGES],
+                             "description": [e[3] for e in EDGES]}), root / "relationships.parquet")
+    (root / f"questions_{split}.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    return root
+
+
+def bench_json(capsys, *args: str) -> dict:
+    code = cli.main(["bench", "kgqa", *args, "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)  # --json prints the JSON object and nothing else
+
+
+def test_metrics_match_the_hand_count(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    data = write_kgqa(tmp_path)
+    r = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1")
+    s = r["summary"]
+    assert s["1"]["n"] == 4 and s["2"]["n"] == 1 and s["all"]["n"] == 5
+    assert s["1"]["beam_recall"] == 0.5 and s["1"]["chain_hits1"] == 0.5
+    assert s["2"]["beam_recall"] == 1.0 and s["2"]["chain_hits1"] == 1.0
+    assert s["all"]["beam_recall"] == 0.6 and s["all"]["chain_hits1"] == 0.6
+    assert s["all"]["answer_hits1"] is None  # no LLM wrote an answer
+    assert s["all"]["llm_calls"] == 0 and s["all"]["tokens"] == 0
+    rows = {q["id"]: q for q in r["questions"]}
+    assert rows["q1"]["ends"] == ["Dana"] and rows["q5"]["ends"] == ["Other Film"]
+    assert rows["q4"]["stop_reason"] == "no_seed"
+    assert r["config"]["pruner"] == "bm25" and r["config"]["model"] == "none"
+
+
+def test_same_command_same_numbers(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    data = write_kgqa(tmp_path)
+    for pruner in ("bm25", "random"):
+        a, b = (bench_json(capsys, str(data), "--pruner", pruner) for _ in range(2))
+        strip = lambda r: [{k: v for k, v in q.items() if k != "wall_s"} for q in r["questions"]]  # noqa: E731
+        assert strip(a) == strip(b)
+        assert {k: {m: v for m, v in d.items() if m != "s_per_q"} for k, d in a["summary"].items()} == \
+            {k: {m: v for m, v in d.items() if m != "s_per_q"} for k, d in b["summary"].items()}
+
+
+def test_table_output_and_depth_override(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    data = write_kgqa(tmp_path)
+    assert cli.main(["bench", "kgqa", str(data), "--pruner", "bm25", "--width", "1", "--depth", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "beam recall" in out and out.strip().splitlines()[-1].split()[0] == "all"
+    # at depth 1 the 2-hop question stops at Dana: 2 of 5 hits
+    r = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1", "--depth", "1")
+    assert r["summary"]["all"]["beam_recall"] == 0.4
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    data = write_kgqa(tmp_path)
+    assert cli.main(["bench", "kgqa", str(data), "--split", "test"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "questions_test.jsonl" in err and "questions_dev.jsonl" in err
+    assert cli.main(["bench", "kgqa", str(data), "--pruner", "magic"]) == 2
+    assert "choose one of" in capsys.readouterr().err
+    (tmp_path / "questions_bad.jsonl").write_text('{"question": "q"}\n')
+    assert cli.main(["bench", "kgqa", str(data), "--split", "bad"]) == 2
+    assert "questions_bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_answer_hits_counts_only_llm_answers(tmp_path, capsys, monkeypatch):
+    from scripted import toy_llm
+    from tog_core.fake_llm import FakeOpenAIServer
+
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    data = write_kgqa(tmp_path, QUESTIONS[:1])
+    with FakeOpenAIServer(toy_llm) as srv:
+        r = bench_json(capsys, str(data), "--model", "openai/toy", "--api-base", srv.base_url)
+    s = r["summary"]["all"]
+    assert r["config"]["pruner"] == "llm"
+    assert s["answer_hits1"] == 1.0 and s["beam_recall"] == 1.0  # toy LLM answers "The answer is Dana [1]."
+    assert s["llm_calls"] >= 2 and s["tokens"] > 0
+
+
+def test_helpers_by_hand():
+    assert answer_match("It was DANA, I think", ["Dana"]) and not answer_match("Sam", ["Dana", ""])
+    qs = [{"hops": h, "id": f"{h}-{k}"} for h in (1, 2, 3) for k in range(3)]
+    assert [q["id"] for q in select(qs, 4)] == ["1-0", "2-0", "3-0", "1-1"]
+    assert select(qs, None) == qs
+    rows = [QuestionResult(id="a", hops=1, beam_hit=True, chain_hit=False, answer_hit=None, llm_calls=2),
+            QuestionResult(id="b", hops=2, beam_hit=False, chain_hit=False, answer_hit=True, llm_calls=4)]
+    s = summarize(rows)
+    assert s["all"]["beam_recall"] == 0.5 and s["all"]["answer_hits1"] == 1.0 and s["all"]["llm_calls"] == 3
+    assert list(s) == ["1", "2", "all"]
+
+
+@pytest.mark.skipif(not (METAQA / "questions_dev.jsonl").is_file(),
+                    reason="MetaQA is not present at ../shared/data/kgqa/metaqa")
+def test_metaqa_limit_10_bm25(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    r = bench_json(capsys, str(METAQA), "--limit", "10", "--pruner", "bm25")
+    assert r["summary"]["all"]["n"] == 10 and {q["hops"] for q in r["questions"]} == {1, 2, 3}
+    assert 0.0 <= r["summary"]["all"]["beam_recall"] <= 1.0

@@ -1,0 +1,304 @@
+"""`python -m tog_core bench kgqa DATA_DIR` — retrieval benchmark on a KGQA split (MetaQA-style).
+
+DATA_DIR holds entities.parquet, relationships.parquet and questions_<split>.jsonl (one JSON object a
+line: `question`, `topic_entities` (exact titles), `answers` (titles), `hops`, optional `id`).
+For each question the engine starts at its topic entities and searches to depth = its `hops` (or
+--depth). Metrics, per hop level and overall:
+
+* beam recall   — a gold answer is among the end entities of the final beam;
+* chain Hits@1  — the best chain ends in a gold answer;
+* answer Hits@1 — only when an LLM wrote the answer: a gold answer string occurs in it,
+  case-insensitive (ToG's lenient match); `None` when no answer was written by an LLM;
+* mean LLM calls / sequential rounds / tokens per question, and seconds per question.
+
+The graph is loaded once; questions run one after another (or `--concurrency` at a time). LLM-free
+pruners are deterministic (random is seeded), so the same command gives the same numbers, timings
+aside.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "llm_calls", "llm_rounds", "tokens", "s_per_q")
+
+
+@dataclass(kw_only=True)
+class QuestionResult:
+    id: str
+    hops: int
+    beam_hit: bool
+    chain_hit: bool
+    answer_hit: bool | None  # None: no LLM wrote the answer
+    ends: list[str] = field(default_factory=list)  # end entities of the final beam, best first
+    stop_reason: str | None = None
+    llm_calls: int = 0
+    llm_rounds: int = 0
+    tokens: int = 0
+    cache_hits: int = 0
+    wall_s: float = 0.0
+
+
+def _usage_error(msg: str) -> Exception:
+    from .cli import UsageError
+
+    return UsageError(msg)
+
+
+def load_questions(data_dir: Path, split: str) -> list[dict[str, Any]]:
+    """The questions of `questions_<split>.jsonl`; bad lines are a usage error naming the line."""
+    path = Path(data_dir) / f"questions_{split}.jsonl"
+    if not path.is_file():
+        found = sorted(p.name for p in Path(data_dir).glob("questions_*.jsonl")) if Path(data_dir).is_dir() else []
+        hint = f"found: {', '.join(found)}" if found else "no questions_*.jsonl in that folder"
+        raise _usage_error(f"{path} does not exist ({hint}); pass --split NAME for questions_NAME.jsonl")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+            q["question"], q["topic_entities"], q["answers"] = str(q["question"]), list(q["topic_entities"]), \
+                [str(a) for a in q["answers"]]
+            q["hops"] = int(q.get("hops", 1))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+            raise _usage_error(f"{path}:{n} is not a question object with question, topic_entities, answers "
+                               f"({err.__class__.__name__}: {str(err)[:80]}); fix or remove that line") from None
+        q.setdefault("id", f"{split}-{n}")
+        out.append(q)
+    return out
+
+
+def select(questions: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """The first `limit` questions taken round-robin over hop levels (file order within a level), so a
+    small limit still covers every level; all of them (in file order) without a limit."""
+    if limit is None or limit >= len(questions):
+        return list(questions)
+    levels: dict[int, list[dict[str, Any]]] = {}
+    for q in questions:
+        levels.setdefault(q["hops"], []).append(q)
+    picked: list[dict[str, Any]] = []
+    k = 0
+    while len(picked) < limit:
+        for h in sorted(levels):
+            if k < len(levels[h]) and len(picked) < limit:
+                picked.append(levels[h][k])
+        k += 1
+    return picked
+
+
+def answer_match(text: str, answers: list[str]) -> bool:
+    """ToG's lenient match: a gold answer string occurs in the answer, case-insensitive."""
+    low = text.lower()
+    return any(a.lower() in low for a in answers if a.strip())
+
+
+async def run_question(engine: Any, q: dict[str, Any], *, clock: Callable[[], float] = time.perf_counter
+                       ) -> QuestionResult:
+    graph = engine.graph
+    gold = set(q["answers"])
+    seeds = [t for t in q["topic_entities"] if graph.find_title(t) is not None]
+    t0 = clock()
+    if not seeds:
+        return QuestionResult(id=q["id"], hops=q["hops"], beam_hit=False, chain_hit=False, answer_hit=None,
+                              stop_reason="no_seed")
+    state = await engine.run(q["question"], seeds=seeds)
+    wall = clock() - t0
+    stats = engine.stats(state, wall_s=wall)
+    ends = [graph.title(p.end) for p in state.paths if p.hops]
+    chains = engine._best_paths(state)  # the order the answer and the trace use
+    best_end = graph.title(chains[0].end) if chains else None
+    return QuestionResult(
+        id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
+        answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
+        ends=ends, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
+        tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
+        wall_s=round(wall, 4))
+
+
+def summarize(rows: list[QuestionResult]) -> dict[str, dict[str, Any]]:
+    """Metrics per hop level ("1", "2", ...) and over all questions ("all")."""
+    groups: dict[str, list[QuestionResult]] = {}
+    for r in rows:
+        groups.setdefault(str(r.hops), []).append(r)
+    out = {h: _metrics(groups[h]) for h in sorted(groups, key=int)}
+    out["all"] = _metrics(rows)
+    return out
+
+
+def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
+    n = len(rows)
+    if n == 0:
+        return {"n": 0, **{m: None for m in METRICS}}
+    answered = [r.answer_hit for r in rows if r.answer_hit is not None]
+
+    def mean(xs: list[float]) -> float:
+        return round(sum(xs) / len(xs), 4)
+
+    return {
+        "n": n,
+        "beam_recall": mean([float(r.beam_hit) for r in rows]),
+        "chain_hits1": mean([float(r.chain_hit) for r in rows]),
+        "answer_hits1": mean([float(a) for a in answered]) if answered else None,
+        "llm_calls": mean([r.llm_calls for r in rows]),
+        "llm_rounds": mean([r.llm_rounds for r in rows]),
+        "tokens": mean([r.tokens for r in rows]),
+        "s_per_q": mean([r.wall_s for r in rows]),
+    }
+
+
+@dataclass(kw_only=True)
+class KGQAConfig:
+    data_dir: str
+    split: str = "dev"
+    pruner: str | None = None  # None: llm when a model is used, else bm25
+    entity_pruner: str | None = None  # None: same as pruner
+    width: int = 3
+    depth: int | None = None  # None: each question's hops
+    limit: int | None = None
+    model: str | None = None  # None: LLM-free unless pruner is llm
+    api_base: str | None = None
+    prefilter: str = "bm25"
+    seed: int = 0
+    concurrency: int | None = None  # None: 1 without an LLM, 4 with one
+
+
+def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
+             engine_hook: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """The whole benchmark; returns {"config", "summary", "questions"}. `engine_hook(engine)` lets an
+    experiment adjust each engine after it is built (bench scripts use it; the CLI does not)."""
+    from .engine import ToGEngine
+    from .graph import KnowledgeGraph
+    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model
+    from .project import open_project
+    from .pruning import SCORERS
+    from .state import EngineConfig
+
+    data_dir = Path(cfg.data_dir)
+    questions = select(load_questions(data_dir, cfg.split), cfg.limit)
+    t_load = time.perf_counter()
+    info = open_project(data_dir)
+    graph = KnowledgeGraph.load(info)
+    say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
+    wants_llm = cfg.model is not None or cfg.pruner == "llm"
+    choice = choose_model(cfg.model if wants_llm else NONE, info, api_base=cfg.api_base)
+    if wants_llm and choice.kind == NONE:
+        raise _usage_error("--pruner llm needs a model; pass --model LITELLM_MODEL or 'local', or use "
+                           "--pruner bm25|embedding|random")
+    pruner = cfg.pruner or ("llm" if choice.kind != NONE else "bm25")
+    ent_pruner = cfg.entity_pruner or pruner
+    for name in (pruner, ent_pruner, cfg.prefilter):
+        if name not in SCORERS:
+            raise _usage_error(f"unknown pruner '{name}'; choose one of: {', '.join(SCORERS)}")
+    try:
+        llm, choice = build_llm(choice)
+    except ModelChoiceError as err:
+        raise _usage_error(str(err)) from None
+    needs_embedder = "embedding" in (pruner, ent_pruner, cfg.prefilter)
+    embedder = build_embedder(info) if needs_embedder else None
+    engines: dict[int, Any] = {}
+
+    def engine_for(depth: int) -> Any:
+        if depth not in engines:
+            try:
+                config = EngineConfig(width=cfg.width, depth=depth, relation_pruner=pruner, entity_pruner=ent_pruner,
+                                      prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model)
+            except ValueError as err:
+                raise _usage_error(str(err)) from None
+            engines[depth] = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
+            if engine_hook:
+                engine_hook(engines[depth])
+        return engines[depth]
+
+    conc = cfg.concurrency or (1 if llm is None else 4)
+
+    async def main() -> list[QuestionResult]:
+        sem = asyncio.Semaphore(conc)
+        done = 0
+
+        async def one(q: dict[str, Any]) -> QuestionResult:
+            nonlocal done
+            async with sem:
+                r = await run_question(engine_for(cfg.depth or q["hops"]), q)
+            done += 1
+            if done % 25 == 0 or done == len(questions):
+                say(f"{done}/{len(questions)} questions")
+            return r
+
+        return list(await asyncio.gather(*(one(q) for q in questions)))
+
+    t0 = time.perf_counter()
+    rows = asyncio.run(main())
+    total = time.perf_counter() - t0
+    config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
+              "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
+              "seed": cfg.seed, "concurrency": conc}
+    return {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
+            "questions": [asdict(r) for r in rows]}
+
+
+def format_table(result: dict[str, Any]) -> str:
+    c = result["config"]
+    ent = f"/{c['entity_pruner']}" if c.get("entity_pruner", c["pruner"]) != c["pruner"] else ""
+    head = (f"kgqa {Path(c['data_dir']).name}/{c['split']}: pruner={c['pruner']}{ent} width={c['width']} "
+            f"depth={c['depth']} model={c['model']}; {result['summary']['all']['n']} questions in "
+            f"{result['wall_s']:.1f} s")
+    cols = ["hops", "n", "beam recall", "chain Hits@1", "answer Hits@1", "LLM calls", "rounds", "tokens", "s/q"]
+    lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
+
+    def cell(v: Any, fmt: str) -> str:
+        return f"{'-':>13}" if v is None else f"{v:>13{fmt}}"
+
+    for level, m in result["summary"].items():
+        lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
+            cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
+            cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
+            cell(m["s_per_q"], ".3f")]))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ CLI
+def add_bench_parser(sub: Any) -> None:
+    b = sub.add_parser("bench", help="benchmarks that print tables")
+    bsub = b.add_subparsers(dest="bench", required=True)
+    k = bsub.add_parser("kgqa", help="retrieval benchmark on a KGQA split (e.g. MetaQA)")
+    k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
+    k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
+    k.add_argument("--pruner", default=None, help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
+    k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
+    k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
+    k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
+    k.add_argument("--depth", type=int, default=None, help="search depth (default: each question's hops)")
+    k.add_argument("--limit", type=int, default=None, help="first K questions, round-robin over hop levels")
+    k.add_argument("--model", default=None, help="LiteLLM model string or 'local' (default: no LLM)")
+    k.add_argument("--api-base", default=None, help="API base URL for the model")
+    k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
+    k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
+    k.add_argument("--json", action="store_true", help="print only a JSON object")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise _usage_error(f"--limit must be at least 1 (got {args.limit})")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise _usage_error(f"--concurrency must be at least 1 (got {args.concurrency})")
+    if args.width < 1:
+        raise _usage_error(f"--width must be at least 1 (got {args.width})")
+    cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
+                     entity_pruner=args.entity_pruner, width=args.width,
+                     depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
+                     prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency)
+    say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
+        (lambda _t: None)
+    result = run_kgqa(cfg, say=say)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(format_table(result))
+    return 0
