@@ -26,6 +26,7 @@ class ScoreRequest:
     anchor: str  # relations: the frontier entity's title; entities: the relation text ("" for pairs)
     texts: list[str]  # candidate texts as presented to the scorer
     chains: list[str] = field(default_factory=list)  # reasoning chains so far, as text
+    focus: str = ""  # cheap scorers: the part of the question this hop most likely answers (see question_bands)
 
 
 @dataclass(kw_only=True)
@@ -83,6 +84,32 @@ def _stem(tok: str) -> str:
     return tok
 
 
+def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
+    """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
+    first hops ("films acted by the actors in X"), the farthest the last ("which person directed …").
+    The question's content words are split by distance from the topic into a near half (hops 1..D-1)
+    and a far half (hop D). [] when there is one hop or no topic title occurs in the question."""
+    if hops < 2:
+        return []
+    low = question.lower()
+    spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
+    if not spans:
+        return []
+    content = [(m.start(), m.group(0)) for m in _WORD.finditer(question)
+               if m.group(0).lower() not in _STOP and not any(a <= m.start() < b for a, b in spans)]
+    if len(content) < 2:
+        return []
+
+    def dist(pos: int) -> int:
+        return min(a - pos if pos < a else pos - b for a, b in spans)
+
+    ranked = sorted(content, key=lambda pw: dist(pw[0]))
+    half = -(-len(ranked) // 2)
+    near = " ".join(w for _, w in sorted(ranked[:half]))
+    far = " ".join(w for _, w in sorted(ranked[half:]))
+    return [near] * (hops - 1) + [far]
+
+
 def tokens(text: str) -> list[str]:
     return [_stem(t) for t in (w.lower() for w in _WORD.findall(text)) if t not in _STOP]
 
@@ -103,7 +130,7 @@ class BM25Scorer:
         if n == 0:
             return ScoreResult(values=[], reasons=[], scored_by=self.name)
         corpus = [tokens(t) or ["_empty_"] for t in req.texts]
-        query = tokens(req.question)
+        query = tokens(req.question) + tokens(req.focus)  # this hop's part of the question counts twice
         vals = np.zeros(n)
         if query:
             retriever = bm25s.BM25()
@@ -136,9 +163,10 @@ class EmbeddingScorer:
         n = len(req.texts)
         if n == 0:
             return ScoreResult(values=[], reasons=[], scored_by=self.name)
-        q = self.embedder.embed([req.question], kind="query")[0]
         m = self.embedder.embed(list(req.texts), kind="passage")
-        sims = np.clip(m @ q, 0.0, 1.0)
+        queries = [req.question] + ([req.focus] if req.focus else [])
+        q = self.embedder.embed(queries, kind="query")
+        sims = np.clip((m @ q.T).mean(axis=1), 0.0, 1.0)  # the whole question and, if given, this hop's part
         return ScoreResult(values=[float(v) for v in sims], reasons=[""] * n, scored_by=self.name)
 
 

@@ -12,12 +12,13 @@ import numpy as np
 
 from . import prompts
 from .parsing import parse_sufficient
-from .pruning import ScoreRequest, ScoreResult, tokens
+from .pruning import ScoreRequest, ScoreResult, question_bands, tokens
 from .state import BeamPath, Hop, Proposal, RelChoice, State
 from .trace import Candidate, Step
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 CHAIN_TEXT_CHARS = 160
+ENTITY_WEIGHT = 0.5  # cheap scorers: how much the entity text can move a hop score (the relation carries the rest)
 _WH = frozenset({"who", "whom", "what", "which", "where", "when", "why", "how", "name", "list"})
 
 
@@ -42,11 +43,30 @@ class StageProposals:
         return " ".join(parts)
 
     def _relation_text(self, label: str, ridx: int) -> str:
-        """What a scorer reads for a relation group: the free-text description (GraphRAG), or, when the
-        table has a `relation` column, an example description of the group."""
+        """What a scorer reads for a relation group. GraphRAG: the free-text description. A table with a
+        `relation` column (typed edges, e.g. MetaQA): an example description with both endpoints replaced
+        by their types ("a movie was directed by a person") — the same text for every edge of the type,
+        so it is scored on what the relation means rather than on whose names happen to appear, and it is
+        embedded once for the whole graph."""
+        if not self.graph.has_relation_labels:
+            return label
+        desc = self.graph.descriptions([ridx])[0]
+        if not desc:
+            return label.replace("_", " ")
+        for e in sorted((self.graph.entity(i) for i in self.graph.endpoints(ridx)), key=lambda e: -len(e.title)):
+            if e.title:
+                desc = desc.replace(e.title, f"a {(e.type or 'thing').lower().replace('_', ' ')}")
+        return desc
+
+    def _used_relations(self, p: BeamPath) -> set[tuple[str, bool]]:
+        """(label, outgoing) of every hop of a path, as seen from the hop's own start entity."""
+        return {(self.graph.labels([h.ridx])[0], self.graph.endpoints(h.ridx)[0] == h.src) for h in p.hops}
+
+    def _hop_label(self, ridx: int, text: str) -> str:
+        """The label a chain shows for one hop: the edge's own description when the scorer saw a type template."""
         if self.graph.has_relation_labels:
-            return self.graph.descriptions([ridx])[0] or label.replace("_", " ")
-        return label
+            return self.graph.descriptions([ridx])[0] or text
+        return text
 
     def _groups(self, state: State, i: int) -> list[RelChoice]:
         p = state.paths[i]
@@ -55,9 +75,11 @@ class StageProposals:
             return []
         on_path = np.fromiter(p.entities, dtype=np.int64)
         keep = ~np.isin(others, on_path)  # never walk back along the path (covers reversed duplicates)
-        if self.config.degree_filter and state.paths:
+        if self.config.degree_filter and state.depth < self.config.depth and len(others):
+            # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
+            # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
             limit = self.config.degree_factor * max(self.graph.degree(x.start) for x in state.paths)
-            keep &= np.asarray([self.graph.degree(int(o)) <= limit for o in others], dtype=bool) if len(others) else keep
+            keep &= np.fromiter((self.graph.degree(int(o)) <= limit for o in others), dtype=bool, count=len(others))
         rels, others, outs = rels[keep], others[keep], outs[keep]
         labels = self.graph.labels(rels)
         groups: "OrderedDict[tuple[str, bool], list[int]]" = OrderedDict()
@@ -82,6 +104,8 @@ class StageProposals:
     async def _propose_relations(self, state: State) -> Proposal:
         cfg = self.config
         chains = self._chain_texts(state.paths)
+        bands = question_bands(state.question, [x.title for x in state.seeds], cfg.depth) if cfg.hop_focus else []
+        focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
 
         async def one(i: int) -> tuple[list[RelChoice], ScoreResult | None, list[float], list[str], list[str], str]:
             groups = self._groups(state, i)
@@ -89,10 +113,10 @@ class StageProposals:
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
-                               texts=[g.text for g in groups], chains=chains)
+                               texts=[g.text for g in groups], chains=chains, focus=focus)
             chosen, pre = await self._prefiltered(req, cfg.max_candidates)
             sub = ScoreRequest(question=req.question, stage="relations", anchor=title,
-                               texts=[req.texts[k] for k in chosen], chains=chains)
+                               texts=[req.texts[k] for k in chosen], chains=chains, focus=focus)
             res = await self.relation_scorer.score(sub)
             # groups the pre-filter dropped keep score 0 and say who dropped them
             scores = [0.0] * len(groups)
@@ -114,6 +138,13 @@ class StageProposals:
                 continue
             src_e = self.graph.entity(state.paths[i].end)
             self._account(step, res, where=src_e.title)
+            if cfg.reuse_penalty != 1.0 and not getattr(self.relation_scorer, "uses_llm", False):
+                # a cheap scorer has no memory of the chain: the question's words pull it back to the relation
+                # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
+                used = self._used_relations(state.paths[i])
+                for k, g in enumerate(groups):
+                    if (g.label, g.key.split("|")[1] == ">") in used:
+                        scores[k] *= cfg.reuse_penalty
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
             top = set(order[: cfg.width]) if cfg.width else set(order)
             for k, g in enumerate(groups):
@@ -195,7 +226,7 @@ class StageProposals:
                 best[rc.key] = max(best.get(rc.key, 0.0), res.values[pos])
             for pos, (rc, o, r) in enumerate(by_path[i]):
                 es = res.values[pos] / best[rc.key] if best[rc.key] > 0 else 1.0
-                combined = rc.score * es if llm_scorer else rc.score * (0.5 + 0.5 * es)
+                combined = rc.score * es if llm_scorer else rc.score * (1 - ENTITY_WEIGHT + ENTITY_WEIGHT * es)
                 # a path's score is the product of its hop scores: the beam ranks whole paths
                 rows.append((combined * state.paths[i].score, combined, i, rc, o, r, res.reasons[pos] if pos < len(res.reasons) else "",
                              res.scored_by))
@@ -218,7 +249,8 @@ class StageProposals:
                 kept=k in top, auto_kept=k in top, kind="entity", source_entity=src_e.title, source_id=src_e.id,
                 target=dst_e.title, target_id=dst_e.id, relation=rc.text, relationship_ids=[rel.id],
                 outgoing=rel.source_idx == p.end, path=i, scored_by=by))
-            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=float(combined), label=rc.text), float(path_score)))
+            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=float(combined), label=self._hop_label(r, rc.text)),
+                            float(path_score)))
         return Proposal(step=step, payload=tuple(payload))
 
     async def _propose_pairs(self, state: State) -> Proposal:
@@ -273,7 +305,8 @@ class StageProposals:
                 kind="entity", source_entity=src_e.title, source_id=src_e.id, target=dst_e.title,
                 target_id=dst_e.id, relation=g.text, relationship_ids=[rel.id], outgoing=rel.source_idx == p.end,
                 path=i, scored_by=res.scored_by))
-            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=g.text), score * p.score))
+            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=self._hop_label(r, g.text)),
+                            score * p.score))
         return Proposal(step=step, payload=tuple(payload))
 
     async def _propose_evaluate(self, state: State) -> Proposal:

@@ -31,8 +31,10 @@ class EngineConfig:
     max_tokens: int = 256
     answer_max_tokens: int = 512
     mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
-    degree_filter: bool = False  # skip neighbours whose degree is far above/below the seeds'
-    degree_factor: float = 50.0  # "far": more than factor× the largest seed degree
+    hop_focus: bool = True  # cheap scorers: weigh the part of the question nearest the topic at hop 1, farthest at D
+    reuse_penalty: float = 0.5  # cheap scorers: factor on a relation (label and direction) the path already took
+    degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
+    degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
     seed: int = 0  # for the random pruner
     compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
     model: str = "none"  # recorded in the trace; the LLM object itself is a constructor argument
