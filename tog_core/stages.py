@@ -177,7 +177,9 @@ class StageProposals:
 
     async def _propose_entities(self, state: State) -> Proposal:
         cfg = self.config
-        by_path: "OrderedDict[int, list[tuple[RelChoice, int, int]]]" = OrderedDict()  # rc, target, ridx
+        # one scoring call per frontier path (all its kept relations together), or, as the original ToG
+        # code does, one per kept relation (config.entity_batch == "relation")
+        by_call: "OrderedDict[tuple[int, str], list[tuple[RelChoice, int, int]]]" = OrderedDict()  # rc, target, ridx
         notes = []
         for rc in state.relations:
             p = state.paths[rc.path]
@@ -192,8 +194,9 @@ class StageProposals:
                 keep_idx, pre = await self._prefiltered(req, cfg.entities_per_relation)
                 notes.append(f"{rc.label[:40]}: {len(targets)} entities, {len(keep_idx)} kept by {pre.scored_by}")
                 targets = [targets[k] for k in keep_idx]
+            call = (rc.path, rc.key if cfg.entity_batch == "relation" else "")
             for o, r in targets:
-                by_path.setdefault(rc.path, []).append((rc, o, r))
+                by_call.setdefault(call, []).append((rc, o, r))
 
         chains = self._chain_texts(state.paths)
         llm_scorer = getattr(self.entity_scorer, "uses_llm", False)
@@ -212,19 +215,20 @@ class StageProposals:
                                    texts=[f"{rc.text} — {self._entity_text(o)}" for rc, o, _ in items])
             return await self.entity_scorer.score(req)
 
-        keys = list(by_path)
-        results = await asyncio.gather(*(one(i, by_path[i]) for i in keys))
+        keys = list(by_call)
+        results = await asyncio.gather(*(one(i, by_call[(i, rk)]) for i, rk in keys))
         step = Step(depth=state.depth, stage="entities", note="; ".join(notes))
         rows: list[tuple[float, float, int, RelChoice, int, int, str, str]] = []
-        for i, res in zip(keys, results):
+        for (i, rk), res in zip(keys, results):
             self._account(step, res, where=self.graph.title(state.paths[i].end))
+            items = by_call[(i, rk)]
             # entity scores are relative within their relation group: the group's best entity carries the
             # full relation score (all-zero groups count as uniform), so a relation's rank survives a scorer
             # that rates every entity low
             best: dict[str, float] = {}
-            for pos, (rc, _, _) in enumerate(by_path[i]):
+            for pos, (rc, _, _) in enumerate(items):
                 best[rc.key] = max(best.get(rc.key, 0.0), res.values[pos])
-            for pos, (rc, o, r) in enumerate(by_path[i]):
+            for pos, (rc, o, r) in enumerate(items):
                 es = res.values[pos] / best[rc.key] if best[rc.key] > 0 else 1.0
                 combined = rc.score * es if llm_scorer else rc.score * (1 - ENTITY_WEIGHT + ENTITY_WEIGHT * es)
                 # a path's score is the product of its hop scores: the beam ranks whole paths

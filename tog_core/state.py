@@ -25,6 +25,7 @@ class EngineConfig:
     prefilter: str = "bm25"  # cheap scorer that cuts hubs down before the main scorer sees them
     max_candidates: int = 30  # K: at most this many relation groups per frontier entity are scored
     entities_per_relation: int = 5  # entities retained per relation before the beam cut
+    entity_batch: str = "entity"  # entity stage: one call per frontier entity, or "relation" (original ToG: per relation)
     pairs_per_path: int = 10  # fast mode: (relation, entity) pairs per frontier path in the one prompt
     temperature_exploration: float = 0.4
     temperature_reasoning: float = 0.0
@@ -46,6 +47,8 @@ class EngineConfig:
             raise ValueError(f"depth must be between 1 and 10 (got {self.depth})")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if self.entity_batch not in ("entity", "relation"):
+            raise ValueError(f"entity_batch must be 'entity' or 'relation' (got {self.entity_batch!r})")
         if self.max_candidates < 1 or self.entities_per_relation < 1:
             raise ValueError("max_candidates and entities_per_relation must be at least 1")
 
