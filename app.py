@@ -48,6 +48,11 @@ with st.sidebar:
         c = graph.counts
         st.caption(f"**{info.name}** · GraphRAG {info.version} · {c['entities']} entities · "
                    f"{c['relationships']} relationships · {c['text_units']} text units")
+        found = ui.problems(ss[K.PROJECT_OK])
+        if found:
+            with st.expander(f"{len(found)} problem(s) found in this project"):
+                for p in found:
+                    st.text(p)
     recent = [r for r in recent_projects() if r != ss.get(K.PROJECT_OK)]
     if recent:
         st.selectbox("Recent projects", recent, index=None, key=K.RECENT_PICK, on_change=_pick_recent,

@@ -40,6 +40,13 @@ def _embedder(resolved_path: str) -> Any:
     return build_embedder(load_project(resolved_path)[0])
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def problems(resolved_path: str) -> list[str]:
+    """What loading found wrong (placeholders, duplicates, bad settings …), in plain words."""
+    _, graph = load_project(resolved_path)
+    return list(graph.problems) + graph.audit()
+
+
 def project() -> tuple[ProjectInfo, KnowledgeGraph] | None:
     """The current project (the last one that loaded), or None."""
     path = st.session_state.get(K.PROJECT_OK)

@@ -208,3 +208,20 @@ def test_no_project_at_all_asks_for_one(tmp_path):
     assert not at.exception, at.exception
     assert "no GraphRAG tables" in at.sidebar.error[0].value
     assert "Open a GraphRAG project" in at.info[0].value
+
+
+def test_a_project_with_problems_lists_them_in_plain_words(tmp_path):
+    from builders import write_project
+
+    root = write_project(tmp_path / "quirky", [("A", "a"), ("B", "b")],
+                         [("A", "B", "A knows B"), ("B", "A", "B knows A"), ("A", "Nowhere", "A points nowhere")],
+                         settings="llm: [unclosed\n")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state[K.PROJECT_INPUT] = str(root)
+    at.session_state[K.MODEL] = "none"
+    at.run()
+    assert not at.exception, at.exception
+    [box] = [e for e in at.sidebar.expander if "problem" in e.label]
+    shown = " ".join(t.value for t in box.text)
+    assert "1 relationship endpoints are missing from entities" in shown
+    assert "reverse an earlier one" in shown and "not valid YAML" in shown

@@ -36,7 +36,7 @@ def inspect_project(path: str) -> dict[str, Any]:
         "chat_model": info.chat_model.public_dict() if info.chat_model else None,
         "embedding_model": info.embedding_model.public_dict() if info.embedding_model else None,
         "lancedb_entity_table": str(info.lancedb_entity_table) if info.lancedb_entity_table else None,
-        "problems": list(g.problems),
+        "problems": list(g.problems) + g.audit(),
     }
 
 
