@@ -58,6 +58,12 @@ def load_questions(data_dir: Path, split: str) -> list[dict[str, Any]]:
         found = sorted(p.name for p in Path(data_dir).glob("questions_*.jsonl")) if Path(data_dir).is_dir() else []
         hint = f"found: {', '.join(found)}" if found else "no questions_*.jsonl in that folder"
         raise _usage_error(f"{path} does not exist ({hint}); pass --split NAME for questions_NAME.jsonl")
+    return load_questions_file(path, split)
+
+
+def load_questions_file(path: Path, split: str = "q") -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise _usage_error(f"{path} does not exist; give a .jsonl file of questions")
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -167,6 +173,8 @@ class KGQAConfig:
     prefilter: str = "bm25"
     seed: int = 0
     concurrency: int | None = None  # None: 1 without an LLM, 4 with one
+    mode: str = "faithful"  # or "fast": one pair-scoring call per depth
+    questions: str | None = None  # a questions .jsonl elsewhere (e.g. demo/questions.jsonl); None: DATA_DIR/questions_<split>.jsonl
 
 
 def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
@@ -181,7 +189,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     from .state import EngineConfig
 
     data_dir = Path(cfg.data_dir)
-    questions = select(load_questions(data_dir, cfg.split), cfg.limit)
+    questions = select(load_questions_file(Path(cfg.questions)) if cfg.questions else
+                       load_questions(data_dir, cfg.split), cfg.limit)
     t_load = time.perf_counter()
     info = open_project(data_dir)
     graph = KnowledgeGraph.load(info)
@@ -208,7 +217,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         if depth not in engines:
             try:
                 config = EngineConfig(width=cfg.width, depth=depth, relation_pruner=pruner, entity_pruner=ent_pruner,
-                                      prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model)
+                                      prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model, mode=cfg.mode,
+                                      compact_scores=choice.kind == "local")
             except ValueError as err:
                 raise _usage_error(str(err)) from None
             engines[depth] = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
@@ -238,7 +248,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     total = time.perf_counter() - t0
     config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
-              "seed": cfg.seed, "concurrency": conc}
+              "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions}
     return {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
             "questions": [asdict(r) for r in rows]}
 
@@ -246,8 +256,9 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
 def format_table(result: dict[str, Any]) -> str:
     c = result["config"]
     ent = f"/{c['entity_pruner']}" if c.get("entity_pruner", c["pruner"]) != c["pruner"] else ""
-    head = (f"kgqa {Path(c['data_dir']).name}/{c['split']}: pruner={c['pruner']}{ent} width={c['width']} "
-            f"depth={c['depth']} model={c['model']}; {result['summary']['all']['n']} questions in "
+    source = Path(c["questions"]).name if c.get("questions") else f"{Path(c['data_dir']).name}/{c['split']}"
+    head = (f"kgqa {source}: pruner={c['pruner']}{ent} width={c['width']} depth={c['depth']} "
+            f"mode={c.get('mode', 'faithful')} model={c['model']}; {result['summary']['all']['n']} questions in "
             f"{result['wall_s']:.1f} s")
     cols = ["hops", "n", "beam recall", "chain Hits@1", "answer Hits@1", "LLM calls", "rounds", "tokens", "s/q"]
     lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
@@ -280,6 +291,8 @@ def add_bench_parser(sub: Any) -> None:
     k.add_argument("--api-base", default=None, help="API base URL for the model")
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
+    k.add_argument("--mode", default="faithful", choices=["faithful", "fast"], help="engine mode (default faithful)")
+    k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
     k.add_argument("--json", action="store_true", help="print only a JSON object")
 
 
@@ -293,7 +306,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
                      entity_pruner=args.entity_pruner, width=args.width,
                      depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
-                     prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency)
+                     prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
+                     questions=args.questions)
     say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)
