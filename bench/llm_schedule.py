@@ -113,8 +113,8 @@ def client(server: FakeOpenAIServer) -> LLMClient:
 
 
 async def schedule(graph: KnowledgeGraph, llm: Any, n: int, *, in_flight: int,
-                   entity_batch: str = "entity") -> tuple[list[dict], float]:
-    engine = ToGEngine(graph, llm=llm, config=EngineConfig(width=3, depth=3, entity_batch=entity_batch))
+                   entity_batch: str = "entity", mode: str = "faithful") -> tuple[list[dict], float]:
+    engine = ToGEngine(graph, llm=llm, config=EngineConfig(width=3, depth=3, entity_batch=entity_batch, mode=mode))
     sem = asyncio.Semaphore(in_flight)
 
     async def one(q: int) -> dict:
@@ -137,19 +137,21 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with FakeOpenAIServer(valid_reply, latency_s=args.latency) as server:
         asyncio.run(client(server).complete([{"role": "user", "content": "warm up"}], temperature=0))
-        plans = [("serial, original ToG calls", lambda s: SerialLLM(client(s)), 1, "relation"),
-                 ("serial, our calls", lambda s: SerialLLM(client(s)), 1, "entity"),
-                 ("ours, 1 question at a time", client, 1, "entity"),
-                 (f"ours, {args.questions} questions in flight", client, args.questions, "entity")]
-        for name, make, in_flight, batch in plans:
+        plans = [("serial, original ToG calls", lambda s: SerialLLM(client(s)), 1, "relation", "faithful"),
+                 ("serial, our calls", lambda s: SerialLLM(client(s)), 1, "entity", "faithful"),
+                 ("ours, 1 question at a time", client, 1, "entity", "faithful"),
+                 ("ours, fast mode, 1 at a time", client, 1, "entity", "fast"),
+                 (f"ours, {args.questions} questions in flight", client, args.questions, "entity", "faithful")]
+        for name, make, in_flight, batch, mode in plans:
             server.reset()
             stats, wall = asyncio.run(schedule(graph, make(server), args.questions, in_flight=in_flight,
-                                               entity_batch=batch))
+                                               entity_batch=batch, mode=mode))
             n = len(stats)
             rows.append({"schedule": name, "questions": n,
                          "calls_per_q": sum(s["llm_calls"] for s in stats) / n,
                          "max_calls": max(s["llm_calls"] for s in stats),
                          "rounds_per_q": sum(s["llm_rounds"] for s in stats) / n,
+                         "tokens_per_q": sum(s["prompt_tokens"] + s["completion_tokens"] for s in stats) / n,
                          "max_rounds": max(s["llm_rounds"] for s in stats),
                          "server_requests": len(server.requests), "peak_in_flight": server.max_concurrent,
                          "wall_s": round(wall, 3)})
@@ -163,10 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"LLM schedule: {args.questions} questions, N=D=3, fake server latency {args.latency * 1000:.0f} ms "
           f"per call; paper bound {bound} calls/question")
-    print(f"{'schedule':<34} {'calls/q':>8} {'max':>4} {'rounds/q':>9} {'max':>4} {'peak':>5} {'wall s':>8} {'speed-up':>9}")
+    print(f"{'schedule':<34} {'calls/q':>8} {'max':>4} {'rounds/q':>9} {'max':>4} {'tokens/q':>9} {'peak':>5} "
+          f"{'wall s':>8} {'speed-up':>9}")
     for r in rows:
         print(f"{r['schedule']:<34} {r['calls_per_q']:>8.1f} {r['max_calls']:>4} {r['rounds_per_q']:>9.1f} "
-              f"{r['max_rounds']:>4} {r['peak_in_flight']:>5} {r['wall_s']:>8.2f} {r['speedup']:>8.2f}x")
+              f"{r['max_rounds']:>4} {r['tokens_per_q']:>9.0f} {r['peak_in_flight']:>5} {r['wall_s']:>8.2f} {r['speedup']:>8.2f}x")
     return 0
 
 
