@@ -11,6 +11,20 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 GRAPHRAG_SAMPLES = SHARED_DATA / "graphrag"
 METAQA = SHARED_DATA / "kgqa" / "metaqa"
 
+# A small graph to check by eye: Acme <-founded- Alice -born in-> Paris; Bob works at Acme, born in Lyon;
+# Acme located in Berlin; a friendship cycle Alice -> Carol -> Dave -> Alice.
+ACME_EDGES = [
+    ("Alice", "Acme", "Alice founded Acme"),
+    ("Alice", "Paris", "Alice was born in Paris"),
+    ("Bob", "Acme", "Bob works at Acme"),
+    ("Bob", "Lyon", "Bob was born in Lyon"),
+    ("Acme", "Berlin", "Acme is located in Berlin"),
+    ("Alice", "Carol", "Alice is a friend of Carol"),
+    ("Carol", "Dave", "Carol is a friend of Dave"),
+    ("Dave", "Alice", "Dave is a friend of Alice"),
+    ("Berlin", "Germany", "Berlin is the capital of Germany"),
+]
+
 
 def write_project(root: Path, entities: Sequence[tuple[str, str]], edges: Iterable[tuple[str, str, str]], *,
                   text_units: dict[str, str] | None = None, edge_units: dict[int, list[str]] | None = None,

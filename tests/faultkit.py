@@ -17,21 +17,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pyarrow as pa
 
 from scripted import toy_llm
+from builders import ACME_EDGES
 from tog_core.fake_llm import Reply, last_user_message
 from tog_core.graph import KnowledgeGraph
 from tog_core.llm import LLMClient, LLMConfig
 
 # Acme <-founded- Alice -born in-> Paris ; Bob works at Acme, born in Lyon ; Acme located in Berlin ...
-EDGES = [
-    ("Alice", "Acme", "Alice founded Acme"),
-    ("Alice", "Paris", "Alice was born in Paris"),
-    ("Bob", "Acme", "Bob works at Acme"),
-    ("Bob", "Lyon", "Bob was born in Lyon"),
-    ("Acme", "Berlin", "Acme is located in Berlin"),
-    ("Alice", "Carol", "Alice is a friend of Carol"),
-    ("Carol", "Dave", "Carol is a friend of Dave"),
-    ("Dave", "Alice", "Dave is a friend of Alice"),
-    ("Berlin", "Germany", "Berlin is the capital of Germany"),
+EDGES = ACME_EDGES + [
     ("Germany", "Europe", "Germany is a country in Europe"),
     ("Lyon", "France", "Lyon is a city in France"),
     ("Paris", "France", "Paris is the capital of France"),

@@ -13,6 +13,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from builders import ACME_EDGES
 from scripted import toy_llm
 from tog_core.engine import ToGEngine
 from tog_core.fake_llm import FakeOpenAIServer
@@ -25,17 +26,7 @@ from tog_core.trace import Trace
 ROOT = Path(__file__).resolve().parents[1]
 
 # Acme <-founded- Alice -born in-> Paris ; Bob works at Acme, born in Lyon ; Acme located in Berlin
-EDGES = [
-    ("Alice", "Acme", "Alice founded Acme"),
-    ("Alice", "Paris", "Alice was born in Paris"),
-    ("Bob", "Acme", "Bob works at Acme"),
-    ("Bob", "Lyon", "Bob was born in Lyon"),
-    ("Acme", "Berlin", "Acme is located in Berlin"),
-    ("Alice", "Carol", "Alice is a friend of Carol"),
-    ("Carol", "Dave", "Carol is a friend of Dave"),
-    ("Dave", "Alice", "Dave is a friend of Alice"),
-    ("Berlin", "Germany", "Berlin is the capital of Germany"),
-]
+EDGES = ACME_EDGES
 
 
 def make_graph(edges=EDGES, extra_entities=()) -> KnowledgeGraph:

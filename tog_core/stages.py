@@ -171,6 +171,19 @@ class StageProposals:
         if res.fallback:
             step.fallbacks.append({"name": res.fallback, "detail": res.detail[:300], "where": where})
 
+    def _beam(self, order: list[int], targets: list[int]) -> set[int]:
+        """The first `width` candidates of `order` that reach distinct entities (a second route to a kept
+        entity would waste beam width); all of them when width is None."""
+        top: set[int] = set()
+        reached: set[int] = set()
+        for k in order:
+            if self.config.width and len(top) >= self.config.width:
+                break
+            if targets[k] not in reached:
+                top.add(k)
+                reached.add(targets[k])
+        return top
+
     def _entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
         return f"{e.title} — {e.description}" if e.description else e.title
@@ -235,14 +248,7 @@ class StageProposals:
                 rows.append((combined * state.paths[i].score, combined, i, rc, o, r, res.reasons[pos] if pos < len(res.reasons) else "",
                              res.scored_by))
         order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
-        top: set[int] = set()
-        reached: set[int] = set()
-        for k in order:  # the beam keeps distinct entities: a second route to a kept entity is a waste of width
-            if cfg.width and len(top) >= cfg.width:
-                break
-            if rows[k][4] not in reached:
-                top.add(k)
-                reached.add(rows[k][4])
+        top = self._beam(order, [row[4] for row in rows])
         payload = []
         for k, (path_score, combined, i, rc, o, r, reason, by) in enumerate(rows):
             p = state.paths[i]
@@ -289,15 +295,8 @@ class StageProposals:
         res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
                                                           texts=texts, chains=self._chain_texts(state.paths)))
         self._account(step, res, where="frontier")
-        rows = sorted(range(len(items)), key=lambda k: (-res.values[k] * state.paths[items[k][0]].score, k))
-        top: set[int] = set()
-        reached: set[int] = set()
-        for k in rows:
-            if cfg.width and len(top) >= cfg.width:
-                break
-            if items[k][2] not in reached:
-                top.add(k)
-                reached.add(items[k][2])
+        order = sorted(range(len(items)), key=lambda k: (-res.values[k] * state.paths[items[k][0]].score, k))
+        top = self._beam(order, [item[2] for item in items])
         payload = []
         for k, (i, g, o, r) in enumerate(items):
             p = state.paths[i]
