@@ -281,3 +281,20 @@ def test_compact_scoring_asks_small_models_for_bare_score_lists(server):
     assert scoring and all("reason" not in json.dumps(r.get("response_format", {})) for r in scoring)
     assert not any(f for s in st.steps for f in s.fallbacks)  # the bare lists parsed cleanly
     assert eng.trace(st).chains[0][-1].target == "Paris"
+
+
+def test_coverage_judge_replaces_an_overeager_llm_judge():
+    g = make_graph()
+
+    def eager(msgs):  # scores like the toy model but always claims the chains suffice
+        reply = toy_llm({"messages": msgs})
+        return '{"sufficient": true, "reason": "yes"}' if "enough to answer" in msgs[-1]["content"] else reply
+
+    q = "Where was the founder of Acme born?"
+    llm_judged = run(ToGEngine(g, llm=ScriptedLLM(eager), config=EngineConfig(width=2, depth=3)), q, seeds=["Acme"])
+    assert llm_judged.depth == 1 and llm_judged.stop_reason == "sufficient"  # stopped after one hop
+    llm = ScriptedLLM(eager)
+    covered = run(ToGEngine(g, llm=llm, config=EngineConfig(width=2, depth=3, judge="coverage")), q, seeds=["Acme"])
+    assert covered.depth == 2 and covered.stop_reason == "sufficient"
+    assert [s.verdict["by"] for s in covered.steps if s.stage == "evaluate"] == ["coverage", "coverage"]
+    assert not any("enough to answer" in c["messages"][-1]["content"] for c in llm.calls)

@@ -183,7 +183,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     experiment adjust each engine after it is built (bench scripts use it; the CLI does not)."""
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
-    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model
+    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options
     from .project import open_project
     from .pruning import SCORERS
     from .state import EngineConfig
@@ -218,7 +218,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
             try:
                 config = EngineConfig(width=cfg.width, depth=depth, relation_pruner=pruner, entity_pruner=ent_pruner,
                                       prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model, mode=cfg.mode,
-                                      compact_scores=choice.kind == "local")
+                                      **engine_options(choice.kind))
             except ValueError as err:
                 raise _usage_error(str(err)) from None
             engines[depth] = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))

@@ -89,7 +89,8 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
-    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, default_pruner
+    from .models import (NONE, ModelChoiceError, build_embedder, build_llm, choose_model, default_pruner,
+                         engine_options)
     from .project import open_project
     from .pruning import SCORERS
     from .runs import RunStore, new_run_id
@@ -113,7 +114,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     embedder = build_embedder(info) if "embedding" in (rel_pruner, ent_pruner) else None
     try:
         config = EngineConfig(width=width, depth=depth, relation_pruner=rel_pruner, entity_pruner=ent_pruner,
-                              model=choice.model, mode=mode, compact_scores=choice.kind == "local")
+                              model=choice.model, mode=mode, **engine_options(choice.kind))
     except ValueError as err:
         raise UsageError(str(err)) from None
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))

@@ -75,6 +75,13 @@ def default_pruner(kind: str) -> str:
     return {NONE: "bm25", LOCAL: "embedding"}.get(kind, "llm")
 
 
+def engine_options(kind: str) -> dict[str, Any]:
+    """EngineConfig settings a model kind needs. The 135M local model cannot write reasons in time nor
+    judge sufficiency (it says "yes" after one hop), so it scores with bare lists and the question-word
+    coverage judge decides when to stop."""
+    return {"compact_scores": True, "judge": "coverage"} if kind == LOCAL else {}
+
+
 def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 60.0,
               max_retries: int = 3, concurrency: int = 8) -> tuple[Any | None, ModelChoice]:
     """The LLM client for a choice (None for `none`). Starts the local server when needed."""

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .models import default_pruner
+from .models import default_pruner, engine_options
 from .runs import RunStore, atomic_write_text, new_run_id, tog_home
 from .state import Callbacks, EngineConfig, Proposal, State
 from .trace import Seed, Trace
@@ -104,7 +104,7 @@ def engine_config(settings: Settings, model_kind: str, model_name: str) -> tuple
     cfg = EngineConfig(width=settings.width, depth=settings.depth, relation_pruner=rel, entity_pruner=ent,
                        temperature_exploration=settings.temperature_exploration,
                        temperature_reasoning=settings.temperature_reasoning, mode=settings.mode, model=model_name,
-                       compact_scores=model_kind == "local")
+                       **engine_options(model_kind))
     return cfg, notes
 
 

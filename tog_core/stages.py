@@ -317,7 +317,7 @@ class StageProposals:
         step = Step(depth=state.depth, stage="evaluate")
         if state.depth >= cfg.depth:
             verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
-        elif self.llm is None:
+        elif self.llm is None or cfg.judge == "coverage":
             verdict = self._coverage_verdict(state)
         else:
             from .llm import LLMError

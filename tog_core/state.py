@@ -37,6 +37,7 @@ class EngineConfig:
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
     degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
     seed: int = 0  # for the random pruner
+    judge: str = "llm"  # sufficiency: "llm", or "coverage" (a chain mentions every question word; no call)
     compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
     model: str = "none"  # recorded in the trace; the LLM object itself is a constructor argument
 
@@ -47,6 +48,8 @@ class EngineConfig:
             raise ValueError(f"depth must be between 1 and 10 (got {self.depth})")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if self.judge not in ("llm", "coverage"):
+            raise ValueError(f"judge must be 'llm' or 'coverage' (got {self.judge!r})")
         if self.entity_batch not in ("entity", "relation"):
             raise ValueError(f"entity_batch must be 'entity' or 'relation' (got {self.entity_batch!r})")
         if self.max_candidates < 1 or self.entities_per_relation < 1:
