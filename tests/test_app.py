@@ -12,6 +12,7 @@ found by label. The LLM is tests/scripted.py's `toy_llm` behind FakeOpenAIServer
 from __future__ import annotations
 
 import base64
+import socket
 import json
 import os
 from pathlib import Path
@@ -225,3 +226,18 @@ def test_a_project_with_problems_lists_them_in_plain_words(tmp_path):
     shown = " ".join(t.value for t in box.text)
     assert "1 relationship endpoints are missing from entities" in shown
     assert "reverse an earlier one" in shown and "not valid YAML" in shown
+
+
+def test_a_provider_that_is_down_gives_a_readable_message_not_a_traceback():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    at = app(**{K.MODEL: "openai/toy", K.API_BASE: dead, K.API_KEY: FAKE_KEY, K.DEPTH: 2})
+    at.text_area(key=K.ASK_QUESTION).set_value(QUESTION)
+    at = click(at.run(), "Ask")
+    assert not at.exception, at.exception
+    seen = texts(at)
+    assert "Traceback" not in seen and FAKE_KEY not in seen
+    assert "[No LLM]" in seen  # the answer was composed from the chains
+    alerts = " ".join(e.value for kind in ("warning", "error", "info") for e in getattr(at, kind))
+    assert "llm_error_used_bm25" in alerts or "could not connect" in alerts.lower(), alerts
