@@ -41,9 +41,14 @@ if st.button("Ask", type="primary", disabled=not (question or "").strip()):
             parts.append(t)
             box.markdown(S.md_text("".join(parts)))
 
+        def on_answer_reset() -> None:  # the stream broke: the answer composed from the chains follows
+            parts.clear()
+            box.empty()
+
         try:
             trace = S.run_question(engine, question, seeds=seeds or None, store=ui.store(), model_info=model_info,
-                                   on_stage=on_stage, on_token=on_token, on_usage=on_usage)
+                                   on_stage=on_stage, on_token=on_token, on_usage=on_usage,
+                                   on_answer_reset=on_answer_reset)
         except ValueError as err:
             status.update(label="Could not start", state="error")
             st.error(str(err))

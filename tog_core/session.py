@@ -142,7 +142,8 @@ def _failed(state: State, err: BaseException) -> State:
 def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = None, store: RunStore | None = None,
                  model_info: dict[str, Any] | None = None, on_stage: Callable[[int, str], None] | None = None,
                  on_token: Callable[[str], None] | None = None,
-                 on_usage: Callable[[dict[str, Any]], None] | None = None) -> Trace:
+                 on_usage: Callable[[dict[str, Any]], None] | None = None,
+                 on_answer_reset: Callable[[], None] | None = None) -> Trace:
     """One automatic run, saved after every step. An error inside the run is recorded in the saved trace
     (stop_reason "error") and returned, not raised; an interruption (e.g. the person pressed Stop) leaves
     the last saved step in the store and propagates."""
@@ -154,7 +155,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
         saver.save(st)
 
     cb = Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
-                   on_usage=on_usage or (lambda _u: None), on_state=on_state)
+                   on_usage=on_usage or (lambda _u: None), on_state=on_state,
+                   on_answer_reset=on_answer_reset or (lambda: None))
     seeds_list = list(seeds) if seeds else None
     try:
         state = asyncio.run(engine.run(question, seeds=seeds_list, callbacks=cb))
