@@ -125,3 +125,34 @@ def test_ask_a_demo_question_in_chromium(app_url, tmp_path):
         Path(shots).mkdir(parents=True, exist_ok=True)
         for name in ("ask.png", "evidence.png"):
             (Path(shots) / name).write_bytes((tmp_path / name).read_bytes())
+
+
+def test_ask_with_the_default_local_model_in_chromium(app_url, tmp_path):
+    """No key, no --model: the app picks the packaged local model (issue: runs with no key and no internet)."""
+    from playwright.sync_api import sync_playwright
+
+    requests = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1800})
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(app_url, wait_until="domcontentloaded")
+            page.get_by_text("local demo model").first.wait_for(timeout=60_000)  # the sidebar says so
+            box = page.get_by_role("textbox", name="Question")
+            box.wait_for(timeout=30_000)
+            box.fill(QUESTION)
+            box.press("Control+Enter")
+            page.get_by_role("button", name="Ask", exact=True).click()
+            page.get_by_text("answered by the LLM").wait_for(timeout=300_000)
+            frame = page.locator("iframe").first.content_frame
+            frame.locator("canvas").first.wait_for(timeout=30_000)
+            page.screenshot(path=str(tmp_path / "ask-local.png"), full_page=True)
+        finally:
+            browser.close()
+    assert not [u for u in requests if not _local(u)]
+    import json
+
+    [saved] = (tmp_path / "home" / "runs").glob("*.json")  # the app's run store (TOG_HOME of the app)
+    trace = json.loads(saved.read_text())
+    assert "smollm2" in trace["config"]["model"] and trace["answer_by"] == "llm" and trace["stats"]["llm_calls"] > 0
