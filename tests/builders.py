@@ -60,3 +60,16 @@ def write_project(root: Path, entities: Sequence[tuple[str, str]], edges: Iterab
     if settings is not None:
         (root / "settings.yaml").write_text(settings)
     return root
+
+
+def graph_tables(edges, extra_entities=()) -> tuple[list[str], pa.Table, pa.Table, pa.Table]:
+    """(names, entities, relationships, text units) of a hand-made graph: one text unit per edge."""
+    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges] + list(extra_entities)))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
+                    "description": [f"{n} is an entity" for n in names]})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
+                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
+                    "text_unit_ids": pa.array([[f"t{k}"] for k in range(len(edges))], pa.list_(pa.string()))})
+    tu = pa.table({"id": [f"t{k}" for k in range(len(edges))], "text": [f"Source: {d}." for _, _, d in edges]})
+    return names, ent, rel, tu
+

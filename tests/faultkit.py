@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pyarrow as pa
 
 from scripted import toy_llm
-from builders import ACME_EDGES
+from builders import ACME_EDGES, graph_tables
 from tog_core.fake_llm import Reply, last_user_message
 from tog_core.graph import KnowledgeGraph
 from tog_core.llm import LLMClient, LLMConfig
@@ -32,14 +32,7 @@ QUESTION = "Where was the founder of Acme born?"
 
 
 def entity_table(edges=EDGES) -> tuple[list[str], pa.Table, pa.Table, pa.Table]:
-    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
-                    "description": [f"{n} is an entity" for n in names]})
-    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
-                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
-                    "text_unit_ids": pa.array([[f"t{k}"] for k in range(len(edges))], pa.list_(pa.string()))})
-    tu = pa.table({"id": [f"t{k}" for k in range(len(edges))], "text": [f"Source: {d}." for _, _, d in edges]})
-    return names, ent, rel, tu
+    return graph_tables(edges)
 
 
 def make_graph(edges=EDGES) -> KnowledgeGraph:

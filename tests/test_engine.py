@@ -8,12 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from builders import ACME_EDGES
+from builders import ACME_EDGES, graph_tables
 from scripted import toy_llm
 from tog_core.engine import ToGEngine
 from tog_core.fake_llm import FakeOpenAIServer
@@ -30,13 +29,7 @@ EDGES = ACME_EDGES
 
 
 def make_graph(edges=EDGES, extra_entities=()) -> KnowledgeGraph:
-    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges] + list(extra_entities)))
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
-                    "description": [f"{n} is an entity" for n in names]})
-    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
-                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
-                    "text_unit_ids": pa.array([[f"t{k}"] for k in range(len(edges))], pa.list_(pa.string()))})
-    tu = pa.table({"id": [f"t{k}" for k in range(len(edges))], "text": [f"Source: {d}." for _, _, d in edges]})
+    _, ent, rel, tu = graph_tables(edges, extra_entities)
     return KnowledgeGraph.from_tables(ent, rel, tu)
 
 
