@@ -18,7 +18,6 @@ import logging
 import os
 import random
 import re
-import socket
 import tempfile
 import threading
 import time
@@ -26,15 +25,13 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map online
-import aiohttp  # noqa: E402  (LiteLLM's default async transport)
-import httpx  # noqa: E402
 import litellm  # noqa: E402  (must follow the environment default above)
-import openai  # noqa: E402  (litellm's exceptions subclass the OpenAI SDK's)
+
+from .llm_errors import _Failure, _classify, _mentions_response_format, _scrub  # noqa: E402
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ScriptedLLM", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
@@ -44,9 +41,6 @@ log = logging.getLogger(__name__)
 ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
 CACHE_FORMAT_VERSION = 1
 MEMORY_CACHE_ENTRIES = 4096
-_SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
-                    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{6,}"),
-                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-]{6,}"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,105 +184,6 @@ def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | Non
 def _estimate_tokens(text: str) -> int:
     """Rough token count (~4 characters a token) when the provider reports no usage."""
     return max(1, len(text) // 4) if text else 0
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + "***", text)
-    return text
-
-
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen and len(chain) < 20:
-        seen.add(id(current))
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _retry_after_s(exc: BaseException) -> float | None:
-    for headers in (getattr(exc, "litellm_response_headers", None),
-                    getattr(getattr(exc, "response", None), "headers", None),
-                    getattr(exc, "headers", None)):
-        if not headers:
-            continue
-        lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
-        if "retry-after-ms" in lowered:
-            try:
-                return max(0.0, float(lowered["retry-after-ms"]) / 1000.0)
-            except ValueError:
-                pass
-        value = lowered.get("retry-after")
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            try:
-                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-            except (TypeError, ValueError):
-                return None
-    return None
-
-
-_MISSING_KEY = re.compile(r"(?i)missing credentials|api_key client option must be set|pass an `?api_key")
-
-
-@dataclass(kw_only=True)
-class _Failure:
-    kind: str
-    retryable: bool
-    detail: str
-    status: int | None = None
-    retry_after_s: float | None = None
-
-
-def _classify(exc: BaseException) -> _Failure | None:
-    """Map a LiteLLM/transport exception to a failure kind; None = not an LLM failure (a bug)."""
-    chain = _exception_chain(exc)
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    detail = str(exc)
-    if any(isinstance(e, (TimeoutError, asyncio.TimeoutError, openai.APITimeoutError,
-                          httpx.TimeoutException, aiohttp.ServerTimeoutError)) for e in chain):
-        return _Failure(kind="timeout", retryable=True, detail=detail, status=status)
-    if isinstance(exc, litellm.RateLimitError) or status == 429:
-        return _Failure(kind="rate_limit", retryable=True, detail=detail, status=429,
-                        retry_after_s=_retry_after_s(exc))
-    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or status in (401, 403):
-        return _Failure(kind="auth", retryable=False, detail=detail, status=status)
-    if any(type(e) is openai.OpenAIError for e in chain) and _MISSING_KEY.search(detail):
-        # raised by the OpenAI SDK before any request (LiteLLM wraps it as a "500"): no key at all
-        return _Failure(kind="auth", retryable=False, detail=detail, status=None)
-    if any(isinstance(e, (ConnectionRefusedError, socket.gaierror)) for e in chain):
-        return _Failure(kind="connection", retryable=False, detail=detail, status=None)
-    if any(isinstance(e, (openai.APIConnectionError, ConnectionError, httpx.TransportError,
-                          aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)) for e in chain) \
-            or isinstance(exc, litellm.APIConnectionError):
-        return _Failure(kind="connection", retryable=True, detail=detail, status=None)
-    if any(isinstance(e, json.JSONDecodeError) for e in chain):
-        return _Failure(kind="bad_response", retryable=False, detail=detail, status=status)
-    if (status is not None and status >= 500) or isinstance(
-            exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
-        return _Failure(kind="server", retryable=True, detail=detail, status=status)
-    if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError,
-                        litellm.UnsupportedParamsError)) or (status is not None and 400 <= status < 500):
-        return _Failure(kind="bad_request", retryable=False, detail=detail, status=status)
-    if isinstance(exc, openai.OpenAIError):
-        return _Failure(kind="bad_response", retryable=False, detail=detail, status=status)
-    return None
-
-
-def _mentions_response_format(detail: str) -> bool:
-    lowered = detail.lower()
-    return any(word in lowered for word in ("response_format", "response format", "json_schema",
-                                            "json_object", "json mode", "structured output"))
 
 
 # --------------------------------------------------------------------------------------------
