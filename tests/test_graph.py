@@ -78,3 +78,9 @@ def test_relation_column_is_the_label(tmp_path):
     g = KnowledgeGraph.load(root)
     assert g.labels(np.array([0])) == ["directed_by"]
     assert g.relationship(0).description == "Film was directed by Person"
+
+
+def test_relationship_ids_in_bulk_match_single_lookups():
+    g = _graph(4, [(0, 1), (1, 2), (2, 3)])
+    assert g.relationship_ids([2, 0]) == [g.relationship(2).id, g.relationship(0).id] == ["r2", "r0"]
+    assert g.find_relationship("r1") == 1

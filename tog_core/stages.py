@@ -143,7 +143,7 @@ class StageProposals:
                 # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
                 used = self._used_relations(state.paths[i])
                 for k, g in enumerate(groups):
-                    if (g.label, g.key.split("|")[1] == ">") in used:
+                    if (g.label, g.outgoing) in used:
                         scores[k] *= cfg.reuse_penalty
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
             top = set(order[: cfg.width]) if cfg.width else set(order)
@@ -152,8 +152,8 @@ class StageProposals:
                     id=g.key, label=g.text, score=round(float(scores[k]), 6), reason=reasons[k],
                     auto_kept=k in top, kept=k in top, kind="relation", source_entity=src_e.title,
                     source_id=src_e.id, relation=g.label,
-                    relationship_ids=[self.graph.relationship(r).id for r in g.ridxs[:20]],
-                    outgoing=g.key.split("|")[1] == ">", path=i, scored_by=by[k]))
+                    relationship_ids=self.graph.relationship_ids(g.ridxs[:20]),
+                    outgoing=g.outgoing, path=i, scored_by=by[k]))
                 payload.append(RelChoice(path=g.path, key=g.key, ridxs=g.ridxs, others=g.others,
                                          score=float(scores[k]), label=g.label, text=g.text))
         return Proposal(step=step, payload=tuple(payload))

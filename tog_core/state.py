@@ -103,6 +103,11 @@ class RelChoice:
     label: str
     text: str
 
+    @property
+    def outgoing(self) -> bool:
+        """Edge direction as stored, seen from the path's end (encoded in the key: p<i>|>|label|ridx)."""
+        return self.key.split("|")[1] == ">"
+
 
 @dataclass(frozen=True, kw_only=True)
 class State:
