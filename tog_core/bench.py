@@ -183,9 +183,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     experiment adjust each engine after it is built (bench scripts use it; the CLI does not)."""
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
-    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options
+    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from .project import open_project
-    from .pruning import SCORERS
     from .state import EngineConfig
 
     data_dir = Path(cfg.data_dir)
@@ -197,14 +196,12 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
     choice = choose_model(cfg.model if wants_llm else NONE, info, api_base=cfg.api_base)
-    if wants_llm and choice.kind == NONE:
-        raise _usage_error("--pruner llm needs a model; pass --model LITELLM_MODEL or 'local', or use "
-                           "--pruner bm25|embedding|random")
-    pruner = cfg.pruner or ("llm" if choice.kind != NONE else "bm25")
-    ent_pruner = cfg.entity_pruner or pruner
-    for name in (pruner, ent_pruner, cfg.prefilter):
-        if name not in SCORERS:
-            raise _usage_error(f"unknown pruner '{name}'; choose one of: {', '.join(SCORERS)}")
+    # the benchmark measures the LLM itself when a model is given: its default pruner is llm, not "auto"
+    try:
+        pruner, ent_pruner = resolve_pruners(cfg.pruner or ("llm" if choice.kind != NONE else "bm25"),
+                                             cfg.entity_pruner, choice.kind, extra=(cfg.prefilter,))
+    except ValueError as err:
+        raise _usage_error(str(err)) from None
     try:
         llm, choice = build_llm(choice)
     except ModelChoiceError as err:

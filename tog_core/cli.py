@@ -89,23 +89,18 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
-    from .models import (NONE, ModelChoiceError, build_embedder, build_llm, choose_model, default_pruner,
-                         engine_options)
+    from .models import ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from .project import open_project
-    from .pruning import SCORERS
     from .runs import RunStore, new_run_id
     from .state import Callbacks, EngineConfig
 
     info = open_project(project)
     graph = KnowledgeGraph.load(info)
     choice = choose_model(model, info, api_base=api_base)
-    rel_pruner = pruner if pruner not in (None, "auto") else default_pruner(choice.kind)
-    ent_pruner = entity_pruner if entity_pruner not in (None, "auto") else rel_pruner
-    for name in (rel_pruner, ent_pruner):
-        if name not in SCORERS:
-            raise UsageError(f"unknown pruner '{name}'; choose one of: {', '.join(SCORERS)}")
-        if name == "llm" and choice.kind == NONE:
-            raise UsageError("--pruner llm needs a model; drop --model none or use --pruner bm25|embedding|random")
+    try:
+        rel_pruner, ent_pruner = resolve_pruners(pruner, entity_pruner, choice.kind)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     say(f"model: {choice.model}" + (f" ({choice.note})" if choice.note else ""))
     try:
         llm, choice = build_llm(choice)

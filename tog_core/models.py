@@ -75,6 +75,24 @@ def default_pruner(kind: str) -> str:
     return {NONE: "bm25", LOCAL: "embedding"}.get(kind, "llm")
 
 
+def resolve_pruners(relation: str | None, entity: str | None, kind: str, *, extra: tuple[str, ...] = ()
+                    ) -> tuple[str, str]:
+    """The (relation, entity) pruners a run uses: None or "auto" becomes default_pruner(kind); the entity
+    stage follows the relation stage unless given. Raises ValueError naming the choices for an unknown
+    pruner (also checked: `extra`, e.g. the pre-filter), and when "llm" is asked for without a model."""
+    from .pruning import SCORERS
+
+    rel = relation if relation not in (None, "auto") else default_pruner(kind)
+    ent = entity if entity not in (None, "auto") else rel
+    for name in (rel, ent, *extra):
+        if name not in SCORERS:
+            raise ValueError(f"unknown pruner '{name}'; choose one of: auto, {', '.join(SCORERS)}")
+    if "llm" in (rel, ent) and kind == NONE:
+        raise ValueError("--pruner llm needs a model; pass --model LITELLM_MODEL or 'local', or use "
+                         "--pruner bm25|embedding|random")
+    return rel, ent
+
+
 def engine_options(kind: str) -> dict[str, Any]:
     """EngineConfig settings a model kind needs. The 135M local model cannot write reasons in time nor
     judge sufficiency (it says "yes" after one hop), so it scores with bare lists and the question-word
