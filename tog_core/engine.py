@@ -180,7 +180,7 @@ class ToGEngine(StageProposals, Recording):
     # ------------------------------------------------------------------ answer
     def _best_paths(self, state: State) -> list[BeamPath]:
         """Chains with hops, best first: by score, then (without an LLM) by question words covered."""
-        cov = (lambda p: len(self._coverage(state, p))) if self.llm is None else (lambda p: 0)
+        cov = (lambda p: self._coverage(state, p).total()) if self.llm is None else (lambda p: 0)
         return sorted([p for p in state.paths if p.hops], key=lambda p: (-p.score, -cov(p)))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -27,6 +28,7 @@ class ScoreRequest:
     texts: list[str]  # candidate texts as presented to the scorer
     chains: list[str] = field(default_factory=list)  # reasoning chains so far, as text
     focus: str = ""  # cheap scorers: the part of the question this hop most likely answers (see question_bands)
+    rest: str = ""  # cheap scorers: the question without the words the chain's relations already match ("": all of it)
 
 
 @dataclass(kw_only=True)
@@ -57,6 +59,9 @@ they them he she his her him i you we our your me my can could would should will
 not no yes any all some one ones also film films movie movies""".split())
 
 
+_WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
+
+
 def _hash_unit(*parts: object) -> float:
     h = hashlib.blake2b("\x1f".join(map(str, parts)).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(h, "big") / 2**64
@@ -77,18 +82,25 @@ class RandomScorer:
 
 
 def _stem(tok: str) -> str:
-    """A tiny suffix stripper so "directed"/"director"/"directs" meet; no dictionary, no download."""
-    for suf in ("ings", "ing", "ers", "er", "ed", "es", "s", "ion", "or"):
+    """A tiny suffix stripper so "directed"/"director"/"directs", "release"/"released" and
+    "writer"/"written" meet; no dictionary, no download."""
+    for suf in ("ings", "ing", "ers", "er", "ed", "es", "en", "s", "ion", "or", "e"):
         if len(tok) > len(suf) + 3 and tok.endswith(suf):
-            return tok[: -len(suf)]
+            tok = tok[: -len(suf)]
+            break
+    if len(tok) > 4 and tok[-1] == tok[-2] and tok[-1] not in "aeiouls":  # "writt" -> "writ", not "fall" -> "fal"
+        tok = tok[:-1]
     return tok
 
 
 def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
-    first hops ("films acted by the actors in X"), the farthest the last ("which person directed …").
-    The question's content words are split by distance from the topic into a near half (hops 1..D-1)
-    and a far half (hop D). [] when there is one hop or no topic title occurs in the question."""
+    first hops ("films acted by the actors in X"), the words next to the question word the last ("who
+    directed …", "… are written by who"). Each content word goes to whichever is nearer: the topic (the
+    near band, hops 1..D-1) or a question word (the far band, hop D); when no content word sits by a
+    question word, the question word itself is the far band ("when …" asks for a year). Without a
+    question word the content words are split by distance from the topic into a near and a far half.
+    [] when there is one hop or no topic title occurs in the question."""
     if hops < 2:
         return []
     low = question.lower()
@@ -100,10 +112,19 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     if len(content) < 2:
         return []
 
-    def dist(pos: int) -> int:
-        return min(a - pos if pos < a else pos - b for a, b in spans)
+    def gap(pos: int, marks: list[tuple[int, int]], word: str = "") -> int:
+        """Characters between a word (at pos) and the nearest of the marked spans."""
+        return min(a - pos - len(word) if pos < a else max(0, pos - b) for a, b in marks)
 
-    ranked = sorted(content, key=lambda pw: dist(pw[0]))
+    wh = [(m.start(), m.end()) for m in _WORD.finditer(question) if m.group(0).lower() in _WH_WORDS]
+    if wh:  # the answer's words sit by the question word ("… are written by who"), the first hop's by the topic
+        far_w = [(p, w) for p, w in content if gap(p, wh, w) < gap(p, spans, w)]
+        near_w = [(p, w) for p, w in content if gap(p, wh, w) >= gap(p, spans, w)]
+        if near_w and not far_w:  # nothing sits by the question word: "when …" alone says what the answer is
+            far_w = [(a, question[a:b]) for a, b in wh]
+        if far_w and near_w:
+            return [" ".join(w for _, w in near_w)] * (hops - 1) + [" ".join(w for _, w in far_w)]
+    ranked = sorted(content, key=lambda pw: gap(pw[0], spans, pw[1]))
     half = -(-len(ranked) // 2)
     near = " ".join(w for _, w in sorted(ranked[:half]))
     far = " ".join(w for _, w in sorted(ranked[half:]))
@@ -112,6 +133,20 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     return [_stem(t) for t in (w.lower() for w in _WORD.findall(text)) if t not in _STOP]
+
+
+def without_words(text: str, drop: "Counter[str]") -> str:
+    """`text` with the first occurrences of the given stemmed content words removed (as often as counted)."""
+    left = Counter(drop)
+    kept = []
+    for m in _WORD.finditer(text):
+        low = m.group(0).lower()
+        stem = _stem(low) if low not in _STOP else None
+        if stem is not None and left[stem] > 0:
+            left[stem] -= 1
+            continue
+        kept.append(m.group(0))
+    return " ".join(kept)
 
 
 class BM25Scorer:
@@ -130,7 +165,7 @@ class BM25Scorer:
         if n == 0:
             return ScoreResult(values=[], reasons=[], scored_by=self.name)
         corpus = [tokens(t) or ["_empty_"] for t in req.texts]
-        query = tokens(req.question) + tokens(req.focus)  # this hop's part of the question counts twice
+        query = tokens(req.rest or req.question) + tokens(req.focus)  # this hop's part of the question counts twice
         vals = np.zeros(n)
         if query:
             retriever = bm25s.BM25()
@@ -164,7 +199,7 @@ class EmbeddingScorer:
         if n == 0:
             return ScoreResult(values=[], reasons=[], scored_by=self.name)
         m = self.embedder.embed(list(req.texts), kind="passage")
-        queries = [req.question] + ([req.focus] if req.focus else [])
+        queries = [req.rest or req.question] + ([req.focus] if req.focus else [])
         q = self.embedder.embed(queries, kind="query")
         sims = np.clip((m @ q.T).mean(axis=1), 0.0, 1.0)  # the whole question and, if given, this hop's part
         return ScoreResult(values=[float(v) for v in sims], reasons=[""] * n, scored_by=self.name)

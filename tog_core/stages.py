@@ -5,21 +5,25 @@ loop (start / propose / apply / answer); these methods read `self.graph`, `self.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any, Iterable
 
 import numpy as np
 
 from . import prompts
 from .parsing import parse_sufficient
-from .pruning import ScoreRequest, ScoreResult, question_bands, tokens
+from .coverage import covered, question_words, rest_of_question
+from .coverage import verdict as coverage_verdict
+from .lookahead import NextHop, rate_next_hops
+from .pruning import ScoreRequest, ScoreResult, question_bands, without_words
 from .state import BeamPath, Hop, Proposal, RelChoice, State
 from .trace import Candidate, Step
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 CHAIN_TEXT_CHARS = 160
+CHEAP_FLOOR = 0.05  # cheap scorers: the least a scored relation gets (0 would wipe out the whole path's score)
+LOOKAHEAD_WEIGHT = 0.5  # cheap scorers: how much an entity's best next relation can move its hop score
 ENTITY_WEIGHT = 0.5  # cheap scorers: how much the entity text can move a hop score (the relation carries the rest)
-_WH = frozenset({"who", "whom", "what", "which", "where", "when", "why", "how", "name", "list"})
 
 
 class StageProposals:
@@ -68,13 +72,28 @@ class StageProposals:
             return self.graph.descriptions([ridx])[0] or text
         return text
 
+    def _open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray) -> np.ndarray:
+        """Which edges of the path's end it may take next. Never to an entity already on the path — except,
+        on a typed graph, to an intermediate entity through a relation type the path has not used: in "who
+        directed the films written by the writer of X" the writer may be the director, reached again from
+        one of their films by `directed_by` after `written_by` led there. Walking back along a hop (the
+        same type, covering reversed duplicates) and returning to the start stay impossible."""
+        on_path = np.isin(others, np.fromiter(p.entities, dtype=np.int64))
+        if not (self.graph.has_relation_labels and p.hops and on_path.any()):
+            return ~on_path
+        used = {lab for lab in self.graph.labels([h.ridx for h in p.hops])}
+        back = np.flatnonzero(on_path)
+        ok = [int(others[k]) != p.start and lab not in used for k, lab in zip(back, self.graph.labels(rels[back]))]
+        keep = ~on_path
+        keep[back] = ok
+        return keep
+
     def _groups(self, state: State, i: int) -> list[RelChoice]:
         p = state.paths[i]
         rels, others, outs = self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
-        on_path = np.fromiter(p.entities, dtype=np.int64)
-        keep = ~np.isin(others, on_path)  # never walk back along the path (covers reversed duplicates)
+        keep = self._open_edges(p, rels, others)
         if self.config.degree_filter and state.depth < self.config.depth and len(others):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
@@ -112,11 +131,14 @@ class StageProposals:
             title = self.graph.title(state.paths[i].end)
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
+            rest, foc = self._rest_of_question(state, state.paths[i]), focus
+            if foc and state.paths[i].hops:  # the hop's part of the question, less what the path already matched
+                foc = without_words(foc, self._coverage(state, state.paths[i]))
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
-                               texts=[g.text for g in groups], chains=chains, focus=focus)
+                               texts=[g.text for g in groups], chains=chains, focus=foc, rest=rest)
             chosen, pre = await self._prefiltered(req, cfg.max_candidates)
             sub = ScoreRequest(question=req.question, stage="relations", anchor=title,
-                               texts=[req.texts[k] for k in chosen], chains=chains, focus=focus)
+                               texts=[req.texts[k] for k in chosen], chains=chains, focus=foc, rest=rest)
             res = await self.relation_scorer.score(sub)
             # groups the pre-filter dropped keep score 0 and say who dropped them
             scores = [0.0] * len(groups)
@@ -138,6 +160,11 @@ class StageProposals:
                 continue
             src_e = self.graph.entity(state.paths[i].end)
             self._account(step, res, where=src_e.title)
+            if not getattr(self.relation_scorer, "uses_llm", False):
+                # a cheap scorer's 0 means "no word in common", not "impossible": keep a floor so the path's
+                # later hops (and the lookahead) can still tell such paths apart
+                scores = [CHEAP_FLOOR + (1 - CHEAP_FLOOR) * v if by[k] == res.scored_by else v
+                          for k, v in enumerate(scores)]
             if cfg.reuse_penalty != 1.0 and not getattr(self.relation_scorer, "uses_llm", False):
                 # a cheap scorer has no memory of the chain: the question's words pull it back to the relation
                 # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
@@ -184,6 +211,43 @@ class StageProposals:
                 reached.add(targets[k])
         return top
 
+    async def _next_hops(self, state: State, targets: list[tuple[RelChoice, list[tuple[int, int]]]]
+                         ) -> dict[tuple[str, int], NextHop]:
+        """Cheap scorers, before the last hop: each candidate entity rated by the best relation it offers
+        next (see lookahead.py). {} when the lookahead does not apply."""
+        cfg = self.config
+        if (not cfg.lookahead or state.depth >= cfg.depth or getattr(self.relation_scorer, "uses_llm", False)
+                or getattr(self.entity_scorer, "uses_llm", False)):
+            return {}
+        keys = [(rc.key, o) for rc, ts in targets for o, _ in ts]
+        if not keys:
+            return {}
+        used = {rc.key: frozenset(self._used_relations(state.paths[rc.path]) | {(rc.label, rc.outgoing)})
+                for rc, _ in targets}
+        ext = [self._extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
+        bands = question_bands(state.question, [x.title for x in state.seeds], cfg.depth) if cfg.hop_focus else []
+        scorer = self.relation_scorer if self.graph.has_relation_labels else self.prefilter
+        ratings, _n = await rate_next_hops(
+            self.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
+            candidates=[(used[k], o) for k, o in keys], onward=lambda k, rels, others: self._open_edges(ext[k], rels, others), text_of=self._type_text, reuse_penalty=cfg.reuse_penalty, floor=CHEAP_FLOOR,
+            per_entity=cfg.max_candidates)
+        return dict(zip(keys, ratings))
+
+    @staticmethod
+    def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:
+        """The path one hop longer, to entity `o` along edge `r` of the group `rc`."""
+        return BeamPath(start=p.start, hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),),
+                        score=p.score)
+
+    def _type_text(self, label: str, ridx: int) -> str:
+        """_relation_text, remembered per relation type on a typed graph (one text per type)."""
+        if not self.graph.has_relation_labels:
+            return self._relation_text(label, ridx)
+        memo = self.__dict__.setdefault("_type_texts", {})
+        if label not in memo:
+            memo[label] = self._relation_text(label, ridx)
+        return memo[label]
+
     def _entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
         return f"{e.title} — {e.description}" if e.description else e.title
@@ -194,18 +258,30 @@ class StageProposals:
         # code does, one per kept relation (config.entity_batch == "relation")
         by_call: "OrderedDict[tuple[int, str], list[tuple[RelChoice, int, int]]]" = OrderedDict()  # rc, target, ridx
         notes = []
+        all_targets: list[tuple[RelChoice, list[tuple[int, int]]]] = []
         for rc in state.relations:
             p = state.paths[rc.path]
             seen: dict[int, int] = {}
             for r, o in zip(rc.ridxs, rc.others):
-                if o not in p.entities and o not in seen:
+                if o != p.start and o not in seen:  # the relation stage already closed walks back
                     seen[o] = r
-            targets = list(seen.items())
+            all_targets.append((rc, list(seen.items())))
+        ahead = await self._next_hops(state, all_targets)
+        if ahead:
+            notes.append(f"lookahead: {len(ahead)} entities rated by their best next relation")
+        for rc, targets in all_targets:
             if len(targets) > cfg.entities_per_relation:
                 req = ScoreRequest(question=state.question, stage="entities", anchor=rc.text,
                                    texts=[f"{rc.text} {self.graph.title(o)}" for o, _ in targets])
-                keep_idx, pre = await self._prefiltered(req, cfg.entities_per_relation)
-                notes.append(f"{rc.label[:40]}: {len(targets)} entities, {len(keep_idx)} kept by {pre.scored_by}")
+                if ahead:  # entities that lead somewhere the question goes come first, the pre-filter breaks ties
+                    pre = await self.prefilter.score(req)
+                    keep_idx = sorted(sorted(range(len(targets)), key=lambda k: (
+                        -ahead[(rc.key, targets[k][0])].value, -pre.values[k], k))[: cfg.entities_per_relation])
+                    how = f"lookahead and {pre.scored_by}"
+                else:
+                    keep_idx, pre = await self._prefiltered(req, cfg.entities_per_relation)
+                    how = pre.scored_by
+                notes.append(f"{rc.label[:40]}: {len(targets)} entities, {len(keep_idx)} kept by {how}")
                 targets = [targets[k] for k in keep_idx]
             call = (rc.path, rc.key if cfg.entity_batch == "relation" else "")
             for o, r in targets:
@@ -244,9 +320,14 @@ class StageProposals:
             for pos, (rc, o, r) in enumerate(items):
                 es = res.values[pos] / best[rc.key] if best[rc.key] > 0 else 1.0
                 combined = rc.score * es if llm_scorer else rc.score * (1 - ENTITY_WEIGHT + ENTITY_WEIGHT * es)
+                reason = res.reasons[pos] if pos < len(res.reasons) else ""
+                if ahead:
+                    nxt = ahead[(rc.key, o)]
+                    combined *= 1 - LOOKAHEAD_WEIGHT + LOOKAHEAD_WEIGHT * nxt.value
+                    reason = (f"next: {nxt.text[:80]} ({nxt.value:.2f})" if nxt.text else "next: dead end") + \
+                        (f"; {reason}" if reason else "")
                 # a path's score is the product of its hop scores: the beam ranks whole paths
-                rows.append((combined * state.paths[i].score, combined, i, rc, o, r, res.reasons[pos] if pos < len(res.reasons) else "",
-                             res.scored_by))
+                rows.append((combined * state.paths[i].score, combined, i, rc, o, r, reason, res.scored_by))
         order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
         top = self._beam(order, [row[4] for row in rows])
         payload = []
@@ -349,26 +430,27 @@ class StageProposals:
         ]
         return Proposal(step=step, payload=(True, False))
 
-    def _question_words(self, state: State) -> set[str]:
-        seed_words = {w for s in state.seeds for w in tokens(s.title)}
-        return {w for w in tokens(state.question) if w not in seed_words and w not in _WH}
+    def _coverage(self, state: State, p: BeamPath) -> Counter[str]:
+        """The question words the path's relations match (see coverage.py)."""
+        return covered(question_words(state.question, [x.title for x in state.seeds]),
+                       [self._hop_words(h) for h in p.hops])
 
-    def _coverage(self, state: State, p: BeamPath) -> set[str]:
-        want = self._question_words(state)
-        got: set[str] = set()
-        for h in p.hops:
-            got |= want & set(tokens(h.label))
-        return got
+    def _hop_words(self, h: Hop) -> str:
+        """What a hop says, for matching question words: its relation type's template on a typed graph
+        (not the edge's description, whose entity names would match by accident), else its label."""
+        if self.graph.has_relation_labels:
+            return self._type_text(self.graph.labels([h.ridx])[0], h.ridx)
+        return h.label
+
+    def _rest_of_question(self, state: State, p: BeamPath) -> str:
+        """Cheap scorers' query for the path's next hop; "" (the whole question) with hop focus off."""
+        if not self.config.hop_focus:
+            return ""
+        return rest_of_question(state.question, [x.title for x in state.seeds], self._coverage(state, p))
 
     def _coverage_verdict(self, state: State) -> dict[str, Any]:
-        """LLM-free sufficiency: stop once one chain's relations mention every content word of the
-        question (beyond the topic entities); otherwise search on to the maximum depth."""
-        want = self._question_words(state)
-        best = max((self._coverage(state, p) for p in state.paths if p.hops), key=len, default=set())
-        if want and best == want:
-            return {"sufficient": True, "by": "coverage",
-                    "reason": f"a chain covers every question word ({', '.join(sorted(want))})"}
-        missing = ", ".join(sorted(want - best)) or "no content words"
-        return {"sufficient": False, "by": "coverage", "reason": f"no LLM; not yet covered: {missing}"}
+        """LLM-free sufficiency (coverage.verdict); otherwise the search goes on to the maximum depth."""
+        return coverage_verdict(state.question, [x.title for x in state.seeds],
+                                [[self._hop_words(h) for h in p.hops] for p in state.paths if p.hops])
 
     # ------------------------------------------------------------------ apply

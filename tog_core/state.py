@@ -34,6 +34,7 @@ class EngineConfig:
     mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
     hop_focus: bool = True  # cheap scorers: weigh the part of the question nearest the topic at hop 1, farthest at D
     reuse_penalty: float = 0.5  # cheap scorers: factor on a relation (label and direction) the path already took
+    lookahead: bool = True  # cheap scorers, before the last hop: rate entities by the best relation they offer next
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
     degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
     seed: int = 0  # for the random pruner

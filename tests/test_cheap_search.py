@@ -1,0 +1,188 @@
+"""LLM-free search on typed graphs: hop bands, the rest of the question, the coverage judge, revisiting an
+intermediate entity through another relation type, and the one-step lookahead. Small hand-made movie
+graphs, so every expected path can be checked by eye."""
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pyarrow as pa
+
+from tog_core import coverage
+from tog_core.engine import ToGEngine
+from tog_core.graph import KnowledgeGraph
+from tog_core.pruning import _stem, question_bands, without_words
+from tog_core.state import EngineConfig
+
+TEMPLATES = {
+    "written_by": "{s} was written by {t}",
+    "directed_by": "{s} was directed by {t}",
+    "starred_actors": "{s} stars {t} (actor)",
+    "has_genre": "{s} has the genre {t}",
+    "in_language": "{s} is in the language {t}",
+    "release_year": "{s} was released in {t}",
+}
+TYPES = {"written_by": "person", "directed_by": "person", "starred_actors": "person", "has_genre": "genre",
+         "in_language": "language", "release_year": "year"}
+
+
+def typed_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
+    """(movie, relation, object) triples -> a graph with a `relation` column and entity types."""
+    kinds: dict[str, str] = {}
+    for s, r, t in triples:
+        kinds.setdefault(s, "movie")
+        kinds.setdefault(t, TYPES[r])
+    names = list(kinds)
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "type": [kinds[n] for n in names],
+                    "description": [""] * len(names)})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(triples))], "source": [s for s, _, _ in triples],
+                    "target": [t for _, _, t in triples], "relation": [r for _, r, _ in triples],
+                    "description": [TEMPLATES[r].format(s=s, t=t) for s, r, t in triples],
+                    "text_unit_ids": pa.array([[] for _ in triples], pa.list_(pa.string()))})
+    return KnowledgeGraph.from_tables(ent, rel, None)
+
+
+def run(graph, question, seeds, **cfg):
+    cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", **cfg}
+    eng = ToGEngine(graph, config=EngineConfig(**cfg))
+    return eng, asyncio.run(eng.run(question, seeds=seeds))
+
+
+def chains(eng, state):
+    return [[eng.graph.title(p.start)] + [eng.graph.title(h.dst) for h in p.hops] for p in state.paths]
+
+
+# ---------------------------------------------------------------- question structure
+def test_bands_put_words_by_the_question_word_last_and_words_by_the_topic_first():
+    q = "the films that share actors with the film Gods and Monsters are written by who"
+    assert question_bands(q, ["Gods and Monsters"], 3) == ["share actors", "share actors", "written"]
+    q = "who directed the movies written by the writer of Hard Eight"
+    near, far = question_bands(q, ["Hard Eight"], 2)
+    assert "writer" in near.split() and far == "directed"
+
+
+def test_a_lone_question_word_is_the_last_band_and_no_question_word_splits_by_distance():
+    # nothing sits next to "when": the question word itself says the answer is a year
+    assert question_bands("when were the movies starred by Michel Blanc released", ["Michel Blanc"], 2) == \
+        ["starred released", "when"]
+    # no question word: the nearer half of the words goes first
+    assert question_bands("movies starred by Michel Blanc released later", ["Michel Blanc"], 2) == \
+        ["starred released", "later"]
+    assert question_bands("who directed X", ["X"], 1) == []  # one hop: no bands
+    assert question_bands("who directed it", ["X"], 2) == []  # topic not in the question
+
+
+def test_stemming_meets_the_forms_the_relations_use():
+    for a, b in [("released", "release"), ("written", "writer"), ("directed", "director"), ("starred", "stars")]:
+        assert _stem(a) == _stem(b), (a, b)
+    assert _stem("fall") == "fall" and _stem("tags") == "tags"  # short words and -ll endings stay as they are
+    assert without_words("the director of X also directed which films", Counter({"direct": 1})) == \
+        "the of X also directed which films"
+
+
+def test_rest_of_question_drops_the_topic_and_what_the_chain_matched():
+    got = coverage.covered(coverage.question_words("when did the movies written by Émile Zola release", ["Émile Zola"]),
+                           ["a movie was written by a person"])
+    assert got == Counter({"writ": 1})
+    rest = coverage.rest_of_question("when did the movies written by Émile Zola release", ["Émile Zola"], got)
+    assert "Zola" not in rest and "written" not in rest and "release" in rest
+
+
+# ---------------------------------------------------------------- the LLM-free judge
+def test_a_word_named_twice_takes_two_hops():
+    q = "the director of Jaws directed which films"
+    one = [["Jaws was directed by a person"]]
+    two = [["Jaws was directed by a person", "a movie was directed by Spielberg"]]
+    assert coverage.verdict(q, ["Jaws"], one)["sufficient"] is False
+    assert coverage.verdict(q, ["Jaws"], two)["sufficient"] is True
+
+
+def test_the_last_hop_must_match_the_last_part_of_the_question():
+    q = "who starred in the films of the director of Jaws"
+    # both words are matched, but the chain ends on the directing: not yet
+    wrong_order = [["Jaws stars a person (actor)", "a movie was directed by a person"]]
+    right_order = [["Jaws was directed by a person", "a movie stars a person (actor)"]]
+    assert coverage.verdict(q, ["Jaws"], wrong_order)["sufficient"] is False
+    assert coverage.verdict(q, ["Jaws"], right_order)["sufficient"] is True
+
+
+def test_also_means_the_relation_recurs():
+    q = "the actor of Jaws also starred in which films"
+    one_hop = [["Jaws stars a person (actor)"]]
+    assert coverage.verdict(q, ["Jaws"], one_hop)["sufficient"] is False
+    assert "recurs" in coverage.verdict(q, ["Jaws"], one_hop)["reason"]
+
+
+def test_engine_without_llm_searches_to_the_second_director_hop():
+    g = typed_graph([("Jaws", "directed_by", "Steven Spielberg"), ("Duel", "directed_by", "Steven Spielberg"),
+                     ("Jaws", "has_genre", "Thriller")])
+    eng, st = run(g, "the director of Jaws directed which films", ["Jaws"], depth=3, width=3)
+    verdicts = [s.verdict["sufficient"] for s in st.steps if s.stage == "evaluate"]
+    assert verdicts[:2] == [False, True] and st.stop_reason == "sufficient"
+    assert ["Jaws", "Steven Spielberg", "Duel"] in chains(eng, st)
+
+
+# ---------------------------------------------------------------- revisiting through another relation type
+def test_the_writer_can_be_reached_again_as_the_director():
+    # "who directed the films written by the writer of Hard Eight": the writer directed them himself
+    g = typed_graph([("Hard Eight", "written_by", "Paul Anderson"), ("Magnolia", "written_by", "Paul Anderson"),
+                     ("Magnolia", "directed_by", "Paul Anderson")])
+    eng, st = run(g, "who directed the movies written by the writer of Hard Eight", ["Hard Eight"], depth=3,
+                  width=None, judge="coverage")
+    found = chains(eng, st)
+    assert ["Hard Eight", "Paul Anderson", "Magnolia", "Paul Anderson"] in found
+    # the revisit used directed_by, never written_by again, and nothing returned to the start
+    for p in st.paths:
+        if len(p.hops) == 3 and eng.graph.title(p.hops[2].dst) == "Paul Anderson":
+            assert eng.graph.labels([p.hops[2].ridx]) == ["directed_by"]
+        assert all(h.dst != p.start for h in p.hops)
+
+
+def test_untyped_graphs_still_never_revisit():
+    ent = pa.table({"id": ["a", "b", "c"], "title": ["A", "B", "C"], "description": ["", "", ""]})
+    rel = pa.table({"id": ["r0", "r1", "r2"], "source": ["A", "B", "B"], "target": ["B", "A", "C"],
+                    "description": ["A likes B", "B admires A", "B knows C"],
+                    "text_unit_ids": pa.array([[], [], []], pa.list_(pa.string()))})
+    g = KnowledgeGraph.from_tables(ent, rel, None)
+    eng, st = run(g, "who does A like", ["A"], depth=2, width=None)
+    for c in chains(eng, st):
+        assert len(c) == len(set(c)), c
+
+
+# ---------------------------------------------------------------- lookahead
+def language_graph() -> KnowledgeGraph:
+    # the seed's actor starred in six films; only the last listed has a language edge
+    films = ["Aster", "Birch", "Cedar", "Dune", "Elm", "Fjord"]
+    triples = [("Seedfilm", "starred_actors", "Kim Novak")]
+    triples += [(f, "starred_actors", "Kim Novak") for f in films]
+    triples += [(f, "has_genre", "Drama") for f in films[:-1]]
+    triples += [("Fjord", "in_language", "French")]
+    return typed_graph(triples)
+
+
+def test_lookahead_keeps_the_film_that_can_answer_the_last_hop():
+    q = "what languages are the movies starring the actors of Seedfilm in"
+    eng, st = run(language_graph(), q, ["Seedfilm"], depth=3, width=1)
+    assert chains(eng, st) == [["Seedfilm", "Kim Novak", "Fjord", "French"]]
+    hop2 = next(s for s in st.steps if s.stage == "entities" and s.depth == 2)
+    assert "lookahead" in hop2.note
+    fjord = next(c for c in hop2.candidates if c.target == "Fjord")
+    assert fjord.kept and fjord.reason.startswith("next: ") and "language" in fjord.reason
+
+
+def test_without_lookahead_the_same_search_misses_it():
+    q = "what languages are the movies starring the actors of Seedfilm in"
+    eng, st = run(language_graph(), q, ["Seedfilm"], depth=3, width=1, lookahead=False)
+    assert "French" not in [c[-1] for c in chains(eng, st)]
+
+
+def test_dead_ends_rate_zero_and_the_lookahead_skips_llm_pruners():
+    # Art's only film is the seed itself: going back is closed, so Art is a dead end for the next hop
+    g = typed_graph([("Iron Man", "written_by", "Art"), ("Iron Man", "written_by", "Matt"),
+                     ("Hulk", "written_by", "Matt"), ("Hulk", "has_genre", "Action")])
+    eng, st = run(g, "what genres are the movies written by Iron Man writers", ["Iron Man"], depth=3, width=1)
+    hop1 = next(s for s in st.steps if s.stage == "entities" and s.depth == 1)
+    art = next(c for c in hop1.candidates if c.target == "Art")
+    matt = next(c for c in hop1.candidates if c.target == "Matt")
+    assert art.reason.startswith("next: dead end") and matt.kept and not art.kept
+    assert chains(eng, st) == [["Iron Man", "Matt", "Hulk", "Action"]]

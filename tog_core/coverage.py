@@ -1,0 +1,75 @@
+"""What a question asks for and how much of it a chain has matched, by words — the LLM-free half of ToG.
+
+Without an LLM nothing reads the chains, so two things are done with word overlap:
+
+* the sufficiency judge (`verdict`): stop once a chain's relations match every content word of the
+  question, as often as the question names it, with the question's last part matched by the chain's
+  last hop, and more than one hop when the question says a relation recurs ("also", "same", "share");
+* the cheap scorers' query (`rest_of_question`): the question without the topic's name and without
+  what the path has already matched, so a hop is not pulled back to what the chain has done.
+
+Words are the pruners' `tokens` (lower case, stop words out, light stemming).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Sequence
+
+from .pruning import question_bands, tokens, without_words
+
+# question words that never name a relation ("name the …", "list the …"); what/who/… are stop words already
+_ASKING = frozenset({"name", "list"})
+# a relation named once but walked twice: "the director of X also directed …", "films that share actors …"
+_RECUR = re.compile(r"\b(also|same|share[sd]?|sharing|co-?\w+)\b", re.IGNORECASE)
+
+
+def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
+    """Content words of the question beyond the topic entities' names, with multiplicity: "the director
+    of X also directed which films" names "direct" twice, so it takes two hops that mention it."""
+    topic_words = {w for t in topics for w in tokens(t)}
+    return Counter(w for w in tokens(question) if w not in topic_words and w not in _ASKING)
+
+
+def covered(want: Counter[str], hop_texts: Sequence[str]) -> Counter[str]:
+    """The wanted words the hops mention, each counted once per hop and at most as often as wanted."""
+    got: Counter[str] = Counter()
+    for text in hop_texts:
+        got.update(set(want) & set(tokens(text)))
+    return got & want
+
+
+def rest_of_question(question: str, topics: Sequence[str], got: Counter[str]) -> str:
+    """The question without the topics' names (they say what the topic is, not which relation is asked
+    for: "Émile Zola" pulls every hop towards "written by") and without the words already matched."""
+    for t in topics:
+        if t:
+            question = question.replace(t, " ")
+    return without_words(question, got)
+
+
+def verdict(question: str, topics: Sequence[str], chains: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The LLM-free sufficiency verdict over chains given as their hops' texts."""
+    want = question_words(question, topics)
+    if not want:
+        return {"sufficient": False, "by": "coverage", "reason": "no LLM; the question has no content words to match"}
+    bands = question_bands(question, list(topics), 2)
+    last = Counter(tokens(bands[1])) & want if bands else Counter()
+    recurs = bool(_RECUR.search(question))
+    best: Counter[str] = Counter()
+    for hops in chains:
+        got = covered(want, hops)
+        if got.total() > best.total():
+            best = got
+        if got != want:
+            continue
+        if last and not set(last) & set(tokens(hops[-1])):
+            continue  # "who starred in the films of the director of X" must end on the starring, not the directing
+        if recurs and len(hops) < 2:
+            continue
+        return {"sufficient": True, "by": "coverage",
+                "reason": f"a chain covers every question word ({', '.join(sorted(want))})"}
+    missing = ", ".join(sorted(want - best))
+    if not missing:
+        missing = "the question's last part by the last hop" + (" (a relation recurs)" if recurs else "")
+    return {"sufficient": False, "by": "coverage", "reason": f"no LLM; not yet covered: {missing}"}
