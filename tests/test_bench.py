@@ -94,6 +94,26 @@ def test_table_output_and_depth_override(tmp_path, capsys, monkeypatch):
     assert r["summary"]["all"]["beam_recall"] == 0.4
 
 
+def test_baseline_runs_the_same_questions_and_reports_the_ratio(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    data = write_kgqa(tmp_path)
+    r = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1", "--baseline", "random",
+                   "--baseline-seeds", "3", "--seed", "4")
+    base = r["baseline"]
+    assert base["pruner"] == "random" and base["seeds"] == [4, 5, 6] and len(base["per_seed"]) == 3
+    # each seed is a real random run: the same as running it alone
+    alone = bench_json(capsys, str(data), "--pruner", "random", "--width", "1", "--seed", "5")
+    assert base["per_seed"][1]["beam_recall"]["all"] == alone["summary"]["all"]["beam_recall"]
+    mean = sum(p["beam_recall"]["all"] for p in base["per_seed"]) / 3
+    assert base["beam_recall"]["all"] == round(mean, 4)
+    assert base["ratio"]["all"] == round(r["summary"]["all"]["beam_recall"] / base["beam_recall"]["all"], 3)
+    assert cli.main(["bench", "kgqa", str(data), "--pruner", "bm25", "--baseline", "random"]) == 0
+    out = capsys.readouterr().out
+    assert "baseline random (seed 0)" in out and "bm25 / random: " in out
+    assert cli.main(["bench", "kgqa", str(data), "--baseline", "coin"]) == 2
+    assert "unknown --baseline pruner 'coin'" in capsys.readouterr().err
+
+
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     data = write_kgqa(tmp_path)
     assert cli.main(["bench", "kgqa", str(data), "--split", "test"]) == 2

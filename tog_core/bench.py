@@ -175,25 +175,36 @@ class KGQAConfig:
     concurrency: int | None = None  # None: 1 without an LLM, 4 with one
     mode: str = "faithful"  # or "fast": one pair-scoring call per depth
     questions: str | None = None  # a questions .jsonl elsewhere (e.g. demo/questions.jsonl); None: DATA_DIR/questions_<split>.jsonl
+    baseline: str | None = None  # a second pruner run on the same questions in the same run (e.g. random)
+    baseline_seeds: int = 1  # the baseline runs with seeds seed, seed+1, …: its recall is the mean over them
 
 
 def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
-             engine_hook: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """The whole benchmark; returns {"config", "summary", "questions"}. `engine_hook(engine)` lets an
-    experiment adjust each engine after it is built (bench scripts use it; the CLI does not)."""
+             engine_hook: Callable[[Any], None] | None = None, _loaded: tuple[Any, Any] | None = None
+             ) -> dict[str, Any]:
+    """The whole benchmark; returns {"config", "summary", "questions"} and, with `cfg.baseline`,
+    "baseline" (the same questions with the baseline pruner, and our recall over its recall).
+    `engine_hook(engine)` lets an experiment adjust each engine after it is built (bench scripts use it;
+    the CLI does not)."""
     from .engine import ToGEngine
     from .graph import KnowledgeGraph
     from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from .project import open_project
     from .state import EngineConfig
 
+    from .pruning import SCORERS
+
+    if cfg.baseline and cfg.baseline not in SCORERS:
+        raise _usage_error(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
     data_dir = Path(cfg.data_dir)
     questions = select(load_questions_file(Path(cfg.questions)) if cfg.questions else
                        load_questions(data_dir, cfg.split), cfg.limit)
     t_load = time.perf_counter()
-    info = open_project(data_dir)
-    graph = KnowledgeGraph.load(info)
-    say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
+    info, graph = _loaded or (None, None)
+    if graph is None:
+        info = open_project(data_dir)
+        graph = KnowledgeGraph.load(info)
+        say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
     choice = choose_model(cfg.model if wants_llm else NONE, info, api_base=cfg.api_base)
     # the benchmark measures the LLM itself when a model is given: its default pruner is llm, not "auto"
@@ -246,8 +257,29 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions}
-    return {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
-            "questions": [asdict(r) for r in rows]}
+    result = {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
+              "questions": [asdict(r) for r in rows]}
+    if cfg.baseline:
+        result["baseline"] = _baseline(cfg, result["summary"], say=say, loaded=(info, graph))
+    return result
+
+
+def _baseline(cfg: KGQAConfig, ours: dict[str, Any], *, say: Callable[[str], None], loaded: tuple[Any, Any]
+              ) -> dict[str, Any]:
+    """The baseline pruner on the same questions and graph, once per seed; recall is the mean over seeds."""
+    from dataclasses import replace
+
+    seeds = [cfg.seed + k for k in range(max(1, cfg.baseline_seeds))]
+    per_seed = []
+    for seed in seeds:
+        say(f"baseline {cfg.baseline}, seed {seed}")
+        base_cfg = replace(cfg, pruner=cfg.baseline, entity_pruner=None, seed=seed, baseline=None)
+        r = run_kgqa(base_cfg, say=say, _loaded=loaded)
+        per_seed.append({"seed": seed, "beam_recall": {k: m["beam_recall"] for k, m in r["summary"].items()}})
+    levels = list(ours)
+    mean = {lv: round(sum(p["beam_recall"][lv] or 0.0 for p in per_seed) / len(per_seed), 4) for lv in levels}
+    ratio = {lv: (round(ours[lv]["beam_recall"] / mean[lv], 3) if mean[lv] else None) for lv in levels}
+    return {"pruner": cfg.baseline, "seeds": seeds, "beam_recall": mean, "ratio": ratio, "per_seed": per_seed}
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -268,6 +300,16 @@ def format_table(result: dict[str, Any]) -> str:
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
             cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
+    base = result.get("baseline")
+    if base:
+        seeds = base["seeds"]
+        which = f"seed {seeds[0]}" if len(seeds) == 1 else f"mean of seeds {seeds[0]}–{seeds[-1]}"
+        lines.append(f"baseline {base['pruner']} ({which}), beam recall: " + "  ".join(
+            f"{lv} {v:.3f}" for lv, v in base["beam_recall"].items()))
+        if len(seeds) > 1:
+            lines.append("  per seed, all: " + "  ".join(f"{p['beam_recall']['all']:.3f}" for p in base["per_seed"]))
+        lines.append(f"{c['pruner']} / {base['pruner']}: " + "  ".join(
+            f"{lv} {'-' if v is None else f'{v:.2f}×'}" for lv, v in base["ratio"].items()))
     return "\n".join(lines)
 
 
@@ -290,6 +332,10 @@ def add_bench_parser(sub: Any) -> None:
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
     k.add_argument("--mode", default="faithful", choices=["faithful", "fast"], help="engine mode (default faithful)")
     k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
+    k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
+                   "and print our beam recall over its")
+    k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "
+                   "its recall is their mean (default 1)")
     k.add_argument("--json", action="store_true", help="print only a JSON object")
 
 
@@ -300,11 +346,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise _usage_error(f"--concurrency must be at least 1 (got {args.concurrency})")
     if args.width < 1:
         raise _usage_error(f"--width must be at least 1 (got {args.width})")
+    if args.baseline_seeds < 1:
+        raise _usage_error(f"--baseline-seeds must be at least 1 (got {args.baseline_seeds})")
     cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
                      entity_pruner=args.entity_pruner, width=args.width,
                      depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
                      prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
-                     questions=args.questions)
+                     questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds)
     say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)
