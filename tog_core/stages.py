@@ -81,7 +81,7 @@ class StageProposals:
         on_path = np.isin(others, np.fromiter(p.entities, dtype=np.int64))
         if not (self.graph.has_relation_labels and p.hops and on_path.any()):
             return ~on_path
-        used = {lab for lab in self.graph.labels([h.ridx for h in p.hops])}
+        used = set(self.graph.labels([h.ridx for h in p.hops]))
         back = np.flatnonzero(on_path)
         ok = [int(others[k]) != p.start and lab not in used for k, lab in zip(back, self.graph.labels(rels[back]))]
         keep = ~on_path
@@ -229,8 +229,9 @@ class StageProposals:
         scorer = self.relation_scorer if self.graph.has_relation_labels else self.prefilter
         ratings, _n = await rate_next_hops(
             self.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
-            candidates=[(used[k], o) for k, o in keys], onward=lambda k, rels, others: self._open_edges(ext[k], rels, others), text_of=self._type_text, reuse_penalty=cfg.reuse_penalty, floor=CHEAP_FLOOR,
-            per_entity=cfg.max_candidates)
+            candidates=[(used[k], o) for k, o in keys],
+            onward=lambda k, rels, others: self._open_edges(ext[k], rels, others),
+            text_of=self._type_text, reuse_penalty=cfg.reuse_penalty, floor=CHEAP_FLOOR, per_entity=cfg.max_candidates)
         return dict(zip(keys, ratings))
 
     @staticmethod
