@@ -113,6 +113,14 @@ def test_also_means_the_relation_recurs():
     assert "recurs" in coverage.verdict(q, ["Jaws"], one_hop)["reason"]
 
 
+def test_words_that_merely_start_with_co_do_not_ask_for_a_second_hop():
+    one_hop = [["the company Ambergate Clockworks manufactures the Tide Clock"]]
+    assert coverage.verdict("Which company manufactures the Tide Clock?", ["Tide Clock"], one_hop)["sufficient"]
+    co = [["Nacho Libre was written by a person"]]
+    assert not coverage.verdict("who co-wrote films with Mike White", ["Mike White"], co)["sufficient"]
+    assert not coverage.verdict("who cowrote films with Mike White", ["Mike White"], co)["sufficient"]
+
+
 def test_engine_without_llm_searches_to_the_second_director_hop():
     g = typed_graph([("Jaws", "directed_by", "Steven Spielberg"), ("Duel", "directed_by", "Steven Spielberg"),
                      ("Jaws", "has_genre", "Thriller")])

@@ -21,7 +21,8 @@ from .pruning import question_bands, tokens, without_words
 # question words that never name a relation ("name the …", "list the …"); what/who/… are stop words already
 _ASKING = frozenset({"name", "list"})
 # a relation named once but walked twice: "the director of X also directed …", "films that share actors …"
-_RECUR = re.compile(r"\b(also|same|share[sd]?|sharing|co-?\w+)\b", re.IGNORECASE)
+_RECUR = re.compile(r"\b(also|same|share[sd]?|sharing|co-\w+|co(?:wr\w+|star\w*|direct\w*|author\w*|found\w*))\b",
+                    re.IGNORECASE)  # "co-wrote", "costarred"; not "company", "could", "comedy"
 
 
 def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
