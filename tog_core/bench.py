@@ -190,9 +190,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     from .graph import KnowledgeGraph
     from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from .project import open_project
-    from .state import EngineConfig
-
     from .pruning import SCORERS
+    from .state import EngineConfig
 
     if cfg.baseline and cfg.baseline not in SCORERS:
         raise _usage_error(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")

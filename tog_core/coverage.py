@@ -55,7 +55,7 @@ def verdict(question: str, topics: Sequence[str], chains: Sequence[Sequence[str]
     if not want:
         return {"sufficient": False, "by": "coverage", "reason": "no LLM; the question has no content words to match"}
     bands = question_bands(question, list(topics), 2)
-    last = Counter(tokens(bands[1])) & want if bands else Counter()
+    last = set(tokens(bands[1])) & set(want) if bands else set()  # what the chain's last hop must match
     recurs = bool(_RECUR.search(question))
     best: Counter[str] = Counter()
     for hops in chains:
@@ -64,7 +64,7 @@ def verdict(question: str, topics: Sequence[str], chains: Sequence[Sequence[str]
             best = got
         if got != want:
             continue
-        if last and not set(last) & set(tokens(hops[-1])):
+        if last and not last & set(tokens(hops[-1])):
             continue  # "who starred in the films of the director of X" must end on the starring, not the directing
         if recurs and len(hops) < 2:
             continue

@@ -39,13 +39,12 @@ async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
                          candidates: Sequence[tuple[frozenset[tuple[str, bool]], int]],
                          onward: Callable[[int, np.ndarray, np.ndarray], np.ndarray], text_of: Callable[[str, int], str],
                          reuse_penalty: float = 1.0, floor: float = 0.0, per_entity: int = 30
-                         ) -> tuple[list[NextHop], int]:
+                         ) -> list[NextHop]:
     """For each (relations the path would have used, as (label, outgoing) seen from each hop's start;
     candidate entity): its best next relation. `onward(k, rels, others)` says which of candidate k's edges
     the search could take next (the engine's own rule), so a writer whose only film is the one we came
     from is a dead end. Every candidate is rated against the same query, so ratings compare across paths.
-
-    Returns the ratings (in candidate order) and the number of distinct texts scored."""
+    The ratings come in candidate order."""
     typed = graph.has_relation_labels
     scan = 5000 if typed else per_entity  # edges read per candidate: a type repeats, a description does not
     options: list[list[tuple[tuple[str, bool], str]]] = []  # per candidate: ((label, out), text) of each group
@@ -59,7 +58,7 @@ async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
         options.append([(key, text_of(key[0], r)) for key, r in firsts.items()])
     texts = sorted({t for opts in options for _, t in opts})
     if not texts:
-        return [NextHop(value=0.0, text="") for _ in candidates], 0
+        return [NextHop(value=0.0, text="") for _ in candidates]
     res = await scorer.score(ScoreRequest(question=question, stage="relations", anchor="", texts=texts, focus=focus))
     by_text = dict(zip(texts, res.values))
     raw: list[tuple[float, str]] = []
@@ -72,4 +71,4 @@ async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
                 best = (v, t)
         raw.append(best)
     top = max(v for v, _ in raw)
-    return [NextHop(value=round(v / top, 6) if top > 0 else 0.0, text=t) for v, t in raw], len(texts)
+    return [NextHop(value=round(v / top, 6) if top > 0 else 0.0, text=t) for v, t in raw]

@@ -131,9 +131,10 @@ class StageProposals:
             title = self.graph.title(state.paths[i].end)
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
-            rest, foc = self._rest_of_question(state, state.paths[i]), focus
-            if foc and state.paths[i].hops:  # the hop's part of the question, less what the path already matched
-                foc = without_words(foc, self._coverage(state, state.paths[i]))
+            got = self._coverage(state, state.paths[i]) if cfg.hop_focus else Counter()
+            rest = self._rest_of_question(state, got)
+            # the hop's part of the question, less what the path already matched
+            foc = without_words(focus, got) if focus and state.paths[i].hops else focus
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
                                texts=[g.text for g in groups], chains=chains, focus=foc, rest=rest)
             chosen, pre = await self._prefiltered(req, cfg.max_candidates)
@@ -165,13 +166,13 @@ class StageProposals:
                 # later hops (and the lookahead) can still tell such paths apart
                 scores = [CHEAP_FLOOR + (1 - CHEAP_FLOOR) * v if by[k] == res.scored_by else v
                           for k, v in enumerate(scores)]
-            if cfg.reuse_penalty != 1.0 and not getattr(self.relation_scorer, "uses_llm", False):
-                # a cheap scorer has no memory of the chain: the question's words pull it back to the relation
-                # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
-                used = self._used_relations(state.paths[i])
-                for k, g in enumerate(groups):
-                    if (g.label, g.outgoing) in used:
-                        scores[k] *= cfg.reuse_penalty
+                if cfg.reuse_penalty != 1.0:
+                    # a cheap scorer has no memory of the chain: the question's words pull it back to the relation
+                    # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
+                    used = self._used_relations(state.paths[i])
+                    for k, g in enumerate(groups):
+                        if (g.label, g.outgoing) in used:
+                            scores[k] *= cfg.reuse_penalty
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
             top = set(order[: cfg.width]) if cfg.width else set(order)
             for k, g in enumerate(groups):
@@ -227,7 +228,7 @@ class StageProposals:
         ext = [self._extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
         bands = question_bands(state.question, [x.title for x in state.seeds], cfg.depth) if cfg.hop_focus else []
         scorer = self.relation_scorer if self.graph.has_relation_labels else self.prefilter
-        ratings, _n = await rate_next_hops(
+        ratings = await rate_next_hops(
             self.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
             candidates=[(used[k], o) for k, o in keys],
             onward=lambda k, rels, others: self._open_edges(ext[k], rels, others),
@@ -443,11 +444,12 @@ class StageProposals:
             return self._type_text(self.graph.labels([h.ridx])[0], h.ridx)
         return h.label
 
-    def _rest_of_question(self, state: State, p: BeamPath) -> str:
-        """Cheap scorers' query for the path's next hop; "" (the whole question) with hop focus off."""
+    def _rest_of_question(self, state: State, got: Counter[str]) -> str:
+        """Cheap scorers' query for a path's next hop, given what the path matched (`_coverage`); ""
+        (the whole question) with hop focus off."""
         if not self.config.hop_focus:
             return ""
-        return rest_of_question(state.question, [x.title for x in state.seeds], self._coverage(state, p))
+        return rest_of_question(state.question, [x.title for x in state.seeds], got)
 
     def _coverage_verdict(self, state: State) -> dict[str, Any]:
         """LLM-free sufficiency (coverage.verdict); otherwise the search goes on to the maximum depth."""
