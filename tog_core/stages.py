@@ -242,13 +242,16 @@ class StageProposals:
                         score=p.score)
 
     def _type_text(self, label: str, ridx: int) -> str:
-        """_relation_text, remembered per relation type on a typed graph (one text per type)."""
+        """_relation_text, remembered on a typed graph per relation type and endpoint types (what the
+        template is made of), so the text never depends on which edge of the type was read first."""
         if not self.graph.has_relation_labels:
             return self._relation_text(label, ridx)
+        src, dst = self.graph.endpoints(ridx)
+        key = (label, self.graph.entity(src).type, self.graph.entity(dst).type)
         memo = self.__dict__.setdefault("_type_texts", {})
-        if label not in memo:
-            memo[label] = self._relation_text(label, ridx)
-        return memo[label]
+        if key not in memo:
+            memo[key] = self._relation_text(label, ridx)
+        return memo[key]
 
     def _entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
