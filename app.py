@@ -6,8 +6,8 @@ import sys
 import streamlit as st
 
 import ui
-from tog_core.project import ProjectError
-from tog_core.session import MODES, PRUNERS, K, parse_app_args, recent_projects, remember_project, \
+from tog_core.graphrag.project import ProjectError
+from tog_core.app.session import MODES, PRUNERS, K, parse_app_args, recent_projects, remember_project, \
     resolve_project_path, sidebar_defaults
 
 st.set_page_config(page_title="ToG Explorer", layout="wide")

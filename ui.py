@@ -1,7 +1,7 @@
 """Streamlit glue shared by app.py and pages/: cached resources, the current settings, pictures.
 
 The loaded graph, LLM clients and the embedder are `st.cache_resource` (shared read-only across
-sessions). Logic lives in tog_core.session; this file only connects it to Streamlit.
+sessions). Logic lives in tog_core.app.session; this file only connects it to Streamlit.
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import streamlit as st
 
-from tog_core.engine import ToGEngine
-from tog_core.graph import KnowledgeGraph
-from tog_core.models import build_embedder, build_llm, choose_model
-from tog_core.project import ProjectInfo, open_project
-from tog_core.runs import RunStore
-from tog_core.session import K, Settings, engine_config
+from tog_core.tog.engine import ToGEngine
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.factory import build_embedder, build_llm, choose_model
+from tog_core.graphrag.project import ProjectInfo, open_project
+from tog_core.runs.files import RunStore
+from tog_core.app.session import K, Settings, engine_config
 
 APP_DIR = Path(__file__).resolve().parent
 
@@ -84,8 +84,8 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
 
 def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
     """`engine`, or a readable error on the page (and the page stops) when the model cannot be used."""
-    from tog_core.llm import LLMError
-    from tog_core.models import ModelChoiceError
+    from tog_core.llm.client import LLMError
+    from tog_core.llm.factory import ModelChoiceError
 
     try:
         return engine(s)

@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tog_core.bench import KGQAConfig, format_table, run_kgqa  # noqa: E402
+from tog_core.bench.kgqa import KGQAConfig, format_table, run_kgqa  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "kgqa" / "metaqa"
 

@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa  # noqa: E402
 
-from tog_core.engine import ToGEngine  # noqa: E402
-from tog_core.fake_llm import FakeOpenAIServer, last_user_message  # noqa: E402
-from tog_core.graph import KnowledgeGraph  # noqa: E402
-from tog_core.llm import LLMClient, LLMConfig  # noqa: E402
-from tog_core.state import EngineConfig  # noqa: E402
+from tog_core.tog.engine import ToGEngine  # noqa: E402
+from tog_core.testing.server import FakeOpenAIServer, last_user_message  # noqa: E402
+from tog_core.graphrag.graph import KnowledgeGraph  # noqa: E402
+from tog_core.llm.client import LLMClient, LLMConfig  # noqa: E402
+from tog_core.tog.state import EngineConfig  # noqa: E402
 
 _CAND = re.compile(r"^\[(\d+)\]", re.MULTILINE)
 RELATIONS = ("directed", "wrote", "starred in", "produced")

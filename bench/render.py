@@ -2,7 +2,7 @@
 
     python bench/render.py [--sizes 50 300 1000] [--repeat 3] [--json]
 
-"seconds" is the best of --repeat builds of the HTML string (tog_core.viz, pyvis 0.3.2 generate_html, our
+"seconds" is the best of --repeat builds of the HTML string (tog_core.render.viz, pyvis 0.3.2 generate_html, our
 post-processing); the pyvis import happens before the clock starts. "KB" is the page size; about
 680 KB of every page is the inlined vis-network library and stylesheet. Browser layout time is not measured.
 Frontier traces: one seed, three depths, beam width 3, the rest pruned candidates. Chains traces: a wide
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tog_core.trace import Candidate, Link, Seed, Step, Trace  # noqa: E402
-from tog_core.viz import chains_html, frontier_html, picture_json  # noqa: E402
+from tog_core.tog.trace import Candidate, Link, Seed, Step, Trace  # noqa: E402
+from tog_core.render.viz import chains_html, frontier_html, picture_json  # noqa: E402
 
 DEPTH = 3
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from tog_core import session as S
-from tog_core.session import K
-from tog_core.viz import chains_html, frontier_html
+from tog_core.app import session as S
+from tog_core.app.session import K
+from tog_core.render.viz import chains_html, frontier_html
 
 ss = st.session_state
 info, graph = ui.need_project()

@@ -5,11 +5,11 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from tog_core import session as S
-from tog_core.linking import link_question, search_entities
-from tog_core.llm import LLMError
-from tog_core.session import K
-from tog_core.viz import chains_html, frontier_html
+from tog_core.app import session as S
+from tog_core.tog.linking import link_question, search_entities
+from tog_core.llm.client import LLMError
+from tog_core.app.session import K
+from tog_core.render.viz import chains_html, frontier_html
 
 ss = st.session_state
 info, graph = ui.need_project()

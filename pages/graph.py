@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from tog_core import session as S
-from tog_core.linking import search_entities
-from tog_core.session import K
-from tog_core.viz import neighbourhood_html
+from tog_core.app import session as S
+from tog_core.tog.linking import search_entities
+from tog_core.app.session import K
+from tog_core.render.viz import neighbourhood_html
 
 ss = st.session_state
 info, graph = ui.need_project()

@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from tog_core import session as S
-from tog_core.export import export_html, export_json, export_markdown
-from tog_core.session import K
-from tog_core.viz import chains_html, frontier_html
+from tog_core.app import session as S
+from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.app.session import K
+from tog_core.render.viz import chains_html, frontier_html
 
 ss = st.session_state
 st.title("Saved runs")

@@ -18,9 +18,9 @@ import pyarrow as pa
 
 from scripted import toy_llm
 from builders import ACME_EDGES, graph_tables
-from tog_core.fake_llm import Reply, last_user_message
-from tog_core.graph import KnowledgeGraph
-from tog_core.llm import LLMClient, LLMConfig
+from tog_core.testing.server import Reply, last_user_message
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.client import LLMClient, LLMConfig
 
 # Acme <-founded- Alice -born in-> Paris ; Bob works at Acme, born in Lyon ; Acme located in Berlin ...
 EDGES = ACME_EDGES + [

@@ -16,7 +16,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tog_core.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError,
+from tog_core.graphrag.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError,
                               UnreadableTableError)
 
 NAMES = ["Alice", "Acme", "Paris", "Bob"]

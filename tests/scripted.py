@@ -1,5 +1,5 @@
 """A toy "LLM" for tests: a pure function from a chat request to a reply, served over real HTTP by
-tog_core.fake_llm.FakeOpenAIServer so LiteLLM's own code runs.
+tog_core.testing.server.FakeOpenAIServer so LiteLLM's own code runs.
 
 It scores candidates by word overlap with the question, judges chains sufficient when they mention
 every question word, and answers with the end of the first chain — simple enough to check by eye.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-from tog_core.fake_llm import last_user_message
-from tog_core.pruning import tokens
+from tog_core.testing.server import last_user_message
+from tog_core.scoring.scorers import tokens
 
 _Q = re.compile(r"^Question:\s*(.*)$", re.MULTILINE)
 _CAND = re.compile(r"^\[(\d+)\]\s*(.*)$", re.MULTILINE)

@@ -24,9 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from streamlit.testing.v1 import AppTest
 
 from scripted import toy_llm
-from tog_core.fake_llm import FakeOpenAIServer
-from tog_core.runs import RunStore
-from tog_core.session import K
+from tog_core.testing.server import FakeOpenAIServer
+from tog_core.runs.files import RunStore
+from tog_core.app.session import K
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -12,8 +12,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import METAQA
-from tog_core import cli
-from tog_core.bench import QuestionResult, answer_match, select, summarize
+from tog_core.cli import main as cli
+from tog_core.bench.kgqa import QuestionResult, answer_match, select, summarize
 
 # Film -directed_by-> Dana ; Film -starred_actors-> Sam ; Film -release_year-> 1999 ;
 # Other Film -directed_by-> Dana
@@ -128,7 +128,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
 
 def test_answer_hits_counts_only_llm_answers(tmp_path, capsys, monkeypatch):
     from scripted import toy_llm
-    from tog_core.fake_llm import FakeOpenAIServer
+    from tog_core.testing.server import FakeOpenAIServer
 
     monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pyarrow as pa
 
-from tog_core import coverage
-from tog_core.engine import ToGEngine
-from tog_core.graph import KnowledgeGraph
-from tog_core.pruning import _stem, question_bands, without_words
-from tog_core.state import EngineConfig
+from tog_core.policy import coverage
+from tog_core.tog.engine import ToGEngine
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.scoring.scorers import _stem, question_bands, without_words
+from tog_core.tog.state import EngineConfig
 
 TEMPLATES = {
     "written_by": "{s} was written by {t}",

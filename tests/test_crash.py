@@ -18,9 +18,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import write_project
 from faultkit import EDGES, QUESTION, Faults, stage_of
-from tog_core.cli import main, run_query
-from tog_core.fake_llm import FakeOpenAIServer
-from tog_core.trace import Trace
+from tog_core.cli.main import main
+from tog_core.cli.query import run_query
+from tog_core.testing.server import FakeOpenAIServer
+from tog_core.tog.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--model", "openai/toy", "--seed", "Acme", "--width", "2", "--depth", "3"]

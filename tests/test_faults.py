@@ -27,13 +27,13 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from faultkit import QUESTION, Faults, Rule, chains_of, fast_client, make_graph
-from tog_core.engine import FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_LINK_LLM_ERROR, ToGEngine
-from tog_core.fake_llm import FakeOpenAIServer, Reply
-from tog_core.llm import LLMError
-from tog_core.parsing import (FALLBACK_EVALUATE_NO, FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM)
-from tog_core.pruning import FALLBACK_LLM_ERROR
-from tog_core.state import Callbacks, EngineConfig
-from tog_core.trace import Trace
+from tog_core.tog.engine import FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_LINK_LLM_ERROR, ToGEngine
+from tog_core.testing.server import FakeOpenAIServer, Reply
+from tog_core.llm.client import LLMError
+from tog_core.tog.parsing import (FALLBACK_EVALUATE_NO, FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM)
+from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
+from tog_core.tog.state import Callbacks, EngineConfig
+from tog_core.tog.trace import Trace
 
 WIDTH, DEPTH = 2, 3
 CALL_BOUND = 2 * WIDTH * DEPTH + DEPTH + 1  # the paper's bound on LLM calls per question

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import write_project
-from tog_core.graph import KnowledgeGraph
+from tog_core.graphrag.graph import KnowledgeGraph
 
 
 def _graph(n: int, edges: list[tuple[int, int]]) -> KnowledgeGraph:

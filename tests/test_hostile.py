@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from builders import write_project
-from tog_core import prompts
-from tog_core.engine import ToGEngine
-from tog_core.export import export_html, export_markdown
-from tog_core.graph import KnowledgeGraph
-from tog_core.state import EngineConfig
-from tog_core.viz import chains_html, frontier_html, neighbourhood_html
+from tog_core.tog import prompts
+from tog_core.tog.engine import ToGEngine
+from tog_core.render.export import export_html, export_markdown
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.tog.state import EngineConfig
+from tog_core.render.viz import chains_html, frontier_html, neighbourhood_html
 
 CHROMIUM = "/usr/bin/chromium"
 PAYLOADS = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tog_core.fake_llm import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
-from tog_core.llm import (
+from tog_core.testing.server import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
+from tog_core.llm.client import (
     LLMClient,
     LLMConfig,
     LLMError,

@@ -9,8 +9,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from tog_core import local_llm  # noqa: E402
-from tog_core.local_llm import (LocalModelUnavailable, ensure_local_server,  # noqa: E402
+from tog_core.llm import local as local_llm  # noqa: E402
+from tog_core.llm.local import (LocalModelUnavailable, ensure_local_server,  # noqa: E402
                                 local_model_available)
 
 OK, REASON = local_model_available()

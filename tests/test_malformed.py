@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from malformed import CASES, huge_descriptions
-from tog_core.cli import main
-from tog_core.engine import ToGEngine
-from tog_core.graph import KnowledgeGraph
-from tog_core.llm import ScriptedLLM
-from tog_core.project import ProjectError, open_project
-from tog_core.state import EngineConfig
+from tog_core.cli.main import main
+from tog_core.tog.engine import ToGEngine
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.client import ScriptedLLM
+from tog_core.graphrag.project import ProjectError, open_project
+from tog_core.tog.state import EngineConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 ERRORS = [n for n, (_, exp) in CASES.items() if exp[0] == "error"]

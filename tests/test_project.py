@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders import GRAPHRAG_SAMPLES, METAQA, write_project
-from tog_core.graph import KnowledgeGraph
-from tog_core.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError, SettingsError,
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError, SettingsError,
                               UnreadableTableError, model_settings, open_project, read_settings)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,17 +16,18 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from builders import write_project
 from faultkit import EDGES, QUESTION, Faults, Rule
 from scripted import toy_llm
-from tog_core.cli import main, run_query
-from tog_core.engine import ToGEngine
-from tog_core.export import export_html, export_json, export_markdown
-from tog_core.fake_llm import FakeOpenAIServer, Reply
-from tog_core.graph import KnowledgeGraph
-from tog_core.llm import LLMClient, LLMConfig, LLMError
-from tog_core import models
-from tog_core.models import choose_model
-from tog_core.project import open_project
-from tog_core.runs import RunStore
-from tog_core.state import EngineConfig
+from tog_core.cli.main import main
+from tog_core.cli.query import run_query
+from tog_core.tog.engine import ToGEngine
+from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.testing.server import FakeOpenAIServer, Reply
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.client import LLMClient, LLMConfig, LLMError
+from tog_core.llm import factory as models
+from tog_core.llm.factory import choose_model
+from tog_core.graphrag.project import open_project
+from tog_core.runs.files import RunStore
+from tog_core.tog.state import EngineConfig
 
 SECRET = "sk-TESTSECRET-9f8e7d"
 FRAGMENTS = (SECRET, "TESTSECRET-9f8e7d", "9f8e7d")  # not even a recognisable tail may leak

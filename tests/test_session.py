@@ -1,15 +1,15 @@
-"""tog_core.session without Streamlit: saving during a run, stopping, branching, recent projects, escaping."""
+"""tog_core.app.session without Streamlit: saving during a run, stopping, branching, recent projects, escaping."""
 from __future__ import annotations
 
 import pytest
 
 from test_engine import make_graph
-from tog_core.engine import ToGEngine
-from tog_core.runs import RunStore
-from tog_core.session import (Exploration, Settings, answer_start, candidate_rows, choice_from_rows, engine_config,
+from tog_core.tog.engine import ToGEngine
+from tog_core.runs.files import RunStore
+from tog_core.app.session import (Exploration, Settings, answer_start, candidate_rows, choice_from_rows, engine_config,
                               explore_apply, explore_back, explore_finish, explore_propose, explore_start, md_text,
                               parse_app_args, recent_projects, remember_project, run_question)
-from tog_core.state import EngineConfig
+from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
 

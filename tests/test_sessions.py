@@ -17,11 +17,11 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from faultkit import Faults, make_graph
-from tog_core.engine import ToGEngine
-from tog_core.fake_llm import FakeOpenAIServer
-from tog_core.graph import KnowledgeGraph
-from tog_core.llm import LLMClient, LLMConfig
-from tog_core.state import EngineConfig, Proposal
+from tog_core.tog.engine import ToGEngine
+from tog_core.testing.server import FakeOpenAIServer
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.llm.client import LLMClient, LLMConfig
+from tog_core.tog.state import EngineConfig, Proposal
 
 DERIVED = {"_memo", "_memo_lock", "_sealed"}  # lazily built lookup maps and the lock guarding them
 

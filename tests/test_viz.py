@@ -1,4 +1,4 @@
-"""tog_core.viz: pictures are offline, escaped, capped, deterministic, and show what the trace says."""
+"""tog_core.render.viz: pictures are offline, escaped, capped, deterministic, and show what the trace says."""
 from __future__ import annotations
 
 import re
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tog_core.trace import Candidate, Link, Seed, Step, Trace
-from tog_core.viz import (OVERRIDE_COLOUR, chains_html, frontier_html, neighbourhood_html, picture_json, plain,
+from tog_core.tog.trace import Candidate, Link, Seed, Step, Trace
+from tog_core.render.viz import (OVERRIDE_COLOUR, chains_html, frontier_html, neighbourhood_html, picture_json, plain,
                           short)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ def test_deterministic():
 
 @pytest.fixture(scope="module")
 def demo_graph():
-    from tog_core.graph import KnowledgeGraph
+    from tog_core.graphrag.graph import KnowledgeGraph
 
     return KnowledgeGraph.load(ROOT / "demo")
 

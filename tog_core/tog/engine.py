@@ -19,13 +19,13 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
-from . import prompts
-from .linking import link_embedding, link_question, link_with_llm
-from .pruning import make_scorer
-from .recording import Recording, now_iso
-from .stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
-from .state import BeamPath, Callbacks, EngineConfig, Proposal, State
-from .trace import Seed, Step
+from tog_core.tog import prompts
+from tog_core.tog.linking import link_embedding, link_question, link_with_llm
+from tog_core.scoring.scorers import make_scorer
+from tog_core.tog.recording import Recording, now_iso
+from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
+from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
+from tog_core.tog.trace import Seed, Step
 
 FALLBACK_ANSWER_LLM_ERROR = "answer_llm_error_composed"  # answer call failed: composed from chains
 FALLBACK_LINK_LLM_ERROR = "link_llm_error_no_seeds"
@@ -89,7 +89,7 @@ class ToGEngine(StageProposals, Recording):
                 return self.start(question, found)
         if self.llm is None:
             return state
-        from .llm import LLMError
+        from tog_core.llm.client import LLMError
 
         t0 = self.clock()
         try:
@@ -222,7 +222,7 @@ class ToGEngine(StageProposals, Recording):
             text = self.compose_answer(state)
             emit(text)
             return state.with_(stage="done", answer=text, answer_by="chains")
-        from .llm import LLMError
+        from tog_core.llm.client import LLMError
 
         t0 = self.clock()
         msgs = prompts.answer_prompt(state.question, self._chain_texts(self._best_paths(state)),

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .pruning import ScoreRequest
+from tog_core.scoring.scorers import ScoreRequest
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .trace import Seed
+from tog_core.tog.trace import Seed
 
 _TOKEN = re.compile(r"[\w'’\-\.&]+|[^\w\s]", re.UNICODE)
 _COMMON = frozenset("""a an the of in on at to for by with from and or is are was were be what which who whom whose
@@ -130,8 +130,8 @@ async def link_with_llm(question: str, graph: Any, llm: Any, *, limit: int = 3,
     Returns (seeds, usage) where usage has llm_calls/prompt_tokens/completion_tokens and a fallback
     name if the reply was unusable.
     """
-    from . import prompts
-    from .parsing import parse_entities_result
+    from tog_core.tog import prompts
+    from tog_core.tog.parsing import parse_entities_result
     from rapidfuzz import fuzz, process
 
     res = await llm.complete(prompts.topic_prompt(question), temperature=temperature, max_tokens=128,

@@ -17,7 +17,6 @@ aside.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -25,6 +24,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from tog_core.errors import UsageError
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "llm_calls", "llm_rounds", "tokens", "s_per_q")
 
@@ -45,10 +46,6 @@ class QuestionResult:
     wall_s: float = 0.0
 
 
-def _usage_error(msg: str) -> Exception:
-    from .cli import UsageError
-
-    return UsageError(msg)
 
 
 def load_questions(data_dir: Path, split: str) -> list[dict[str, Any]]:
@@ -57,13 +54,13 @@ def load_questions(data_dir: Path, split: str) -> list[dict[str, Any]]:
     if not path.is_file():
         found = sorted(p.name for p in Path(data_dir).glob("questions_*.jsonl")) if Path(data_dir).is_dir() else []
         hint = f"found: {', '.join(found)}" if found else "no questions_*.jsonl in that folder"
-        raise _usage_error(f"{path} does not exist ({hint}); pass --split NAME for questions_NAME.jsonl")
+        raise UsageError(f"{path} does not exist ({hint}); pass --split NAME for questions_NAME.jsonl")
     return load_questions_file(path, split)
 
 
 def load_questions_file(path: Path, split: str = "q") -> list[dict[str, Any]]:
     if not path.is_file():
-        raise _usage_error(f"{path} does not exist; give a .jsonl file of questions")
+        raise UsageError(f"{path} does not exist; give a .jsonl file of questions")
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -74,7 +71,7 @@ def load_questions_file(path: Path, split: str = "q") -> list[dict[str, Any]]:
                 [str(a) for a in q["answers"]]
             q["hops"] = int(q.get("hops", 1))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-            raise _usage_error(f"{path}:{n} is not a question object with question, topic_entities, answers "
+            raise UsageError(f"{path}:{n} is not a question object with question, topic_entities, answers "
                                f"({err.__class__.__name__}: {str(err)[:80]}); fix or remove that line") from None
         q.setdefault("id", f"{split}-{n}")
         out.append(q)
@@ -186,15 +183,15 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     "baseline" (the same questions with the baseline pruner, and our recall over its recall).
     `engine_hook(engine)` lets an experiment adjust each engine after it is built (bench scripts use it;
     the CLI does not)."""
-    from .engine import ToGEngine
-    from .graph import KnowledgeGraph
-    from .models import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
-    from .project import open_project
-    from .pruning import SCORERS
-    from .state import EngineConfig
+    from tog_core.tog.engine import ToGEngine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.llm.factory import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
+    from tog_core.graphrag.project import open_project
+    from tog_core.scoring.scorers import SCORERS
+    from tog_core.tog.state import EngineConfig
 
     if cfg.baseline and cfg.baseline not in SCORERS:
-        raise _usage_error(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
+        raise UsageError(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
     data_dir = Path(cfg.data_dir)
     questions = select(load_questions_file(Path(cfg.questions)) if cfg.questions else
                        load_questions(data_dir, cfg.split), cfg.limit)
@@ -211,11 +208,11 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         pruner, ent_pruner = resolve_pruners(cfg.pruner or ("llm" if choice.kind != NONE else "bm25"),
                                              cfg.entity_pruner, choice.kind, extra=(cfg.prefilter,))
     except ValueError as err:
-        raise _usage_error(str(err)) from None
+        raise UsageError(str(err)) from None
     try:
         llm, choice = build_llm(choice)
     except ModelChoiceError as err:
-        raise _usage_error(str(err)) from None
+        raise UsageError(str(err)) from None
     needs_embedder = "embedding" in (pruner, ent_pruner, cfg.prefilter)
     embedder = build_embedder(info) if needs_embedder else None
     engines: dict[int, Any] = {}
@@ -227,7 +224,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
                                       prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model, mode=cfg.mode,
                                       **engine_options(choice.kind))
             except ValueError as err:
-                raise _usage_error(str(err)) from None
+                raise UsageError(str(err)) from None
             engines[depth] = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
             if engine_hook:
                 engine_hook(engines[depth])
@@ -310,53 +307,3 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"{c['pruner']} / {base['pruner']}: " + "  ".join(
             f"{lv} {'-' if v is None else f'{v:.2f}×'}" for lv, v in base["ratio"].items()))
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------------ CLI
-def add_bench_parser(sub: Any) -> None:
-    b = sub.add_parser("bench", help="benchmarks that print tables")
-    bsub = b.add_subparsers(dest="bench", required=True)
-    k = bsub.add_parser("kgqa", help="retrieval benchmark on a KGQA split (e.g. MetaQA)")
-    k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
-    k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
-    k.add_argument("--pruner", default=None, help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
-    k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
-    k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
-    k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
-    k.add_argument("--depth", type=int, default=None, help="search depth (default: each question's hops)")
-    k.add_argument("--limit", type=int, default=None, help="first K questions, round-robin over hop levels")
-    k.add_argument("--model", default=None, help="LiteLLM model string or 'local' (default: no LLM)")
-    k.add_argument("--api-base", default=None, help="API base URL for the model")
-    k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
-    k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
-    k.add_argument("--mode", default="faithful", choices=["faithful", "fast"], help="engine mode (default faithful)")
-    k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
-    k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
-                   "and print our beam recall over its")
-    k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "
-                   "its recall is their mean (default 1)")
-    k.add_argument("--json", action="store_true", help="print only a JSON object")
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    if args.limit is not None and args.limit < 1:
-        raise _usage_error(f"--limit must be at least 1 (got {args.limit})")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise _usage_error(f"--concurrency must be at least 1 (got {args.concurrency})")
-    if args.width < 1:
-        raise _usage_error(f"--width must be at least 1 (got {args.width})")
-    if args.baseline_seeds < 1:
-        raise _usage_error(f"--baseline-seeds must be at least 1 (got {args.baseline_seeds})")
-    cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
-                     entity_pruner=args.entity_pruner, width=args.width,
-                     depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
-                     prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
-                     questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds)
-    say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
-        (lambda _t: None)
-    result = run_kgqa(cfg, say=say)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        print(format_table(result))
-    return 0

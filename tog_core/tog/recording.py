@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from .state import BeamPath, Hop, RelChoice, State
-from .trace import Link, Trace
+from tog_core.tog.state import BeamPath, Hop, RelChoice, State
+from tog_core.tog.trace import Link, Trace
 
 
 def now_iso() -> str:

@@ -7,14 +7,13 @@ emphasis, code span or table cell, and breaks bare URLs; HTML uses `html.escape`
 """
 from __future__ import annotations
 
-import argparse
 import html as _html
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from .viz import chains_html, frontier_html, overridden_ids
+from tog_core.render.viz import chains_html, frontier_html, overridden_ids
 
 FORMATS = ("json", "md", "html")
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -233,53 +232,3 @@ def export_html(trace: dict[str, Any]) -> str:
 
 
 EXPORTERS = {"json": export_json, "md": export_markdown, "html": export_html}
-
-
-# ---------------------------------------------------------------------------------------------- CLI
-
-def add_export_parser(sub: Any) -> None:
-    s = sub.add_parser("export", help="write a saved trace as HTML, Markdown or JSON")
-    s.add_argument("trace", help="trace JSON file (from `query --out` or the app)")
-    s.add_argument("--format", choices=FORMATS, help="default: from the --out suffix, else md")
-    s.add_argument("--out", help="file to write (default: stdout)")
-
-
-def load_trace_file(path: str) -> dict[str, Any]:
-    from .cli import UsageError
-    from .trace import Trace
-
-    p = Path(path)
-    fix = "pass a trace JSON written by `python -m tog_core query ... --out FILE` or the app's export"
-    if not p.is_file():
-        raise UsageError(f"{path}: no such file; {fix}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text; {fix}") from None
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{path} is not JSON ({err.msg} at line {err.lineno}); {fix}") from None
-    try:
-        Trace.from_dict(data)
-    except (ValueError, TypeError, AttributeError, KeyError) as err:
-        detail = " ".join(str(err).split())[:200]
-        raise UsageError(f"{path} is not a ToG trace ({detail}); {fix}") from None
-    return data
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from .cli import UsageError
-
-    data = load_trace_file(args.trace)
-    fmt = args.format
-    if fmt is None:
-        suffix = Path(args.out).suffix.lower() if args.out else ""
-        fmt = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json"}.get(suffix, "md")
-    text = EXPORTERS[fmt](data)
-    if not args.out:
-        print(text, end="")
-        return 0
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise UsageError(f"{args.out}: folder {out.parent} does not exist; create it or choose another --out")
-    out.write_text(text, encoding="utf-8")
-    return 0

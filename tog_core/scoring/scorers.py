@@ -14,8 +14,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from . import prompts
-from .parsing import parse_scores
+from tog_core.tog import prompts
+from tog_core.tog.parsing import parse_scores
 
 FALLBACK_LLM_ERROR = "llm_error_used_bm25"  # the LLM call failed: scores come from BM25
 
@@ -227,7 +227,7 @@ class LLMScorer:
         return prompts.pair_prompt(req.question, req.texts, req.chains)
 
     async def score(self, req: ScoreRequest) -> ScoreResult:
-        from .llm import LLMError
+        from tog_core.llm.client import LLMError
 
         n = len(req.texts)
         if n == 0:

@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .models import default_pruner, engine_options
-from .runs import RunStore, atomic_write_text, new_run_id, tog_home
-from .state import Callbacks, EngineConfig, Proposal, State
-from .trace import Seed, Trace
+from tog_core.llm.factory import default_pruner, engine_options
+from tog_core.runs.files import RunStore, atomic_write_text, new_run_id, tog_home
+from tog_core.tog.state import Callbacks, EngineConfig, Proposal, State
+from tog_core.tog.trace import Seed, Trace
 
 PRUNERS = ("auto", "llm", "bm25", "embedding", "random")  # auto: see models.default_pruner
 MODES = ("faithful", "fast")

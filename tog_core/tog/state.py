@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
-from .trace import Seed, Step
+from tog_core.tog.trace import Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
 MODES = ("faithful", "fast")

@@ -10,14 +10,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import prompts
-from .parsing import parse_sufficient
-from .coverage import covered, question_words, rest_of_question
-from .coverage import verdict as coverage_verdict
-from .lookahead import NextHop, rate_next_hops
-from .pruning import ScoreRequest, ScoreResult, question_bands, without_words
-from .state import BeamPath, Hop, Proposal, RelChoice, State
-from .trace import Candidate, Step
+from tog_core.tog import prompts
+from tog_core.tog.parsing import parse_sufficient
+from tog_core.policy.coverage import covered, question_words, rest_of_question
+from tog_core.policy.coverage import verdict as coverage_verdict
+from tog_core.policy.lookahead import NextHop, rate_next_hops
+from tog_core.scoring.scorers import ScoreRequest, ScoreResult, question_bands, without_words
+from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
+from tog_core.tog.trace import Candidate, Step
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 CHAIN_TEXT_CHARS = 160
@@ -406,7 +406,7 @@ class StageProposals:
         elif self.llm is None or cfg.judge == "coverage":
             verdict = self._coverage_verdict(state)
         else:
-            from .llm import LLMError
+            from tog_core.llm.client import LLMError
 
             try:
                 res = await self.llm.complete(prompts.evaluate_prompt(state.question, self._chain_texts(state.paths)),

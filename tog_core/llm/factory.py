@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .project import ProjectInfo
-from .runs import tog_home
+from tog_core.graphrag.project import ProjectInfo
+from tog_core.runs.files import tog_home
 
 NONE = "none"
 LOCAL = "local"
@@ -60,7 +60,7 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
             return ModelChoice(kind="litellm", model=cm.litellm_model, api_base=api_base or cm.api_base,
                                api_version=cm.api_version, api_key_env=cm.api_key_env, api_key=key,
                                note=f"the project's model ({cm.source})")
-    from .local_llm import local_model_available
+    from tog_core.llm.local import local_model_available
 
     ok, reason = local_model_available()
     if ok:
@@ -80,7 +80,7 @@ def resolve_pruners(relation: str | None, entity: str | None, kind: str, *, extr
     """The (relation, entity) pruners a run uses: None or "auto" becomes default_pruner(kind); the entity
     stage follows the relation stage unless given. Raises ValueError naming the choices for an unknown
     pruner (also checked: `extra`, e.g. the pre-filter), and when "llm" is asked for without a model."""
-    from .pruning import SCORERS
+    from tog_core.scoring.scorers import SCORERS
 
     rel = relation if relation not in (None, "auto") else default_pruner(kind)
     ent = entity if entity not in (None, "auto") else rel
@@ -103,13 +103,13 @@ def engine_options(kind: str) -> dict[str, Any]:
 def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 60.0,
               max_retries: int = 3, concurrency: int = 8) -> tuple[Any | None, ModelChoice]:
     """The LLM client for a choice (None for `none`). Starts the local server when needed."""
-    from .llm import LLMClient, LLMConfig
+    from tog_core.llm.client import LLMClient, LLMConfig
 
     if choice.kind == NONE:
         return None, choice
     cache = cache_dir if cache_dir is not None else tog_home() / "cache" / "llm"
     if choice.kind == LOCAL:
-        from .local_llm import LocalModelUnavailable, ensure_local_server
+        from tog_core.llm.local import LocalModelUnavailable, ensure_local_server
 
         try:
             info = ensure_local_server(parallel=2)
@@ -129,7 +129,7 @@ def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None, u
                    environ: dict[str, str] | None = None) -> Any:
     """The project's configured embedding model through LiteLLM when its key is present, else the
     packaged offline embedder; either way cached on disk per project."""
-    from .embed import CachedEmbedder, LiteLLMEmbedder, default_embedder
+    from tog_core.llm.embed import CachedEmbedder, LiteLLMEmbedder, default_embedder
 
     env = os.environ if environ is None else environ
     name = info.name if info else "default"

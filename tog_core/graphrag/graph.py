@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .project import (EmptyTableError, ProjectError, ProjectInfo, SchemaError, UnreadableTableError,
+from tog_core.graphrag.project import (EmptyTableError, ProjectError, ProjectInfo, SchemaError, UnreadableTableError,
                       open_project)
 
 PLACEHOLDER_PREFIX = "placeholder:"

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map online
 import litellm  # noqa: E402  (must follow the environment default above)
 
-from .llm_errors import _Failure, _classify, _mentions_response_format, _scrub  # noqa: E402
+from tog_core.llm.errors import _Failure, _classify, _mentions_response_format, _scrub  # noqa: E402
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ScriptedLLM", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS"]

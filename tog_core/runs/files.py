@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .trace import Trace
+from tog_core.tog.trace import Trace
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9_\-]{1,80}$")
 

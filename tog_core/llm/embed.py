@@ -208,7 +208,7 @@ class LiteLLMEmbedder:
             resp = litellm.embedding(model=self.model, input=batch, timeout=self.timeout, **kwargs)
         except Exception as exc:
             # never echo kwargs (they hold the key), and scrub the provider's message of it too
-            from .llm_errors import _scrub
+            from tog_core.llm.errors import _scrub
 
             first = str(exc).splitlines()[0][:300] if str(exc) else ""
             raise EmbeddingUnavailable(

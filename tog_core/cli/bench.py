@@ -1,0 +1,58 @@
+"""`python -m tog_core bench kgqa DATA_DIR [...]`: the retrieval benchmark (library side in tog_core/bench)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tog_core.errors import UsageError
+def add_parser(sub: Any) -> None:
+    b = sub.add_parser("bench", help="benchmarks that print tables")
+    bsub = b.add_subparsers(dest="bench", required=True)
+    k = bsub.add_parser("kgqa", help="retrieval benchmark on a KGQA split (e.g. MetaQA)")
+    k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
+    k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
+    k.add_argument("--pruner", default=None, help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
+    k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
+    k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
+    k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
+    k.add_argument("--depth", type=int, default=None, help="search depth (default: each question's hops)")
+    k.add_argument("--limit", type=int, default=None, help="first K questions, round-robin over hop levels")
+    k.add_argument("--model", default=None, help="LiteLLM model string or 'local' (default: no LLM)")
+    k.add_argument("--api-base", default=None, help="API base URL for the model")
+    k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
+    k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
+    k.add_argument("--mode", default="faithful", choices=["faithful", "fast"], help="engine mode (default faithful)")
+    k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
+    k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
+                   "and print our beam recall over its")
+    k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "
+                   "its recall is their mean (default 1)")
+    k.add_argument("--json", action="store_true", help="print only a JSON object")
+
+
+def cmd(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {args.limit})")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
+    if args.width < 1:
+        raise UsageError(f"--width must be at least 1 (got {args.width})")
+    if args.baseline_seeds < 1:
+        raise UsageError(f"--baseline-seeds must be at least 1 (got {args.baseline_seeds})")
+    from tog_core.bench.kgqa import KGQAConfig, format_table, run_kgqa
+
+    cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
+                     entity_pruner=args.entity_pruner, width=args.width,
+                     depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
+                     prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
+                     questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds)
+    say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
+        (lambda _t: None)
+    result = run_kgqa(cfg, say=say)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(format_table(result))
+    return 0

@@ -1,0 +1,69 @@
+"""`python -m tog_core inspect PROJECT [--json]`: version, table counts, model settings (key masked), problems.
+
+Imports neither litellm nor streamlit: it reads parquet and settings only, so it starts fast.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser("inspect", help="version, table counts and problems of a GraphRAG project")
+    s.add_argument("project", help="GraphRAG root, its output folder, or a folder of parquet files")
+    s.add_argument("--json", action="store_true", help="print a JSON object only")
+
+
+def inspect_project(path: str) -> dict[str, Any]:
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import open_project
+
+    info = open_project(path)
+    g = KnowledgeGraph.load(info)
+    return {
+        "project": str(info.path),
+        "root": str(info.root) if info.root else None,
+        "output_dir": str(info.output_dir),
+        "version": info.version,
+        "family": info.family,
+        "entity_name_column": info.entity_name_column,
+        "tables": {k: str(v) for k, v in info.tables.items()},
+        "counts": g.counts,
+        "settings_file": str(info.settings_file) if info.settings_file else None,
+        "chat_model": info.chat_model.public_dict() if info.chat_model else None,
+        "embedding_model": info.embedding_model.public_dict() if info.embedding_model else None,
+        "lancedb_entity_table": str(info.lancedb_entity_table) if info.lancedb_entity_table else None,
+        "problems": list(g.problems) + g.audit(),
+    }
+
+
+def _print_inspect(r: dict[str, Any]) -> None:
+    print(f"project   {r['project']}")
+    print(f"version   GraphRAG {r['version']} ({r['family']} table names, entity name column '{r['entity_name_column']}')")
+    print(f"tables    {r['output_dir']}")
+    c = r["counts"]
+    print(f"counts    {c['entities']} entities (+{c['placeholder_entities']} placeholders), "
+          f"{c['relationships']} relationships ({c['reversed_duplicates']} reversed duplicates), "
+          f"{c['text_units']} text units")
+    for kind in ("chat_model", "embedding_model"):
+        m = r[kind]
+        if m:
+            base = f" at {m['api_base']}" if m["api_base"] else ""
+            print(f"{kind.split('_')[0]:<9} {m['model']}{base}; key {m['api_key']}"
+                  + (f" (${m['api_key_env']})" if m["api_key_env"] else ""))
+    if r["settings_file"] is None:
+        print("settings  none found (model chosen at query time)")
+    if r["problems"]:
+        print("problems:")
+        for p in r["problems"]:
+            print(f"  - {p}")
+
+
+def cmd(args: argparse.Namespace) -> int:
+    result = inspect_project(args.project)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        _print_inspect(result)
+    return 0

@@ -1,0 +1,45 @@
+"""`python -m tog_core ...` — the stable command line of DESIGN.md.
+
+Errors: one line on stderr naming the problem and the fix; exit code 2 for bad input, 1 otherwise.
+With --json, stdout carries the JSON object and nothing else. Each sub-command lives in its own module
+(inspect, query, bench, export) and imports what it needs only when it runs.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from tog_core.cli import bench, export, inspect, query
+from tog_core.errors import UsageError
+from tog_core.graphrag.project import ProjectError
+
+SUBCOMMANDS = {"inspect": inspect, "query": query, "bench": bench, "export": export}
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {name: mod.cmd for name, mod in SUBCOMMANDS.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tog_core", description="Think-on-Graph over GraphRAG projects")
+    sub = p.add_subparsers(dest="command", required=True)
+    for mod in SUBCOMMANDS.values():
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        return COMMANDS[args.command](args)
+    except (ProjectError, UsageError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 1
+    except Exception as err:  # last resort: one line, no traceback, exit 1
+        print(f"error: {err.__class__.__name__}: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,125 @@
+"""`python -m tog_core query PROJECT "question" [...]`: one ToG run, printed or as trace JSON."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from tog_core.errors import UsageError
+
+
+def add_parser(sub: Any) -> None:
+    q = sub.add_parser("query", help="answer a question with Think-on-Graph")
+    q.add_argument("project", help="GraphRAG root, its output folder, or a folder of parquet files")
+    q.add_argument("question")
+    q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
+    q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
+    q.add_argument("--pruner", default=None, help="auto | llm | bm25 | embedding | random (auto: llm with a provider, embedding beside the local model, bm25 without a model)")
+    q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
+    q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's, else local)")
+    q.add_argument("--api-base", default=None, help="API base URL for the model (e.g. a LiteLLM proxy or Ollama)")
+    q.add_argument("--seed", action="append", default=[], metavar="TITLE", help="topic entity (repeatable)")
+    q.add_argument("--mode", default="faithful", choices=["faithful", "fast"])
+    q.add_argument("--json", action="store_true", help="print the trace JSON only")
+    q.add_argument("--out", default=None, help="also write the trace JSON to this file")
+    q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
+    q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
+
+
+def _progress(enabled: bool) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        if enabled:
+            print(text, file=sys.stderr, flush=True)
+    return say
+
+
+def run_query(project: str, question: str, *, model: str | None = None, api_base: str | None = None,
+              width: int = 3, depth: int = 3, pruner: str | None = None, entity_pruner: str | None = None,
+              seeds: list[str] | None = None, mode: str = "faithful", save: bool = True,
+              resume: str | None = None, say: Callable[[str], None] = lambda _t: None,
+              on_token: Callable[[str], None] | None = None) -> Any:
+    """One ToG run as the CLI does it; returns the Trace. Also used by benchmarks and tests."""
+    import asyncio
+    import time
+
+    from tog_core.tog.engine import ToGEngine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.llm.factory import ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
+    from tog_core.graphrag.project import open_project
+    from tog_core.runs.files import RunStore, new_run_id
+    from tog_core.tog.state import Callbacks, EngineConfig
+
+    info = open_project(project)
+    graph = KnowledgeGraph.load(info)
+    choice = choose_model(model, info, api_base=api_base)
+    try:
+        rel_pruner, ent_pruner = resolve_pruners(pruner, entity_pruner, choice.kind)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    say(f"model: {choice.model}" + (f" ({choice.note})" if choice.note else ""))
+    try:
+        llm, choice = build_llm(choice)
+    except ModelChoiceError as err:
+        raise UsageError(str(err)) from None
+    embedder = build_embedder(info) if "embedding" in (rel_pruner, ent_pruner) else None
+    try:
+        config = EngineConfig(width=width, depth=depth, relation_pruner=rel_pruner, entity_pruner=ent_pruner,
+                              model=choice.model, mode=mode, **engine_options(choice.kind))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    engine = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
+    store = RunStore() if save or resume else None
+    run_id = resume or new_run_id()
+    t0 = time.perf_counter()
+    state = None
+    if resume:
+        assert store is not None
+        state = engine.restore(store.load(resume))
+
+    def save_state(st: Any) -> None:
+        if store is not None:
+            store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
+                                    model_info=choice.public_dict()))
+
+    def on_step(step: Any) -> None:
+        say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
+            + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
+
+    cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
+    try:
+        seeds_arg = seeds or None
+        state = asyncio.run(engine.run(question, seeds=seeds_arg, callbacks=cb, state=state))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+
+
+def _print_trace(t: Any) -> None:
+    print(t.answer.strip())
+    print()
+    if t.chains:
+        print("Chains:")
+        for k, chain in enumerate(t.chains, 1):
+            parts = [chain[0].source] + [f"--[{link.relation[:80]}]--> {link.target}" for link in chain]
+            print(f"  [{k}] " + " ".join(parts))
+    s = t.stats
+    cost = "unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
+    print(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
+          f"{s['prompt_tokens']}+{s['completion_tokens']} tokens, cost {cost}, {s['wall_s']:.1f} s; run {t.run_id}")
+
+
+def cmd(args: argparse.Namespace) -> int:
+    say = _progress(not args.json and sys.stderr.isatty())
+    trace = run_query(args.project, args.question, model=args.model, api_base=args.api_base, width=args.width,
+                      depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
+                      mode=args.mode, save=not args.no_save, resume=args.resume, say=say)
+    if args.out:
+        from tog_core.runs.files import atomic_write_text
+        from pathlib import Path
+
+        atomic_write_text(Path(args.out), trace.to_json(indent=1))
+    if args.json:
+        print(trace.to_json())
+    else:
+        _print_trace(trace)
+    return 0 if trace.stop_reason != "error" else 1
