@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tog_core.graphrag.project import ProjectInfo
-from tog_core.runs.files import tog_home
+from tog_core.home import tog_home
 
 NONE = "none"
 LOCAL = "local"

@@ -6,45 +6,18 @@ never sees a half-written file (temp file + fsync + os.replace).
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import threading
-import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tog_core.home import atomic_write_text, new_run_id, tog_home
 from tog_core.tog.trace import Trace
 
+__all__ = ["RunStore", "RunSummary", "atomic_write_text", "new_run_id", "tog_home"]  # the last three from home.py
+
 _RUN_ID = re.compile(r"^[A-Za-z0-9_\-]{1,80}$")
-
-
-def tog_home() -> Path:
-    """Where runs, caches and settings live: $TOG_HOME, else ~/.tog-explorer (read at call time)."""
-    return Path(os.environ.get("TOG_HOME") or Path.home() / ".tog-explorer")
-
-
-def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 @dataclass(frozen=True, kw_only=True)
