@@ -17,7 +17,8 @@ from scripted import toy_llm
 from tog_core.tog.engine import ToGEngine
 from tog_core.testing.server import FakeOpenAIServer
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.llm.client import LLMClient, LLMConfig, ScriptedLLM
+from tog_core.llm.client import LLMClient, LLMConfig
+from tog_core.testing.scripted import ScriptedLLM
 from tog_core.runs.files import RunStore
 from tog_core.tog.state import Callbacks, EngineConfig
 from tog_core.tog.trace import Trace

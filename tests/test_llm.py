@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from tog_core.testing.server import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
-from tog_core.llm.client import (
-    LLMClient,
-    LLMConfig,
-    LLMError,
-    ScriptedLLM,
-    Usage,
-    register_zero_cost,
-)
+from tog_core.llm.client import LLMClient, LLMConfig, LLMError, Usage, register_zero_cost
+from tog_core.testing.scripted import ScriptedLLM
 
 KEY = "sk-test-DO-NOT-LEAK-7f3a9c"
 MODEL = "openai/test-model"

@@ -15,7 +15,7 @@ from malformed import CASES, huge_descriptions
 from tog_core.cli.main import main
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.llm.client import ScriptedLLM
+from tog_core.testing.scripted import ScriptedLLM
 from tog_core.graphrag.project import ProjectError, open_project
 from tog_core.tog.state import EngineConfig
 

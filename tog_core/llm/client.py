@@ -1,169 +1,50 @@
 """The one LLM seam: an async LiteLLM client with bounded concurrency, retries, a cache and usage.
 
-Everything the rest of ToG Explorer needs from a chat model goes through :class:`LLMClient`
-(or its test double :class:`ScriptedLLM`): ``complete`` for scoring/evaluation prompts and
-``stream`` for the final answer. LiteLLM's own retries are switched off (``num_retries=0``) so every
+Everything the rest of ToG Explorer needs from a chat model goes through :class:`LLMClient`, which
+fits the :class:`~tog_core.llm.chat.ChatModel` protocol: ``complete`` for scoring/evaluation prompts
+and ``stream`` for the final answer. LiteLLM's own retries are switched off (``num_retries=0``) so every
 retry is ours: bounded, counted, with exponential backoff + jitter, honouring ``Retry-After``.
+LiteLLM is imported at the first call (``llm/_litellm.py``), not when this module is imported.
 
 Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, or read
 from ``api_key_env`` at call time) is scrubbed from every error message this module produces.
+
+The config, result and usage types live in ``llm/chat.py``, the cache in ``llm/cache.py`` and
+``LLMError`` in ``llm/errors.py``; they are re-exported here for callers. The test double
+``ScriptedLLM`` is in ``tog_core.testing``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import os
 import random
 import re
-import tempfile
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map online
-import litellm  # noqa: E402  (must follow the environment default above)
+from tog_core.llm._litellm import load_litellm
+from tog_core.llm.cache import ResponseCache, cache_key
+from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, Usage, estimate_tokens
+from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
 
-from tog_core.llm.errors import _Failure, _classify, _mentions_response_format, _scrub  # noqa: E402
-
-__all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ScriptedLLM", "ChatModel",
+__all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
 
 log = logging.getLogger(__name__)
-
-ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
-CACHE_FORMAT_VERSION = 1
-MEMORY_CACHE_ENTRIES = 4096
-
-
-@dataclass(frozen=True, kw_only=True)
-class LLMConfig:
-    """How to reach one chat model through LiteLLM."""
-
-    model: str  # LiteLLM model string, e.g. "openai/gpt-4.1-mini", "azure/<deployment>", "ollama/llama3"
-    api_base: str | None = None  # e.g. "http://127.0.0.1:11434" or an OpenAI-compatible ".../v1"
-    api_version: str | None = None  # Azure API version
-    api_key_env: str | None = None  # NAME of the env var holding the key; read at call time
-    api_key: str | None = field(default=None, repr=False)  # a typed-in key; never shown anywhere
-    timeout_s: float = 60.0  # per HTTP attempt
-    max_retries: int = 3  # extra attempts on 429, 5xx, timeouts, dropped connections
-    concurrency: int = 8  # in-flight requests per event loop
-    cache_dir: Path | None = None  # one JSON file per response; None = in-memory cache only
-    use_cache: bool = True  # False = every call goes to the provider (benchmarks of raw calls)
-    json_mode: bool = True  # ask for JSON output (schema or json_object) when a schema is given
-    backoff_base_s: float = 0.5  # first backoff; doubles per attempt, with jitter
-    backoff_max_s: float = 8.0  # cap of one exponential backoff
-    retry_after_max_s: float = 30.0  # cap of a server-requested Retry-After wait
-
-    def __post_init__(self) -> None:
-        if not self.model or not self.model.strip():
-            raise ValueError("LLMConfig.model is empty: give a LiteLLM model string such as "
-                             "'openai/gpt-4.1-mini' or 'ollama/llama3'")
-        if self.timeout_s <= 0:
-            raise ValueError(f"LLMConfig.timeout_s must be > 0, got {self.timeout_s}")
-        if self.max_retries < 0:
-            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
-        if self.concurrency < 1:
-            raise ValueError(f"LLMConfig.concurrency must be >= 1, got {self.concurrency}")
-        if self.cache_dir is not None and not isinstance(self.cache_dir, Path):
-            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
-
-    def public_dict(self) -> dict:
-        """What a trace may record about the model: never the key."""
-        return {"model": self.model, "api_base": self.api_base, "api_version": self.api_version,
-                "api_key_env": self.api_key_env}
-
-
-@dataclass(kw_only=True)
-class LLMResult:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float | None  # None = the model's price is unknown to LiteLLM
-    cached: bool
-    wall_s: float
-    retries: int
-    response_format: str | None = None  # "json_schema" | "json_object" | None (what was requested)
-
-
-@dataclass(kw_only=True)
-class Usage:
-    """Running totals. ``calls`` counts provider requests (each once, however many retries);
-    HTTP attempts = calls + retries. Cache hits cost nothing and are counted apart."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = 0.0  # None as soon as any call's cost is unknown
-    retries: int = 0
-    failures: int = 0  # calls that ended in LLMError
-
-    def snapshot(self) -> Usage:
-        return replace(self)
-
-    def since(self, earlier: Usage) -> Usage:
-        """The usage accrued after ``earlier`` (a snapshot of this object)."""
-        cost = None if self.cost_usd is None or earlier.cost_usd is None \
-            else self.cost_usd - earlier.cost_usd
-        return Usage(calls=self.calls - earlier.calls, cache_hits=self.cache_hits - earlier.cache_hits,
-                     prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
-                     completion_tokens=self.completion_tokens - earlier.completion_tokens,
-                     cost_usd=cost, retries=self.retries - earlier.retries,
-                     failures=self.failures - earlier.failures)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-class LLMError(Exception):
-    """A failed LLM call. ``kind`` is one of :data:`ERROR_KINDS`; the message names the model and
-    the likely fix, and never contains a key."""
-
-    def __init__(self, kind: str, message: str, *, model: str, status: int | None = None,
-                 attempts: int = 1):
-        if kind not in ERROR_KINDS:
-            raise ValueError(f"unknown LLMError kind {kind!r}; expected one of {ERROR_KINDS}")
-        super().__init__(message)
-        self.kind = kind
-        self.model = model
-        self.status = status
-        self.attempts = attempts
-
-
-class ChatModel(Protocol):
-    """What the engine needs from an LLM (LLMClient and ScriptedLLM both fit)."""
-
-    config: LLMConfig
-    usage: Usage
-
-    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
-                       json_schema: dict | None = None) -> LLMResult: ...
-
-    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
-                     on_token: Callable[[str], None]) -> LLMResult: ...
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
 
-def cache_key(*, model: str, api_base: str | None, messages: list[dict], temperature: float,
-              max_tokens: int, json_schema: dict | None) -> str:
-    payload = json.dumps([model, api_base, messages, temperature, max_tokens, json_schema],
-                         sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
 def register_zero_cost(model_name: str) -> None:
     """Tell LiteLLM that ``model_name`` (e.g. a local "openai/my-model" behind a custom api_base)
     costs nothing, so usage reports $0 instead of "unknown"."""
+    litellm = load_litellm()
     try:
         provider = litellm.get_llm_provider(model_name)[1]
     except litellm.BadRequestError:
@@ -173,17 +54,13 @@ def register_zero_cost(model_name: str) -> None:
 
 
 def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    litellm = load_litellm()
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
     except (litellm.ModelNotMappedError, litellm.BadRequestError, litellm.NotFoundError):
         return None
     return float(prompt_cost + completion_cost)
-
-
-def _estimate_tokens(text: str) -> int:
-    """Rough token count (~4 characters a token) when the provider reports no usage."""
-    return max(1, len(text) // 4) if text else 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,14 +72,13 @@ class LLMClient:
     def __init__(self, config: LLMConfig, *, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
                  rng: random.Random | None = None):
-        litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
         self.config = config
         self.usage = Usage()
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._memory: OrderedDict[str, dict] = OrderedDict()
+        self._cache = ResponseCache(model=config.model, directory=config.cache_dir, enabled=config.use_cache)
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
             weakref.WeakKeyDictionary()
         self._json_level: str | None | bool = False  # False = not decided yet
@@ -215,7 +91,7 @@ class LLMClient:
                        json_schema: dict | None = None) -> LLMResult:
         started = self._clock()
         key = self._key(messages, temperature, max_tokens, json_schema)
-        hit = self._cache_get(key)
+        hit = self._cache.get(key)
         if hit is not None:
             return self._hit_result(hit, started)
         level = self._json_level_for(json_schema)
@@ -227,7 +103,7 @@ class LLMClient:
                 kwargs["response_format"] = self._response_format(level, json_schema)
             try:
                 async with self._semaphore():
-                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), self._guard_s())
+                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), self._guard_s())
                 text, prompt_tokens, completion_tokens = self._read_response(response, attempt)
                 break
             except LLMError:
@@ -253,7 +129,7 @@ class LLMClient:
                      on_token: Callable[[str], None]) -> LLMResult:
         started = self._clock()
         key = self._key(messages, temperature, max_tokens, None)
-        hit = self._cache_get(key)
+        hit = self._cache.get(key)
         if hit is not None:
             if hit["text"]:
                 on_token(hit["text"])
@@ -266,7 +142,7 @@ class LLMClient:
             kwargs.update(stream=True, stream_options={"include_usage": True})
             try:
                 async with self._semaphore():
-                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), self._guard_s())
+                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), self._guard_s())
                     iterator = response.__aiter__()
                     while True:
                         try:
@@ -298,8 +174,8 @@ class LLMClient:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         if usage is None:  # provider sent no usage chunk: estimate, never leave it at zero
-            prompt_tokens = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
-            completion_tokens = _estimate_tokens(text)
+            prompt_tokens = sum(estimate_tokens(str(m.get("content", ""))) for m in messages)
+            completion_tokens = estimate_tokens(text)
         return self._finish(key, text, prompt_tokens, completion_tokens, started, retries, None)
 
     # --- request building ------------------------------------------------------------------
@@ -338,6 +214,7 @@ class LLMClient:
 
     def _detect_json_level(self) -> str | None:
         model = self.config.model
+        litellm = load_litellm()
         if litellm.supports_response_schema(model=model):
             return "json_schema"
         try:
@@ -454,7 +331,7 @@ class LLMClient:
                 self.usage.cost_usd = None
             else:
                 self.usage.cost_usd += cost
-        self._cache_put(key, {"text": text, "prompt_tokens": prompt_tokens,
+        self._cache.put(key, {"text": text, "prompt_tokens": prompt_tokens,
                               "completion_tokens": completion_tokens, "cost_usd": cost,
                               "response_format": response_format})
         return LLMResult(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
@@ -474,101 +351,3 @@ class LLMClient:
                          completion_tokens=int(entry.get("completion_tokens", 0)), cost_usd=0.0,
                          cached=True, wall_s=self._clock() - started, retries=0,
                          response_format=entry.get("response_format"))
-
-    def _cache_path(self, key: str) -> Path | None:
-        return None if self.config.cache_dir is None else self.config.cache_dir / key[:2] / f"{key}.json"
-
-    def _cache_get(self, key: str) -> dict | None:
-        if not self.config.use_cache:
-            return None
-        with self._lock:
-            entry = self._memory.get(key)
-            if entry is not None:
-                self._memory.move_to_end(key)
-                return entry
-        path = self._cache_path(key)
-        if path is None or not path.exists():
-            return None
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            log.warning("cache_file_unreadable: ignoring %s (%s)", path, exc)
-            return None
-        if not isinstance(entry, dict) or entry.get("version") != CACHE_FORMAT_VERSION \
-                or not isinstance(entry.get("text"), str):
-            log.warning("cache_file_unreadable: ignoring %s (unexpected content)", path)
-            return None
-        self._memory_put(key, entry)
-        return entry
-
-    def _memory_put(self, key: str, entry: dict) -> None:
-        with self._lock:
-            self._memory[key] = entry
-            self._memory.move_to_end(key)
-            while len(self._memory) > MEMORY_CACHE_ENTRIES:
-                self._memory.popitem(last=False)
-
-    def _cache_put(self, key: str, entry: dict) -> None:
-        if not self.config.use_cache:
-            return
-        entry = {"version": CACHE_FORMAT_VERSION, "model": self.config.model, **entry}
-        self._memory_put(key, entry)
-        path = self._cache_path(key)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-
-# --------------------------------------------------------------------------------------------
-# the test double
-
-class ScriptedLLM:
-    """A function from messages to reply text, behind the LLMClient interface. No network.
-
-    ``calls`` records every request (messages, temperature, max_tokens, json_schema, stream).
-    The function may raise :class:`LLMError` to simulate a provider failure.
-    """
-
-    def __init__(self, reply: Callable[[list[dict]], str], *, model: str = "scripted/test"):
-        self.reply = reply
-        self.config = LLMConfig(model=model)
-        self.usage = Usage()
-        self.calls: list[dict] = []
-
-    def _call(self, messages: list[dict], temperature: float, max_tokens: int,
-              json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
-        self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens,
-                           "json_schema": json_schema, "stream": stream})
-        self.usage.calls += 1
-        try:
-            text = self.reply(messages)
-        except LLMError:
-            self.usage.failures += 1
-            raise
-        prompt_tokens = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
-        completion_tokens = _estimate_tokens(text)
-        self.usage.prompt_tokens += prompt_tokens
-        self.usage.completion_tokens += completion_tokens
-        return text, LLMResult(text=text, prompt_tokens=prompt_tokens,
-                               completion_tokens=completion_tokens, cost_usd=0.0, cached=False,
-                               wall_s=0.0, retries=0,
-                               response_format="json_object" if json_schema is not None else None)
-
-    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
-                       json_schema: dict | None = None) -> LLMResult:
-        return self._call(messages, temperature, max_tokens, json_schema, stream=False)[1]
-
-    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
-                     on_token: Callable[[str], None]) -> LLMResult:
-        text, result = self._call(messages, temperature, max_tokens, None, stream=True)
-        for piece in re.findall(r"\S+\s*|\s+", text):
-            on_token(piece)
-        return result

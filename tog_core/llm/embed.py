@@ -24,6 +24,9 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from tog_core.llm._litellm import load_litellm
+from tog_core.llm.errors import _scrub
+
 Kind = Literal["query", "passage"]
 
 __all__ = [
@@ -183,9 +186,8 @@ class LiteLLMEmbedder:
         return self._dim
 
     def _call(self, batch: list[str]) -> np.ndarray:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
-            import litellm
+            litellm = load_litellm()
         except ImportError as exc:
             raise EmbeddingUnavailable(
                 "embeddings through a configured model need the 'litellm' package; "
@@ -208,8 +210,6 @@ class LiteLLMEmbedder:
             resp = litellm.embedding(model=self.model, input=batch, timeout=self.timeout, **kwargs)
         except Exception as exc:
             # never echo kwargs (they hold the key), and scrub the provider's message of it too
-            from tog_core.llm.errors import _scrub
-
             first = str(exc).splitlines()[0][:300] if str(exc) else ""
             raise EmbeddingUnavailable(
                 f"embedding model {self.model} failed: {type(exc).__name__}: "

@@ -1,25 +1,42 @@
-"""How LLM failures are told apart and kept free of secrets: the LiteLLM/transport exception → a failure
-kind (timeout, rate_limit, auth, connection, server, bad_request, bad_response) with whether a retry can
-help and any Retry-After; and the scrubbing of keys from any text that may reach a person or a log.
-Used by llm.py (the client) and embed.py (LiteLLM embeddings).
+"""How LLM failures are told apart and kept free of secrets: :class:`LLMError` (what callers catch); the
+LiteLLM/transport exception → a failure kind (timeout, rate_limit, auth, connection, server, bad_request,
+bad_response) with whether a retry can help and any Retry-After; and the scrubbing of keys from any text
+that may reach a person or a log. Used by the client and the LiteLLM embedder.
+
+The exception classes of LiteLLM, the OpenAI SDK, httpx and aiohttp are looked up when a failure is
+classified, so importing this module imports none of them.
 """
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import socket
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map online
+from tog_core.llm._litellm import load_litellm
 
-import aiohttp  # noqa: E402  (LiteLLM's default async transport)
-import httpx  # noqa: E402
-import litellm  # noqa: E402
-import openai  # noqa: E402  (litellm's exceptions subclass the OpenAI SDK's)
+__all__ = ["ERROR_KINDS", "LLMError"]
+
+ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
+
+
+class LLMError(Exception):
+    """A failed LLM call. ``kind`` is one of :data:`ERROR_KINDS`; the message names the model and
+    the likely fix, and never contains a key."""
+
+    def __init__(self, kind: str, message: str, *, model: str, status: int | None = None,
+                 attempts: int = 1):
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown LLMError kind {kind!r}; expected one of {ERROR_KINDS}")
+        super().__init__(message)
+        self.kind = kind
+        self.model = model
+        self.status = status
+        self.attempts = attempts
+
 
 _SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
                     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{6,}"),
@@ -85,6 +102,11 @@ class _Failure:
 
 def _classify(exc: BaseException) -> _Failure | None:
     """Map a LiteLLM/transport exception to a failure kind; None = not an LLM failure (a bug)."""
+    litellm = load_litellm()
+    import aiohttp  # LiteLLM's default async transport; all three come with litellm
+    import httpx
+    import openai  # litellm's exceptions subclass the OpenAI SDK's
+
     chain = _exception_chain(exc)
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None

@@ -29,6 +29,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tog_core.llm._litellm import load_litellm
+
 __all__ = [
     "LocalModelInfo",
     "LocalModelUnavailable",
@@ -120,9 +122,7 @@ def local_model_available() -> tuple[bool, str]:
 
 def register_zero_cost_local(litellm_model: str) -> None:
     """Register the local model with LiteLLM: zero cost, chat, supports JSON-schema output."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
+    litellm = load_litellm()
     entry = {
         "input_cost_per_token": 0.0,
         "output_cost_per_token": 0.0,

@@ -1,0 +1,109 @@
+"""What a chat model is to ToG Explorer: its configuration, one call's result, running usage, and the
+:class:`ChatModel` protocol — the two calls the engine makes. :class:`~tog_core.llm.client.LLMClient` is the
+real implementation; ``tog_core.testing.ScriptedLLM`` the test double. No LiteLLM here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["LLMConfig", "LLMResult", "Usage", "ChatModel", "estimate_tokens"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMConfig:
+    """How to reach one chat model through LiteLLM."""
+
+    model: str  # LiteLLM model string, e.g. "openai/gpt-4.1-mini", "azure/<deployment>", "ollama/llama3"
+    api_base: str | None = None  # e.g. "http://127.0.0.1:11434" or an OpenAI-compatible ".../v1"
+    api_version: str | None = None  # Azure API version
+    api_key_env: str | None = None  # NAME of the env var holding the key; read at call time
+    api_key: str | None = field(default=None, repr=False)  # a typed-in key; never shown anywhere
+    timeout_s: float = 60.0  # per HTTP attempt
+    max_retries: int = 3  # extra attempts on 429, 5xx, timeouts, dropped connections
+    concurrency: int = 8  # in-flight requests per event loop
+    cache_dir: Path | None = None  # one JSON file per response; None = in-memory cache only
+    use_cache: bool = True  # False = every call goes to the provider (benchmarks of raw calls)
+    json_mode: bool = True  # ask for JSON output (schema or json_object) when a schema is given
+    backoff_base_s: float = 0.5  # first backoff; doubles per attempt, with jitter
+    backoff_max_s: float = 8.0  # cap of one exponential backoff
+    retry_after_max_s: float = 30.0  # cap of a server-requested Retry-After wait
+
+    def __post_init__(self) -> None:
+        if not self.model or not self.model.strip():
+            raise ValueError("LLMConfig.model is empty: give a LiteLLM model string such as "
+                             "'openai/gpt-4.1-mini' or 'ollama/llama3'")
+        if self.timeout_s <= 0:
+            raise ValueError(f"LLMConfig.timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_retries < 0:
+            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
+        if self.concurrency < 1:
+            raise ValueError(f"LLMConfig.concurrency must be >= 1, got {self.concurrency}")
+        if self.cache_dir is not None and not isinstance(self.cache_dir, Path):
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+
+    def public_dict(self) -> dict:
+        """What a trace may record about the model: never the key."""
+        return {"model": self.model, "api_base": self.api_base, "api_version": self.api_version,
+                "api_key_env": self.api_key_env}
+
+
+@dataclass(kw_only=True)
+class LLMResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None = the model's price is unknown to LiteLLM
+    cached: bool
+    wall_s: float
+    retries: int
+    response_format: str | None = None  # "json_schema" | "json_object" | None (what was requested)
+
+
+@dataclass(kw_only=True)
+class Usage:
+    """Running totals. ``calls`` counts provider requests (each once, however many retries);
+    HTTP attempts = calls + retries. Cache hits cost nothing and are counted apart."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # None as soon as any call's cost is unknown
+    retries: int = 0
+    failures: int = 0  # calls that ended in LLMError
+
+    def snapshot(self) -> Usage:
+        return replace(self)
+
+    def since(self, earlier: Usage) -> Usage:
+        """The usage accrued after ``earlier`` (a snapshot of this object)."""
+        cost = None if self.cost_usd is None or earlier.cost_usd is None \
+            else self.cost_usd - earlier.cost_usd
+        return Usage(calls=self.calls - earlier.calls, cache_hits=self.cache_hits - earlier.cache_hits,
+                     prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
+                     completion_tokens=self.completion_tokens - earlier.completion_tokens,
+                     cost_usd=cost, retries=self.retries - earlier.retries,
+                     failures=self.failures - earlier.failures)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Exactly what the engine and its scorers call on a chat model (tests/test_architecture.py checks
+    this list against the code). A call that fails raises ``tog_core.llm.errors.LLMError``."""
+
+    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
+                       json_schema: dict | None = None) -> LLMResult: ...
+
+    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
+                     on_token: Callable[[str], None]) -> LLMResult: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (~4 characters a token) when the provider reports no usage."""
+    return max(1, len(text) // 4) if text else 0

@@ -1,0 +1,55 @@
+"""ScriptedLLM: a chat model that is a function from messages to reply text. No network, no LiteLLM.
+
+It fits :class:`tog_core.llm.chat.ChatModel` like the real client does, so the engine can be tested with
+replies you can read. ``calls`` records every request (messages, temperature, max_tokens, json_schema,
+stream). The function may raise :class:`~tog_core.llm.errors.LLMError` to play a provider failure.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tog_core.llm.chat import LLMConfig, LLMResult, Usage, estimate_tokens
+from tog_core.llm.errors import LLMError
+
+__all__ = ["ScriptedLLM"]
+
+
+class ScriptedLLM:
+    """``ScriptedLLM(lambda messages: "reply")``: the reply function behind the LLMClient interface."""
+
+    def __init__(self, reply: Callable[[list[dict]], str], *, model: str = "scripted/test"):
+        self.reply = reply
+        self.config = LLMConfig(model=model)
+        self.usage = Usage()
+        self.calls: list[dict] = []
+
+    def _call(self, messages: list[dict], temperature: float, max_tokens: int,
+              json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
+        self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens,
+                           "json_schema": json_schema, "stream": stream})
+        self.usage.calls += 1
+        try:
+            text = self.reply(messages)
+        except LLMError:
+            self.usage.failures += 1
+            raise
+        prompt_tokens = sum(estimate_tokens(str(m.get("content", ""))) for m in messages)
+        completion_tokens = estimate_tokens(text)
+        self.usage.prompt_tokens += prompt_tokens
+        self.usage.completion_tokens += completion_tokens
+        return text, LLMResult(text=text, prompt_tokens=prompt_tokens,
+                               completion_tokens=completion_tokens, cost_usd=0.0, cached=False,
+                               wall_s=0.0, retries=0,
+                               response_format="json_object" if json_schema is not None else None)
+
+    async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
+                       json_schema: dict | None = None) -> LLMResult:
+        return self._call(messages, temperature, max_tokens, json_schema, stream=False)[1]
+
+    async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
+                     on_token: Callable[[str], None]) -> LLMResult:
+        text, result = self._call(messages, temperature, max_tokens, None, stream=True)
+        for piece in re.findall(r"\S+\s*|\s+", text):
+            on_token(piece)
+        return result
