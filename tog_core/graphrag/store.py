@@ -1,0 +1,94 @@
+"""The graph as the engine sees it: the Entity / Relationship / TextUnit records and the GraphStore protocol.
+
+GraphStore lists exactly what the engine and its helpers (tog/, policy/, scoring/, render/, app/, bench/)
+call on a graph; tests/test_architecture.py checks that list against the code, both ways, so it cannot
+fall behind. KnowledgeGraph (graphrag/graph.py) is the in-memory implementation. Entities and
+relationships are addressed by dense integer indices inside the process; traces use GraphRAG ids and titles.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Entity", "Relationship", "TextUnit", "GraphStore"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entity:
+    idx: int
+    id: str
+    title: str
+    type: str
+    description: str
+    degree: int
+    placeholder: bool  # an endpoint named by relationships but absent from the entities table
+
+
+@dataclass(frozen=True, kw_only=True)
+class Relationship:
+    idx: int
+    id: str
+    source_idx: int
+    target_idx: int
+    source: str  # entity titles
+    target: str
+    description: str
+    label: str  # the `relation` column when the table has one, else the description
+    weight: float
+    text_unit_ids: tuple[str, ...]
+    reverse_of: int | None  # index of the earlier relationship running the opposite way, if any
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextUnit:
+    id: str
+    text: str
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """The read interface the engine uses; read-only, safe to share between threads."""
+
+    @property
+    def n_entities(self) -> int:
+        """Entities including placeholders; valid indices are 0..n_entities-1."""
+        ...
+
+    @property
+    def has_relation_labels(self) -> bool:
+        """True when relationships carry a typed `relation` column (KGQA graphs), not only descriptions."""
+        ...
+
+    def find(self, key: str) -> int | None:
+        """Entity index by GraphRAG id, exact title, then case-insensitive title."""
+        ...
+
+    def find_title(self, title: str) -> int | None:
+        """Entity index by exact, then case-insensitive title (ids not considered)."""
+        ...
+
+    def find_relationship(self, rel_id: str) -> int | None: ...
+    def all_titles(self) -> list[str]: ...
+    def entity(self, idx: int) -> Entity: ...
+    def title(self, idx: int) -> str: ...
+    def degree(self, idx: int) -> int: ...
+
+    def neighbors(self, idx: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(relationship indices, neighbour entity indices, outgoing flags) of one entity."""
+        ...
+
+    def relationship(self, ridx: int) -> Relationship: ...
+    def endpoints(self, ridx: int) -> tuple[int, int]: ...
+
+    def labels(self, ridxs: Sequence[int] | np.ndarray) -> list[str]:
+        """Relation label per relationship: the `relation` column if present, else the description."""
+        ...
+
+    def descriptions(self, ridxs: Sequence[int] | np.ndarray) -> list[str]: ...
+    def relationship_ids(self, ridxs: Sequence[int] | np.ndarray) -> list[str]: ...
+
+    def evidence(self, ridx: int) -> list[TextUnit]:
+        """The source text units behind one relationship."""
+        ...
