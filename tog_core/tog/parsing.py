@@ -1,22 +1,19 @@
 """Tolerant parsers for what LLMs really reply, with explicit named fallbacks. Pure functions.
 
-``parse_scores`` reads candidate scores from JSON (an object with a scores list, a list of objects
-or numbers, an index→score mapping; inside code fences or surrounded by prose), from ToG's original
-``{relation (Score: 0.4)}`` format, from numbered lines (``1. 0.8``, ``[2] 0.3 — reason``) and from
-bare numbers. Integer 0–10 and percentage scales are normalised to 0–1, values are clamped, and
-whatever cannot be read becomes a named fallback with a ``detail`` saying what was wrong.
-
-``parse_sufficient`` reads the evaluate stage's yes/no; ``parse_entities`` the topic entity list.
+``parse_sufficient`` reads the evaluate stage's yes/no; ``parse_entities`` the topic entity list. The
+candidate-score parser lives in ``tog/score_parsing.py`` and the shared reply reading in ``tog/replies.py``;
+both are re-exported here, so ``from tog_core.tog.parsing import parse_scores`` keeps working.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from tog_core.tog.replies import MAX_REPLY_CHARS, REASON_KEYS, get_key, json_values, short, strip_thinking
+from tog_core.tog.score_parsing import (FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM, MISSING_SCORE,
+                                        SCORE_FALLBACKS, UNIFORM_SCORE, Scores, parse_scores)
 
 __all__ = [
     "Scores", "Verdict", "Entities", "parse_scores", "parse_sufficient", "parse_entities",
@@ -25,64 +22,11 @@ __all__ = [
     "FALLBACK_NO_ENTITIES", "FALLBACKS", "UNIFORM_SCORE", "MISSING_SCORE",
 ]
 
-FALLBACK_UNIFORM = "uniform_scores"  # nothing usable: every candidate gets UNIFORM_SCORE
-FALLBACK_PARTIAL = "partial_scores_filled"  # some candidates unscored: they get MISSING_SCORE
-FALLBACK_EXTRA = "extra_scores_ignored"  # all scored, but surplus/out-of-range entries were dropped
 FALLBACK_EVALUATE_NO = "evaluate_default_no"  # no readable yes/no: keep exploring
 FALLBACK_NO_ENTITIES = "no_entities_found"  # no entity names could be read
-FALLBACKS = (FALLBACK_UNIFORM, FALLBACK_PARTIAL, FALLBACK_EXTRA, FALLBACK_EVALUATE_NO,
-             FALLBACK_NO_ENTITIES)
+FALLBACKS = SCORE_FALLBACKS + (FALLBACK_EVALUATE_NO, FALLBACK_NO_ENTITIES)
 
-UNIFORM_SCORE = 0.5
-MISSING_SCORE = 0.0  # a candidate the model did not rate is treated as not useful (as in ToG)
-REASON_CHARS = 300
-MAX_REPLY_CHARS = 20_000  # longer replies are parsed from their first this-many characters
-MAX_JSON_STARTS = 200  # embedded-JSON decode attempts per source text
 MAX_ENTITIES = 20
-
-_WORD_SCORES = {"very high": 0.95, "high": 0.9, "medium": 0.5, "moderate": 0.5, "low": 0.1,
-                "very low": 0.05, "none": 0.0}
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
-_SCALE = r"\s*(?P<scale>%|/\s*100\b|/\s*10\b|out\s+of\s+100\b|out\s+of\s+10\b)?"
-_NUMBER_RE = re.compile(r"(?<![\w.])(?P<num>" + _NUM + r")" + _SCALE, re.IGNORECASE)
-_LEADING_NUMBER_RE = re.compile(r"^\W{0,3}?(?:score\s*[:=]?\s*)?(?P<num>" + _NUM + r")" + _SCALE,
-                                re.IGNORECASE)
-_LABELLED_RE = re.compile(r"\b(?:score|rating|relevance)\s*[:=]?\s*(?P<num>" + _NUM + r")" + _SCALE,
-                          re.IGNORECASE)
-_INDEXED_LINE_RE = re.compile(
-    r"""^\s*(?:[-*•>]\s*)?(?:\*\*|__)?\s*
-        (?:\[\s*(?P<bracket>\d+)\s*\]
-          |\(\s*(?P<paren>\d+)\s*\)
-          |(?:candidate|relation|entity|pair|item|option|no\.?|\#)\s*(?P<word>\d+)
-          |(?P<plain>\d+)\s*[.):](?!\d))
-        \s*(?:\*\*|__)?\s*[:=\-–—]?\s*(?P<rest>.*)$""",
-    re.IGNORECASE | re.VERBOSE)
-_BARE_LINE_RE = re.compile(r"^\s*(?:[-*•]\s*)?(?P<num>" + _NUM + r")" + _SCALE
-                           + r"\s*(?:[,;:\-–—]\s*(?P<reason>.*))?$", re.IGNORECASE)
-_NUMBER_LIST_RE = re.compile(r"^\s*" + _NUM + r"(?:\s*%)?(?:\s*[,;\s]\s*" + _NUM + r"(?:\s*%)?)+\s*$")
-_TOG_RE = re.compile(r"\{?\s*(?P<name>[^{}\n]*?)\s*\(\s*score\s*[:=]\s*(?P<num>" + _NUM + r")"
-                     + _SCALE + r"\s*\)\s*\}?\s*[:\-–—]?\s*(?P<reason>[^\n]*)", re.IGNORECASE)
-_KEY_INDEX_RE = re.compile(r"^\s*(?:\[\s*(\d+)\s*\]|(?:candidate|relation|entity|pair|item|option|"
-                           r"index|idx|i|no\.?|#)?\s*[_\- ]?(\d+))\s*$", re.IGNORECASE)
-_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON|js)?[ \t]*\n?(.*?)```", re.DOTALL)
-_THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
-
-_LIST_KEYS = ("scores", "ratings", "results", "candidates", "relations", "entities", "pairs",
-              "items", "data", "output")
-_INDEX_KEYS = ("i", "index", "idx", "id", "candidate", "number", "n", "num")
-_NAME_KEYS = ("relation", "entity", "name", "title", "candidate", "text", "label")
-_SCORE_KEYS = ("score", "rating", "relevance", "value", "s", "probability", "confidence")
-_REASON_KEYS = ("reason", "why", "explanation", "rationale", "justification", "comment")
-
-
-@dataclass(kw_only=True)
-class Scores:
-    values: list[float]  # len == n, each in [0, 1]
-    reasons: list[str]  # len == n, "" when the model gave none
-    fallback: str | None = None  # one of FALLBACKS, None when the reply was fully usable
-    detail: str = ""  # what was recognised / what was wrong
-    format: str = ""  # "json" | "tog" | "lines" | "numbers" | "" (nothing recognised)
 
 
 @dataclass(kw_only=True)
@@ -98,370 +42,6 @@ class Entities:
     names: list[str]
     fallback: str | None = None
     detail: str = ""
-
-
-@dataclass(kw_only=True)
-class _Item:
-    index: int | None  # explicit index given by the model (as written, before any 1-based shift)
-    position: int  # order of appearance
-    raw: float | None  # the number as written; None = unreadable
-    scale: float | None = None  # explicit scale (100 for "%", 10 for "/10"), else inferred
-    reason: str = ""
-
-
-@dataclass(kw_only=True)
-class _Notes:
-    parts: list[str] = field(default_factory=list)
-
-    def add(self, text: str) -> None:
-        if text not in self.parts:
-            self.parts.append(text)
-
-    def __str__(self) -> str:
-        return "; ".join(self.parts)
-
-
-# --------------------------------------------------------------------------------------------
-# shared helpers
-
-def strip_thinking(text: str) -> str:
-    """Drop ``<think>…</think>`` blocks of reasoning models (and a dangling prefix before ``</think>``)."""
-    text = _THINK_RE.sub(" ", text)
-    closes = list(_THINK_CLOSE_RE.finditer(text))
-    if closes:
-        text = text[closes[-1].end():]
-    return text.strip()
-
-
-def _short(text: Any, limit: int = REASON_CHARS) -> str:
-    value = " ".join(str(text).split())
-    return value if len(value) <= limit else value[: limit - 1] + "…"
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
-
-
-def _json_values(text: str) -> Iterator[Any]:
-    """JSON values found in the text: fenced blocks, the whole text, then embedded objects/lists."""
-    decoder = json.JSONDecoder()
-    sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
-    for source in sources:
-        stripped = source.strip()
-        try:
-            yield json.loads(stripped)
-            continue
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        pos = 0
-        for _attempt in range(MAX_JSON_STARTS):
-            starts = [p for p in (stripped.find("{", pos), stripped.find("[", pos)) if p >= 0]
-            if not starts:
-                break
-            start = min(starts)
-            try:
-                value, end = decoder.raw_decode(stripped, start)
-            except (json.JSONDecodeError, RecursionError):
-                pos = start + 1
-                continue
-            yield value
-            pos = end
-
-
-def _scale_of(token: str | None) -> float | None:
-    if not token:
-        return None
-    token = token.replace(" ", "").lower()
-    if token == "%" or token.endswith("100"):
-        return 100.0
-    return 10.0
-
-
-def _number_from_string(value: str) -> tuple[float | None, float | None]:
-    lowered = value.strip().lower()
-    if lowered in _WORD_SCORES:
-        return _WORD_SCORES[lowered], 1.0
-    match = _NUMBER_RE.search(value)
-    if match is None:
-        return None, None
-    return float(match.group("num")), _scale_of(match.group("scale"))
-
-
-def _value_of(value: Any) -> tuple[float | None, float | None]:
-    """(number, explicit scale) of a JSON scalar; (None, None) when it is not a score."""
-    if isinstance(value, bool):
-        return (1.0 if value else 0.0), 1.0
-    if isinstance(value, (int, float)):
-        try:
-            return float(value), None
-        except OverflowError:  # a JSON integer beyond float range
-            return None, None
-    if isinstance(value, str):
-        return _number_from_string(value)
-    return None, None
-
-
-def _get(obj: dict, keys: tuple[str, ...]) -> tuple[bool, Any]:
-    lowered = {str(k).strip().lower(): v for k, v in obj.items()}
-    for key in keys:
-        if key in lowered:
-            return True, lowered[key]
-    return False, None
-
-
-def _match_candidate(name: str, candidates: list[str] | None) -> int | None:
-    """Index of the candidate whose text the model echoed (exact, else unique containment)."""
-    if not candidates:
-        return None
-    target = _norm(name)
-    if not target:
-        return None
-    normed = [_norm(c) for c in candidates]
-    exact = [k for k, c in enumerate(normed) if c == target]
-    if len(exact) == 1:
-        return exact[0]
-    partial = [k for k, c in enumerate(normed) if c and (target in c or c in target)]
-    return partial[0] if len(partial) == 1 else None
-
-
-def _index_of_key(key: Any, candidates: list[str] | None) -> int | None:
-    match = _KEY_INDEX_RE.match(str(key))
-    if match:
-        return int(match.group(1) or match.group(2))
-    return _match_candidate(str(key), candidates)
-
-
-# --------------------------------------------------------------------------------------------
-# score extraction per format
-
-def _items_from_json(value: Any, candidates: list[str] | None, depth: int = 0) -> list[_Item]:
-    if depth > 4:
-        return []
-    if isinstance(value, dict):
-        found, inner = _get(value, _LIST_KEYS)
-        if found and isinstance(inner, (list, dict)):
-            items = _items_from_json(inner, candidates, depth + 1)
-            if items:
-                return items
-        has_score, _ = _get(value, _SCORE_KEYS)
-        if has_score:  # a single scored object
-            return [_item_from_object(value, 0, candidates)]
-        items = []
-        for position, (key, inner) in enumerate(value.items()):
-            index = _index_of_key(key, candidates)
-            if index is None:
-                continue
-            if isinstance(inner, dict):
-                item = _item_from_object(inner, position, candidates)
-                item.index = index
-            else:
-                raw, scale = _value_of(inner)
-                item = _Item(index=index, position=position, raw=raw, scale=scale)
-            items.append(item)
-        return items
-    if isinstance(value, list):
-        items = []
-        for position, element in enumerate(value):
-            if isinstance(element, dict):
-                items.append(_item_from_object(element, position, candidates))
-            elif isinstance(element, list) and len(element) >= 2 and not isinstance(element[0], bool) \
-                    and isinstance(element[0], (int, str)):
-                raw, scale = _value_of(element[1])
-                reason = _short(element[2]) if len(element) > 2 else ""
-                items.append(_Item(index=_index_of_key(element[0], candidates), position=position,
-                                   raw=raw, scale=scale, reason=reason))
-            else:
-                raw, scale = _value_of(element)
-                items.append(_Item(index=None, position=position, raw=raw, scale=scale))
-        return items
-    return []
-
-
-def _item_from_object(obj: dict, position: int, candidates: list[str] | None) -> _Item:
-    index: int | None = None
-    found, raw_index = _get(obj, _INDEX_KEYS)
-    if found and not isinstance(raw_index, bool):
-        if isinstance(raw_index, int):
-            index = raw_index
-        elif isinstance(raw_index, float) and raw_index.is_integer():
-            index = int(raw_index)
-        elif isinstance(raw_index, str):
-            index = _index_of_key(raw_index, candidates)
-    if index is None:
-        found, name = _get(obj, _NAME_KEYS)
-        if found and isinstance(name, str):
-            index = _index_of_key(name, candidates)
-    _, score = _get(obj, _SCORE_KEYS)
-    raw, scale = _value_of(score)
-    _, reason = _get(obj, _REASON_KEYS)
-    return _Item(index=index, position=position, raw=raw, scale=scale,
-                 reason=_short(reason) if reason is not None else "")
-
-
-def _useful_json(value: Any, text: str, n: int) -> bool:
-    """Embedded lists like the ``[2]`` of ``[2] 0.3`` are not score lists."""
-    if isinstance(value, dict):
-        return True
-    if isinstance(value, list) and value:
-        if any(isinstance(e, (dict, list)) for e in value):
-            return True
-        return len(value) >= 2 or (n == 1 and text.strip().startswith("["))
-    return False
-
-
-def _items_from_tog(text: str, candidates: list[str] | None) -> list[_Item]:
-    items = []
-    for position, match in enumerate(_TOG_RE.finditer(text)):
-        name = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", match.group("name")).strip()
-        index = _index_of_key(name, candidates) if name else None
-        items.append(_Item(index=index, position=position, raw=float(match.group("num")),
-                           scale=_scale_of(match.group("scale")),
-                           reason=_short(match.group("reason").strip(" :-–—"))))
-    return items
-
-
-def _score_in(rest: str) -> tuple[re.Match | None, str]:
-    """The score inside the rest of an indexed line, and the text left over as the reason."""
-    match = _LEADING_NUMBER_RE.match(rest) or _LABELLED_RE.search(rest)
-    if match is None:
-        plausible = [m for m in _NUMBER_RE.finditer(rest)
-                     if _scale_of(m.group("scale")) is not None or 0 <= float(m.group("num")) <= 100]
-        match = plausible[-1] if plausible else None
-    if match is None:
-        return None, rest
-    reason = (rest[: match.start()] + " " + rest[match.end():]).strip(" :-–—,;()*")
-    return match, reason
-
-
-def _items_from_lines(text: str) -> tuple[list[_Item], str]:
-    indexed: list[_Item] = []
-    bare: list[_Item] = []
-    for line in text.splitlines():
-        match = _INDEXED_LINE_RE.match(line)
-        if match:
-            index = int(match.group("bracket") or match.group("paren") or match.group("word")
-                        or match.group("plain"))
-            number, reason = _score_in(match.group("rest"))
-            indexed.append(_Item(index=index, position=len(indexed),
-                                 raw=float(number.group("num")) if number else None,
-                                 scale=_scale_of(number.group("scale")) if number else None,
-                                 reason=_short(reason) if number else ""))
-            continue
-        if _NUMBER_LIST_RE.match(line):
-            for number in _NUMBER_RE.finditer(line):
-                bare.append(_Item(index=None, position=len(bare), raw=float(number.group("num")),
-                                  scale=_scale_of(number.group("scale"))))
-            continue
-        match = _BARE_LINE_RE.match(line)
-        if match:
-            bare.append(_Item(index=None, position=len(bare), raw=float(match.group("num")),
-                              scale=_scale_of(match.group("scale")),
-                              reason=_short(match.group("reason") or "")))
-    if any(item.raw is not None for item in indexed):
-        return indexed, "lines"
-    if bare:
-        return bare, "numbers"
-    return [], ""
-
-
-# --------------------------------------------------------------------------------------------
-# resolution: items → n values
-
-def _resolve(items: list[_Item], n: int, notes: _Notes) -> tuple[list[float | None], list[str], int]:
-    """Place items at candidate indices, normalise scales, clamp. Returns values (None = missing),
-    reasons and the number of surplus entries dropped."""
-    indices = [item.index for item in items if item.index is not None]
-    shift = 0
-    if indices and 0 not in indices and max(indices) == n and min(indices) >= 1:
-        shift = 1
-        notes.add("indices looked 1-based; shifted to 0-based")
-    values: list[float | None] = [None] * n
-    scales: list[float | None] = [None] * n
-    reasons = [""] * n
-    dropped = 0
-    for item in items:
-        index = item.position if item.index is None else item.index - shift
-        if not 0 <= index < n:
-            dropped += 1
-            notes.add(f"entry for index {index} is outside 0..{n - 1}")
-            continue
-        if values[index] is not None:
-            dropped += 1
-            notes.add(f"duplicate entry for index {index} ignored")
-            continue
-        if item.raw is None or not math.isfinite(item.raw):
-            notes.add(f"unreadable or NaN score for index {index}")
-            continue
-        values[index] = item.raw
-        scales[index] = item.scale
-        reasons[index] = item.reason
-    implicit = [v for v, s in zip(values, scales, strict=True) if v is not None and s is None and v <= 100.0]
-    inferred = 1.0
-    top = max(implicit) if implicit else 0.0
-    if top > 10.0:
-        inferred = 100.0
-    elif top >= 2.0 or (top > 1.0 and all(v.is_integer() for v in implicit)):
-        inferred = 10.0  # "8" or "7.5" are 0–10 ratings; a stray 1.2 among 0–1 scores is clamped
-    if inferred != 1.0:
-        notes.add(f"scores read on a 0–{inferred:g} scale")
-    for k in range(n):
-        value = values[k]
-        if value is None:
-            continue
-        scale = scales[k] if scales[k] is not None else inferred
-        if scales[k] is None and value > 100.0:
-            notes.add(f"score {value:g} for index {k} is beyond any known scale")
-            values[k] = None
-            continue
-        scaled = value / scale
-        if not 0.0 <= scaled <= 1.0:
-            notes.add("scores clamped to [0, 1]")
-        values[k] = min(1.0, max(0.0, scaled))
-    return values, reasons, dropped
-
-
-def parse_scores(text: str, n: int, *, candidates: list[str] | None = None) -> Scores:
-    """Scores for ``n`` numbered candidates from an LLM reply. Never raises; always ``n`` values
-    in [0, 1]. ``candidates`` (the texts shown to the model) lets echoed names be matched."""
-    if n <= 0:
-        return Scores(values=[], reasons=[], detail="no candidates")
-    body = strip_thinking((text or "")[:MAX_REPLY_CHARS])
-    notes = _Notes()
-    items: list[_Item] = []
-    fmt = ""
-    for value in _json_values(body):
-        if _useful_json(value, body, n):
-            items = _items_from_json(value, candidates)
-            if any(item.raw is not None for item in items):
-                fmt = "json"
-                break
-            items = []
-    if not items:
-        items = _items_from_tog(body, candidates)
-        fmt = "tog" if items else ""
-    if not items:
-        items, fmt = _items_from_lines(body)
-    if not items:
-        snippet = _short(body, 80) or "(empty reply)"
-        return Scores(values=[UNIFORM_SCORE] * n, reasons=[""] * n, fallback=FALLBACK_UNIFORM,
-                      detail=f"no scores recognised in: {snippet}", format="")
-    values, reasons, dropped = _resolve(items, n, notes)
-    matched = sum(v is not None for v in values)
-    if matched == 0:
-        notes.add(f"none of {len(items)} {fmt} entries matched a candidate")
-        return Scores(values=[UNIFORM_SCORE] * n, reasons=[""] * n, fallback=FALLBACK_UNIFORM,
-                      detail=str(notes), format=fmt)
-    fallback: str | None = None
-    if matched < n:
-        missing = [k for k, v in enumerate(values) if v is None]
-        notes.add(f"{len(missing)} of {n} candidates unscored (indices {missing[:10]}), "
-                  f"filled with {MISSING_SCORE:g}")
-        fallback = FALLBACK_PARTIAL
-    elif dropped:
-        fallback = FALLBACK_EXTRA
-    final = [MISSING_SCORE if v is None else float(v) for v in values]
-    detail = f"{fmt}: {matched}/{n} scored" + (f"; {notes}" if notes.parts else "")
-    return Scores(values=final, reasons=reasons, fallback=fallback, detail=detail, format=fmt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -497,33 +77,33 @@ def _truth(value: Any) -> bool | None:
 def parse_sufficient(text: str) -> Verdict:
     """The evaluate stage's verdict. Unreadable → ``sufficient=False`` with FALLBACK_EVALUATE_NO."""
     body = strip_thinking((text or "")[:MAX_REPLY_CHARS])
-    for value in _json_values(body):
+    for value in json_values(body):
         if not isinstance(value, dict):
             continue
-        found, raw = _get(value, _VERDICT_KEYS)
+        found, raw = get_key(value, _VERDICT_KEYS)
         verdict = _truth(raw) if found else None
         if verdict is not None:
-            _, reason = _get(value, _REASON_KEYS)
-            return Verdict(sufficient=verdict, reason=_short(reason or ""), detail="json")
+            _, reason = get_key(value, REASON_KEYS)
+            return Verdict(sufficient=verdict, reason=short(reason or ""), detail="json")
     tog = _TOG_VERDICT_RE.search(body)
     if tog:
         rest = body[tog.end():].strip(" .:-–—\n")
-        return Verdict(sufficient=tog.group(1).lower() == "yes", reason=_short(rest), detail="tog")
+        return Verdict(sufficient=tog.group(1).lower() == "yes", reason=short(rest), detail="tog")
     leading = _LEADING_VERDICT_RE.match(body)
     if leading:
         return Verdict(sufficient=leading.group(1).lower() in ("yes", "true"),
-                       reason=_short(leading.group(2)), detail="leading word")
+                       reason=short(leading.group(2)), detail="leading word")
     if _NEGATIVE_RE.search(body):
-        return Verdict(sufficient=False, reason=_short(body), detail="negative phrase")
+        return Verdict(sufficient=False, reason=short(body), detail="negative phrase")
     yes = re.search(r"\byes\b", body, re.IGNORECASE) is not None
     no = re.search(r"\bno\b", body, re.IGNORECASE) is not None
     if yes != no:
-        return Verdict(sufficient=yes, reason=_short(body), detail="yes/no word")
+        return Verdict(sufficient=yes, reason=short(body), detail="yes/no word")
     if not yes and _POSITIVE_RE.search(body):
-        return Verdict(sufficient=True, reason=_short(body), detail="positive phrase")
+        return Verdict(sufficient=True, reason=short(body), detail="positive phrase")
     problem = "both yes and no" if yes and no else "no yes/no found"
     return Verdict(sufficient=False, reason="", fallback=FALLBACK_EVALUATE_NO,
-                   detail=f"{problem} in: {_short(body, 80) or '(empty reply)'}")
+                   detail=f"{problem} in: {short(body, 80) or '(empty reply)'}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -541,7 +121,7 @@ def _clean_name(value: Any) -> str:
 
 def _names_from_json(value: Any) -> list[str] | None:
     if isinstance(value, dict):
-        found, inner = _get(value, _ENTITY_LIST_KEYS)
+        found, inner = get_key(value, _ENTITY_LIST_KEYS)
         if not found:
             return None
         value = [inner] if isinstance(inner, str) else inner
@@ -552,7 +132,7 @@ def _names_from_json(value: Any) -> list[str] | None:
         if isinstance(element, str):
             names.append(element)
         elif isinstance(element, dict):
-            found, name = _get(element, ("name", "title", "entity", "text"))
+            found, name = get_key(element, ("name", "title", "entity", "text"))
             if found and isinstance(name, str):
                 names.append(name)
     return names
@@ -573,7 +153,7 @@ def _dedupe(names: list[str]) -> list[str]:
 def parse_entities_result(text: str) -> Entities:
     """Topic entity names with the fallback (if any) and what was recognised."""
     body = strip_thinking((text or "")[:MAX_REPLY_CHARS])
-    for value in _json_values(body):
+    for value in json_values(body):
         names = _names_from_json(value)
         if names is not None:
             cleaned = _dedupe(names)
@@ -592,7 +172,7 @@ def parse_entities_result(text: str) -> Entities:
     if quoted:
         return Entities(names=_dedupe(quoted), detail="quoted names")
     return Entities(names=[], fallback=FALLBACK_NO_ENTITIES,
-                    detail=f"no entity names in: {_short(body, 80) or '(empty reply)'}")
+                    detail=f"no entity names in: {short(body, 80) or '(empty reply)'}")
 
 
 def parse_entities(text: str) -> list[str]:
