@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 from builders import GRAPHRAG_SAMPLES, METAQA, write_project
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.graphrag.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError, SettingsError,
-                              UnreadableTableError, model_settings, open_project, read_settings)
+                              UnreadableTableError, model_settings, open_project, read_dotenv,
+                                       read_settings)
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_samples = pytest.mark.skipif(not GRAPHRAG_SAMPLES.is_dir(),
@@ -127,6 +129,17 @@ def test_dotenv_supplies_variables_and_key_never_printed(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0 and "sk-dotenv-secret" not in proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["chat_model"]["api_key"] == "set (hidden)"
+
+
+def test_dotenv_is_read_the_way_graphrag_reads_it(tmp_path, monkeypatch):
+    """python-dotenv's rules: `export`, quotes, inline comments, ${VAR} from earlier lines; a bare name is
+    skipped; and the process environment is never written."""
+    monkeypatch.delenv("TOG_DOTENV_A", raising=False)
+    env_file = tmp_path / ".env"
+    env_file.write_text("# comment\nexport TOG_DOTENV_A='one two'\nB=3 # inline\nC=\"${B}-x\"\nBARE\nD=\n")
+    before = dict(os.environ)
+    assert read_dotenv(env_file) == {"TOG_DOTENV_A": "one two", "B": "3", "C": "3-x", "D": ""}
+    assert dict(os.environ) == before
 
 
 def test_undefined_var_in_settings_is_a_typed_error_naming_the_var(tmp_path):

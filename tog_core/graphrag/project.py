@@ -6,6 +6,7 @@ never stored in a repr, a log line or an error message (only the *name* of the v
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
+from dotenv import dotenv_values
 
 SETTINGS_NAMES = ("settings.yaml", "settings.yml", "settings.json")
 
@@ -290,25 +292,13 @@ def _environment(root: Path | None, environ: Mapping[str, str] | None) -> dict[s
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
+    """The variables of a project's .env, read as GraphRAG reads it (python-dotenv: `export`, quotes,
+    inline comments, ${VAR} expansion), without touching os.environ. A name without a value is skipped."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as err:
         raise SettingsError(f"cannot read ({err.strerror})", path=path, fix="check the file's permissions") from None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        k, v = line.split("=", 1)
-        k = k.strip().removeprefix("export ").strip()
-        v = v.strip()
-        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-            v = v[1:-1]
-        elif " #" in v:
-            v = v.split(" #", 1)[0].rstrip()
-        if k:
-            out[k] = v
-    return out
+    return {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if k and v is not None}
 
 
 def read_settings(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
