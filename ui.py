@@ -16,7 +16,8 @@ from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.llm.factory import build_embedder, build_llm, choose_model
 from tog_core.graphrag.project import ProjectInfo, open_project
 from tog_core.runs.files import RunStore
-from tog_core.app.session import K, Settings, engine_config
+from tog_core.app.session import K, Settings, run_spec
+from tog_core.compose import build_engine, plan
 
 APP_DIR = Path(__file__).resolve().parent
 
@@ -75,21 +76,24 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
     s = s or settings()
     info, graph = load_project(s.project)
-    llm, choice = _client(s.project, s.model, s.api_base, st.session_state.get(K.API_KEY) or None)
-    cfg, notes = engine_config(s, choice.kind, choice.model)
-    emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner) else None
-    eng = ToGEngine(graph, llm=llm, embedder=emb, config=cfg, project=str(info.path))
-    return eng, choice.public_dict(), notes
+    key = st.session_state.get(K.API_KEY) or None
+    p = plan(run_spec(s, api_key=key), info)
+    llm, choice = _client(s.project, s.model, s.api_base, key)
+    cfg = p.config
+    emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter) else None
+    eng = build_engine(p, graph=graph, info=info, llm=llm, embedder=emb).engine
+    return eng, choice.public_dict(), []
 
 
 def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
     """`engine`, or a readable error on the page (and the page stops) when the model cannot be used."""
+    from tog_core.errors import UsageError
     from tog_core.llm.client import LLMError
     from tog_core.llm.factory import ModelChoiceError
 
     try:
         return engine(s)
-    except (ModelChoiceError, LLMError, ValueError) as err:
+    except (ModelChoiceError, LLMError, UsageError, ValueError) as err:
         st.error(f"The model cannot be used: {err}")
         st.stop()
         raise  # unreachable: st.stop raises

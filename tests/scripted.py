@@ -10,7 +10,7 @@ import json
 import re
 
 from tog_core.testing.server import last_user_message
-from tog_core.scoring.scorers import tokens
+from tog_core.scoring.text import tokens
 
 _Q = re.compile(r"^Question:\s*(.*)$", re.MULTILINE)
 _CAND = re.compile(r"^\[(\d+)\]\s*(.*)$", re.MULTILINE)

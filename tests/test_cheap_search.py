@@ -11,7 +11,8 @@ import pyarrow as pa
 from tog_core.policy import coverage
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.scoring.scorers import _stem, question_bands, without_words
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.text import _stem, question_bands, without_words
 from tog_core.tog.state import EngineConfig
 
 TEMPLATES = {
@@ -42,9 +43,9 @@ def typed_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
     return KnowledgeGraph.from_tables(ent, rel, None)
 
 
-def run(graph, question, seeds, **cfg):
+def run(graph, question, seeds, policy=None, **cfg):
     cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", **cfg}
-    eng = ToGEngine(graph, config=EngineConfig(**cfg))
+    eng = ToGEngine(graph, config=EngineConfig(**cfg), policy=policy or CheapPolicy())
     return eng, asyncio.run(eng.run(question, seeds=seeds))
 
 
@@ -180,7 +181,7 @@ def test_lookahead_keeps_the_film_that_can_answer_the_last_hop():
 
 def test_without_lookahead_the_same_search_misses_it():
     q = "what languages are the movies starring the actors of Seedfilm in"
-    eng, st = run(language_graph(), q, ["Seedfilm"], depth=3, width=1, lookahead=False)
+    eng, st = run(language_graph(), q, ["Seedfilm"], depth=3, width=1, policy=CheapPolicy(lookahead=False))
     assert "French" not in [c[-1] for c in chains(eng, st)]
 
 

@@ -14,6 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import ACME_EDGES, graph_tables
 from scripted import toy_llm
+from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.testing.server import FakeOpenAIServer
 from tog_core.graphrag.graph import KnowledgeGraph
@@ -288,7 +289,8 @@ def test_coverage_judge_replaces_an_overeager_llm_judge():
     llm_judged = run(ToGEngine(g, llm=ScriptedLLM(eager), config=EngineConfig(width=2, depth=3)), q, seeds=["Acme"])
     assert llm_judged.depth == 1 and llm_judged.stop_reason == "sufficient"  # stopped after one hop
     llm = ScriptedLLM(eager)
-    covered = run(ToGEngine(g, llm=llm, config=EngineConfig(width=2, depth=3, judge="coverage")), q, seeds=["Acme"])
+    covered = run(ToGEngine(g, llm=llm, config=EngineConfig(width=2, depth=3, judge="coverage"), policy=CheapPolicy()),
+                  q, seeds=["Acme"])
     assert covered.depth == 2 and covered.stop_reason == "sufficient"
     assert [s.verdict["by"] for s in covered.steps if s.stage == "evaluate"] == ["coverage", "coverage"]
     assert not any("enough to answer" in c["messages"][-1]["content"] for c in llm.calls)

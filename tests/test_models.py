@@ -40,10 +40,8 @@ def test_project_model_is_used_only_with_its_key(tmp_path):
     with_key = choose_model(None, info, environ={"MY_TEST_KEY": "sk-abcdef123456"})
     assert (with_key.kind, with_key.model, with_key.api_key_env) == ("litellm", "openai/gpt-4.1-mini", "MY_TEST_KEY")
     assert "sk-abcdef123456" not in repr(with_key) and "sk-abcdef123456" not in str(with_key.public_dict())
-    without = choose_model(None, info, environ={})
-    ok, _ = local_model_available()
-    assert without.kind == (LOCAL if ok else NONE)
-    assert "configure a provider" in without.note or without.kind == NONE
+    without = choose_model(None, info, environ={})  # never the small local model silently
+    assert without.kind == NONE and "$MY_TEST_KEY" in without.note and "'local'" in without.note
     assert choose_model("none", info).kind == NONE and choose_model("local", info).kind == LOCAL
     explicit = choose_model("ollama/llama3", info, api_base="http://127.0.0.1:11434")
     assert (explicit.kind, explicit.model, explicit.api_base) == ("litellm", "ollama/llama3", "http://127.0.0.1:11434")

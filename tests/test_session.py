@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 
 from test_engine import make_graph
+from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.runs.files import RunStore
-from tog_core.app.session import (Exploration, Settings, answer_start, candidate_rows, choice_from_rows, engine_config,
+from tog_core.app.session import (Exploration, Settings, answer_start, candidate_rows, choice_from_rows, run_spec,
                               explore_apply, explore_back, explore_finish, explore_propose, explore_start, md_text,
                               parse_app_args, recent_projects, remember_project, run_question)
 from tog_core.tog.state import EngineConfig
@@ -22,7 +23,7 @@ def home(tmp_path, monkeypatch):
 
 def engine(**kw) -> ToGEngine:
     cfg = EngineConfig(width=2, depth=3, relation_pruner="bm25", entity_pruner="bm25", **kw)
-    return ToGEngine(make_graph(), config=cfg)
+    return ToGEngine(make_graph(), config=cfg, policy=CheapPolicy())
 
 
 def test_run_question_saves_after_every_step():
@@ -101,11 +102,15 @@ def test_stop_and_answer_from_an_exploration():
     assert isinstance(ex, Exploration) and store.load(ex.run_id).stop_reason == "user"
 
 
-def test_engine_config_replaces_llm_pruner_without_a_model():
-    cfg, notes = engine_config(Settings(relation_pruner="llm", entity_pruner="embedding"), "none", "none")
-    assert (cfg.relation_pruner, cfg.entity_pruner) == ("bm25", "embedding") and "bm25" in notes[0]
-    cfg, notes = engine_config(Settings(width=2, depth=4), "litellm", "openai/x")
-    assert (cfg.width, cfg.depth, cfg.relation_pruner, cfg.model, notes) == (2, 4, "llm", "openai/x", [])
+def test_the_app_plans_like_the_cli_an_llm_pruner_without_a_model_is_an_error():
+    from tog_core.compose import plan
+    from tog_core.errors import UsageError
+
+    with pytest.raises(UsageError, match="needs a model"):
+        plan(run_spec(Settings(model="none", relation_pruner="llm", entity_pruner="embedding")), None)
+    p = plan(run_spec(Settings(model="openai/x", width=2, depth=4)), None)
+    assert (p.config.width, p.config.depth, p.config.relation_pruner, p.config.model, p.policy) == \
+        (2, 4, "llm", "openai/x", "faithful")
 
 
 def test_recent_projects_newest_first_without_duplicates(home):

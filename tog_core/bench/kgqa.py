@@ -21,7 +21,7 @@ import asyncio
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -115,7 +115,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, clock: Callable[[], fl
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)
     ends = [graph.title(p.end) for p in state.paths if p.hops]
-    chains = engine._best_paths(state)  # the order the answer and the trace use
+    chains = engine.best_paths(state)  # the order the answer and the trace use
     best_end = graph.title(chains[0].end) if chains else None
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
@@ -174,6 +174,8 @@ class KGQAConfig:
     questions: str | None = None  # a questions .jsonl elsewhere (e.g. demo/questions.jsonl); None: DATA_DIR/questions_<split>.jsonl
     baseline: str | None = None  # a second pruner run on the same questions in the same run (e.g. random)
     baseline_seeds: int = 1  # the baseline runs with seeds seed, seed+1, …: its recall is the mean over them
+    paper: bool = False  # every departure from the paper switched off
+    without: tuple[str, ...] = ()  # departures switched off one by one
 
 
 def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
@@ -183,12 +185,10 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     "baseline" (the same questions with the baseline pruner, and our recall over its recall).
     `engine_hook(engine)` lets an experiment adjust each engine after it is built (bench scripts use it;
     the CLI does not)."""
-    from tog_core.tog.engine import ToGEngine
+    from tog_core.compose import RunSpec, build_engine, plan
     from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.llm.factory import NONE, ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from tog_core.graphrag.project import open_project
     from tog_core.scoring.scorers import SCORERS
-    from tog_core.tog.state import EngineConfig
 
     if cfg.baseline and cfg.baseline not in SCORERS:
         raise UsageError(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
@@ -201,31 +201,25 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         info = open_project(data_dir)
         graph = KnowledgeGraph.load(info)
         say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
+    # the benchmark measures the LLM itself when a model is given: "auto" means llm then, and bm25 without one
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
-    choice = choose_model(cfg.model if wants_llm else NONE, info, api_base=cfg.api_base)
-    # the benchmark measures the LLM itself when a model is given: its default pruner is llm, not "auto"
-    try:
-        pruner, ent_pruner = resolve_pruners(cfg.pruner or ("llm" if choice.kind != NONE else "bm25"),
-                                             cfg.entity_pruner, choice.kind, extra=(cfg.prefilter,))
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    try:
-        llm, choice = build_llm(choice)
-    except ModelChoiceError as err:
-        raise UsageError(str(err)) from None
-    needs_embedder = "embedding" in (pruner, ent_pruner, cfg.prefilter)
-    embedder = build_embedder(info) if needs_embedder else None
+    spec = RunSpec(model=cfg.model if wants_llm else "none", api_base=cfg.api_base, width=cfg.width,
+                   depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
+                   prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without),
+                   auto_pruner="llm" if wants_llm else "bm25")
+    first = build_engine(plan(spec, info), graph=graph, info=info)
+    llm, embedder, choice = first.engine.llm, first.engine.embedder, first.choice
+    pruner, ent_pruner = first.plan.config.relation_pruner, first.plan.config.entity_pruner
     engines: dict[int, Any] = {}
 
     def engine_for(depth: int) -> Any:
         if depth not in engines:
             try:
-                config = EngineConfig(width=cfg.width, depth=depth, relation_pruner=pruner, entity_pruner=ent_pruner,
-                                      prefilter=cfg.prefilter, seed=cfg.seed, model=choice.model, mode=cfg.mode,
-                                      **engine_options(choice.kind))
+                config = replace(first.plan.config, depth=depth)
             except ValueError as err:
                 raise UsageError(str(err)) from None
-            engines[depth] = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
+            engines[depth] = build_engine(replace(first.plan, config=config), graph=graph, info=info, llm=llm,
+                                          embedder=embedder).engine
             if engine_hook:
                 engine_hook(engines[depth])
         return engines[depth]
@@ -252,7 +246,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     total = time.perf_counter() - t0
     config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
-              "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions}
+              "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
+              "policy": first.plan.policy, "departures": first.plan.config.departures()}
     result = {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
     if cfg.baseline:
@@ -263,8 +258,6 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
 def _baseline(cfg: KGQAConfig, ours: dict[str, Any], *, say: Callable[[str], None], loaded: tuple[Any, Any]
               ) -> dict[str, Any]:
     """The baseline pruner on the same questions and graph, once per seed; recall is the mean over seeds."""
-    from dataclasses import replace
-
     seeds = [cfg.seed + k for k in range(max(1, cfg.baseline_seeds))]
     per_seed = []
     for seed in seeds:

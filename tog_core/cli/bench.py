@@ -8,6 +8,8 @@ from typing import Any
 
 from tog_core.errors import UsageError
 def add_parser(sub: Any) -> None:
+    from tog_core.compose import DEPARTURES, MODES
+
     b = sub.add_parser("bench", help="benchmarks that print tables")
     bsub = b.add_subparsers(dest="bench", required=True)
     k = bsub.add_parser("kgqa", help="retrieval benchmark on a KGQA split (e.g. MetaQA)")
@@ -23,12 +25,15 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--api-base", default=None, help="API base URL for the model")
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
-    k.add_argument("--mode", default="faithful", choices=["faithful", "fast"], help="engine mode (default faithful)")
+    k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful)")
     k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
     k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
                    "and print our beam recall over its")
     k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "
                    "its recall is their mean (default 1)")
+    k.add_argument("--paper", action="store_true", help="ToG as published: every departure from the paper off")
+    k.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
+                   help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
     k.add_argument("--json", action="store_true", help="print only a JSON object")
 
 
@@ -47,7 +52,8 @@ def cmd(args: argparse.Namespace) -> int:
                      entity_pruner=args.entity_pruner, width=args.width,
                      depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
                      prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
-                     questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds)
+                     questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds,
+                     paper=args.paper, without=tuple(args.without))
     say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)

@@ -9,17 +9,24 @@ from tog_core.errors import UsageError
 
 
 def add_parser(sub: Any) -> None:
+    from tog_core.compose import DEPARTURES, MODES, PRUNERS
+
     q = sub.add_parser("query", help="answer a question with Think-on-Graph")
     q.add_argument("project", help="GraphRAG root, its output folder, or a folder of parquet files")
     q.add_argument("question")
     q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
-    q.add_argument("--pruner", default=None, help="auto | llm | bm25 | embedding | random (auto: llm with a provider, embedding beside the local model, bm25 without a model)")
+    q.add_argument("--pruner", default=None, help=f"{' | '.join(PRUNERS)} (auto: llm with a provider, else the "
+                   "packaged embedder)")
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
-    q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's, else local)")
+    q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's "
+                   "model when its key is set, else none)")
     q.add_argument("--api-base", default=None, help="API base URL for the model (e.g. a LiteLLM proxy or Ollama)")
     q.add_argument("--seed", action="append", default=[], metavar="TITLE", help="topic entity (repeatable)")
-    q.add_argument("--mode", default="faithful", choices=["faithful", "fast"])
+    q.add_argument("--mode", default="faithful", choices=list(MODES))
+    q.add_argument("--paper", action="store_true", help="ToG as published: every departure below switched off")
+    q.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
+                   help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
     q.add_argument("--json", action="store_true", help="print the trace JSON only")
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
@@ -35,39 +42,27 @@ def _progress(enabled: bool) -> Callable[[str], None]:
 
 def run_query(project: str, question: str, *, model: str | None = None, api_base: str | None = None,
               width: int = 3, depth: int = 3, pruner: str | None = None, entity_pruner: str | None = None,
-              seeds: list[str] | None = None, mode: str = "faithful", save: bool = True,
-              resume: str | None = None, say: Callable[[str], None] = lambda _t: None,
-              on_token: Callable[[str], None] | None = None) -> Any:
+              seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
+              without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
+              say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. Also used by benchmarks and tests."""
     import asyncio
     import time
 
-    from tog_core.tog.engine import ToGEngine
+    from tog_core.compose import RunSpec, build_engine, plan
     from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.llm.factory import ModelChoiceError, build_embedder, build_llm, choose_model, engine_options, resolve_pruners
     from tog_core.graphrag.project import open_project
     from tog_core.runs.files import RunStore, new_run_id
-    from tog_core.tog.state import Callbacks, EngineConfig
+    from tog_core.tog.state import Callbacks
 
     info = open_project(project)
     graph = KnowledgeGraph.load(info)
-    choice = choose_model(model, info, api_base=api_base)
-    try:
-        rel_pruner, ent_pruner = resolve_pruners(pruner, entity_pruner, choice.kind)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    say(f"model: {choice.model}" + (f" ({choice.note})" if choice.note else ""))
-    try:
-        llm, choice = build_llm(choice)
-    except ModelChoiceError as err:
-        raise UsageError(str(err)) from None
-    embedder = build_embedder(info) if "embedding" in (rel_pruner, ent_pruner) else None
-    try:
-        config = EngineConfig(width=width, depth=depth, relation_pruner=rel_pruner, entity_pruner=ent_pruner,
-                              model=choice.model, mode=mode, **engine_options(choice.kind))
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    engine = ToGEngine(graph, llm=llm, embedder=embedder, config=config, project=str(info.path))
+    spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
+                   entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
+    p = plan(spec, info)
+    say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
+    built = build_engine(p, graph=graph, info=info)
+    engine, choice = built.engine, built.choice
     store = RunStore() if save or resume else None
     run_id = resume or new_run_id()
     t0 = time.perf_counter()
@@ -112,7 +107,8 @@ def cmd(args: argparse.Namespace) -> int:
     say = _progress(not args.json and sys.stderr.isatty())
     trace = run_query(args.project, args.question, model=args.model, api_base=args.api_base, width=args.width,
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
-                      mode=args.mode, save=not args.no_save, resume=args.resume, say=say)
+                      mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
+                      resume=args.resume, say=say)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path

@@ -1,7 +1,7 @@
-"""Choosing the chat model and embedder for a run: a LiteLLM string, `local`, `none`, or the project's own.
-
-Shared by the CLI and the app so both pick the same default: the project's configured model when its
-key is present, else the packaged local model, else (nothing installed) no LLM at all.
+"""Choosing and building the chat model and embedder for a run: a LiteLLM string, `local`, `none`, or the
+project's own. The default (nothing asked for) is the project's configured model when its key is present, else
+no LLM: the packaged local model is never chosen silently. tog_core/compose.py is the only caller that turns a
+choice into an engine.
 """
 from __future__ import annotations
 
@@ -60,44 +60,10 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
             return ModelChoice(kind="litellm", model=cm.litellm_model, api_base=api_base or cm.api_base,
                                api_version=cm.api_version, api_key_env=cm.api_key_env, api_key=key,
                                note=f"the project's model ({cm.source})")
-    from tog_core.llm.local import local_model_available
-
-    ok, reason = local_model_available()
-    if ok:
-        why = "no key for the project's model" if cm else "the project names no model"
-        return ModelChoice(kind=LOCAL, model=LOCAL, note=f"local demo model ({why}) — configure a provider for quality")
-    return ModelChoice(kind=NONE, model=NONE, note=f"no LLM available ({reason}); running LLM-free")
-
-
-def default_pruner(kind: str) -> str:
-    """The pruner "auto" stands for: the LLM when it is a real provider; the packaged embedder beside the
-    small local model (which scores relations poorly, see README); BM25 with no LLM at all."""
-    return {NONE: "bm25", LOCAL: "embedding"}.get(kind, "llm")
-
-
-def resolve_pruners(relation: str | None, entity: str | None, kind: str, *, extra: tuple[str, ...] = ()
-                    ) -> tuple[str, str]:
-    """The (relation, entity) pruners a run uses: None or "auto" becomes default_pruner(kind); the entity
-    stage follows the relation stage unless given. Raises ValueError naming the choices for an unknown
-    pruner (also checked: `extra`, e.g. the pre-filter), and when "llm" is asked for without a model."""
-    from tog_core.scoring.scorers import SCORERS
-
-    rel = relation if relation not in (None, "auto") else default_pruner(kind)
-    ent = entity if entity not in (None, "auto") else rel
-    for name in (rel, ent, *extra):
-        if name not in SCORERS:
-            raise ValueError(f"unknown pruner '{name}'; choose one of: auto, {', '.join(SCORERS)}")
-    if "llm" in (rel, ent) and kind == NONE:
-        raise ValueError("--pruner llm needs a model; pass --model LITELLM_MODEL or 'local', or use "
-                         "--pruner bm25|embedding|random")
-    return rel, ent
-
-
-def engine_options(kind: str) -> dict[str, Any]:
-    """EngineConfig settings a model kind needs. The 135M local model cannot write reasons in time nor
-    judge sufficiency (it says "yes" after one hop), so it scores with bare lists and the question-word
-    coverage judge decides when to stop."""
-    return {"compact_scores": True, "judge": "coverage"} if kind == LOCAL else {}
+    why = f"no key for the project's model (${cm.api_key_env})" if cm and cm.api_key_env else \
+        ("no key for the project's model" if cm else "the project names no model")
+    return ModelChoice(kind=NONE, model=NONE, note=f"{why}: LLM-free search, the answer is composed from the chains "
+                       "(choose 'local' to draft one with the small local model)")
 
 
 def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 60.0,

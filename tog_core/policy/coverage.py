@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Any, Sequence
 
-from tog_core.scoring.scorers import question_bands, tokens, without_words
+from tog_core.scoring.text import question_bands, tokens, without_words
 
 # question words that never name a relation ("name the …", "list the …"); what/who/… are stop words already
 _ASKING = frozenset({"name", "list"})

@@ -21,18 +21,12 @@ rather than the embedder.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from tog_core.scoring.scorers import ScoreRequest
-
-
-@dataclass(frozen=True, kw_only=True)
-class NextHop:
-    value: float  # its best next relation's score over the best of the step's candidates; 0 for a dead end
-    text: str  # the best next relation as the scorer read it ("" for a dead end)
+from tog_core.tog.policy import NextHop
 
 
 async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,

@@ -19,9 +19,11 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
+from tog_core.llm.usage import Usage
+from tog_core.scoring.scorers import make_scorer
 from tog_core.tog import prompts
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.scoring.scorers import make_scorer
+from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
@@ -32,16 +34,19 @@ FALLBACK_LINK_LLM_ERROR = "link_llm_error_no_seeds"
 
 
 class ToGEngine(StageProposals, Recording):
-    """Think-on-Graph over a GraphStore. Every side effect is a constructor argument."""
+    """Think-on-Graph over a GraphStore. Every side effect is a constructor argument; `policy` is the search
+    policy (tog/policy.py): FaithfulPolicy (the paper) unless another is given, e.g. policy/cheap.CheapPolicy
+    for LLM-free pruning. Front doors build engines through tog_core.compose.build_engine, which picks it."""
 
     def __init__(self, graph: Any, *, llm: Any | None = None, embedder: Any | None = None,
-                 config: EngineConfig | None = None, relation_scorer: Any | None = None,
-                 entity_scorer: Any | None = None, prefilter: Any | None = None,
+                 config: EngineConfig | None = None, policy: SearchPolicy | None = None,
+                 relation_scorer: Any | None = None, entity_scorer: Any | None = None, prefilter: Any | None = None,
                  clock: Callable[[], float] = time.perf_counter, project: str = "") -> None:
         self.graph = graph
         self.llm = llm
         self.embedder = embedder
         self.config = config or EngineConfig()
+        self.policy: SearchPolicy = policy if policy is not None else FaithfulPolicy()
         self.clock = clock
         self.project = project
         cfg = self.config
@@ -96,7 +101,7 @@ class ToGEngine(StageProposals, Recording):
             found, usage = await link_with_llm(question, self.graph, self.llm,
                                                temperature=self.config.temperature_reasoning)
         except LLMError as err:
-            usage = {"llm_calls": 1, "fallback": FALLBACK_LINK_LLM_ERROR, "detail": str(err)[:200]}
+            usage = {**Usage.failed_call().to_dict(), "fallback": FALLBACK_LINK_LLM_ERROR, "detail": str(err)[:200]}
             found = []
         usage = {**usage, "stage": "link", "wall_s": self.clock() - t0}
         st = self.start(question, found) if found else state
@@ -178,15 +183,14 @@ class ToGEngine(StageProposals, Recording):
         return state.with_(stage="answer", stop_reason="user", relations=())
 
     # ------------------------------------------------------------------ answer
-    def _best_paths(self, state: State) -> list[BeamPath]:
-        """Chains with hops, best first: by score, then (without an LLM) by question words covered."""
-        cov = (lambda p: self._coverage(state, p).total()) if self.llm is None else (lambda p: 0)
-        return sorted([p for p in state.paths if p.hops], key=lambda p: (-p.score, -cov(p)))
+    def best_paths(self, state: State) -> list[BeamPath]:
+        """Chains with hops, best first, in the policy's order (the order the answer and the trace use)."""
+        return sorted([p for p in state.paths if p.hops], key=lambda p: self.policy.rank_key(self, state, p))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
         out: list[str] = []
         seen: set[str] = set()
-        for p in self._best_paths(state):
+        for p in self.best_paths(state):
             for h in p.hops:
                 for tu in self.graph.evidence(h.ridx)[:per_link]:
                     if tu.id not in seen:
@@ -196,7 +200,7 @@ class ToGEngine(StageProposals, Recording):
 
     def compose_answer(self, state: State) -> str:
         """The LLM-free answer: the chains themselves, marked as not written by a language model."""
-        best = self._best_paths(state)
+        best = self.best_paths(state)
         head = "[No LLM] This answer is composed from the reasoning chains; no language model wrote it."
         if not best:
             seeds = ", ".join(s.title for s in state.seeds) or "none"
@@ -225,7 +229,7 @@ class ToGEngine(StageProposals, Recording):
         from tog_core.llm.client import LLMError
 
         t0 = self.clock()
-        msgs = prompts.answer_prompt(state.question, self._chain_texts(self._best_paths(state)),
+        msgs = prompts.answer_prompt(state.question, self._chain_texts(self.best_paths(state)),
                                      self.evidence_texts(state))
         shown: list[str] = []
 
@@ -241,14 +245,11 @@ class ToGEngine(StageProposals, Recording):
                 on_reset()
             text = self.compose_answer(state)
             emit(text)
-            usage = {"stage": "answer", "llm_calls": 1, "fallback": FALLBACK_ANSWER_LLM_ERROR,
+            usage = {"stage": "answer", **Usage.failed_call().to_dict(), "fallback": FALLBACK_ANSWER_LLM_ERROR,
                      "detail": f"{err.kind}: {str(err)[:200]}", "wall_s": self.clock() - t0}
             return state.with_(stage="done", answer=text, answer_by="chains", error=str(err)[:300],
                                extra_usage=state.extra_usage + (usage,))
-        usage = {"stage": "answer", "llm_calls": 0 if res.cached else 1, "cache_hits": 1 if res.cached else 0,
-                 "prompt_tokens": 0 if res.cached else res.prompt_tokens,
-                 "completion_tokens": 0 if res.cached else res.completion_tokens,
-                 "cost_usd": 0.0 if res.cached else res.cost_usd, "wall_s": self.clock() - t0}
+        usage = {"stage": "answer", **Usage.of_result(res).to_dict(), "wall_s": self.clock() - t0}
         return state.with_(stage="done", answer=res.text, answer_by="llm", extra_usage=state.extra_usage + (usage,))
 
     # ------------------------------------------------------------------ whole run

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tog_core.llm.usage import Usage
 from tog_core.tog.trace import Seed
 
 _TOKEN = re.compile(r"[\w'’\-\.&]+|[^\w\s]", re.UNICODE)
@@ -137,9 +138,7 @@ async def link_with_llm(question: str, graph: Any, llm: Any, *, limit: int = 3,
     res = await llm.complete(prompts.topic_prompt(question), temperature=temperature, max_tokens=128,
                              json_schema=prompts.TOPIC_SCHEMA)
     parsed = parse_entities_result(res.text)
-    usage = {"llm_calls": 0 if res.cached else 1, "cache_hits": 1 if res.cached else 0,
-             "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
-             "fallback": parsed.fallback, "detail": parsed.detail}
+    usage = {**Usage.of_result(res).to_dict(), "fallback": parsed.fallback, "detail": parsed.detail}
     seeds: list[Seed] = []
     titles = None
     for name in parsed.names:

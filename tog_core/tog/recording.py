@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from tog_core.llm.usage import Usage, total
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 from tog_core.tog.trace import Link, Trace
 
@@ -19,28 +20,19 @@ class Recording:
 
     graph: Any
     config: Any
+    policy: Any
     project: str
 
     def stats(self, state: State, *, wall_s: float | None = None) -> dict[str, Any]:
-        calls = sum(s.llm_calls for s in state.steps)
-        rounds = sum(1 for s in state.steps if s.llm_calls > 0)
-        hits = sum(s.cache_hits for s in state.steps)
-        pt = sum(s.prompt_tokens for s in state.steps)
-        ct = sum(s.completion_tokens for s in state.steps)
-        costs = [s.cost_usd for s in state.steps]
-        cost: float | None = None if any(c is None for c in costs) else sum(costs)
-        for u in state.extra_usage:
-            calls += u.get("llm_calls", 0)
-            rounds += 1 if u.get("llm_calls", 0) else 0
-            hits += u.get("cache_hits", 0)
-            pt += u.get("prompt_tokens", 0)
-            ct += u.get("completion_tokens", 0)
-            if "cost_usd" in u:
-                cost = None if (cost is None or u["cost_usd"] is None) else cost + u["cost_usd"]
+        """Run totals: the steps' usage and the calls outside stages (linking, the answer), added in one place."""
+        parts = [Usage.of(s) for s in state.steps] + [Usage.of(u) for u in state.extra_usage]
+        used = total(parts)
         wall = wall_s if wall_s is not None else sum(s.wall_s for s in state.steps) + sum(
             u.get("wall_s", 0.0) for u in state.extra_usage)
-        return {"llm_calls": calls, "llm_rounds": rounds, "prompt_tokens": pt, "completion_tokens": ct,
-                "cost_usd": None if cost is None else round(cost, 6), "cache_hits": hits, "wall_s": round(wall, 3)}
+        return {"llm_calls": used.llm_calls, "llm_rounds": sum(1 for u in parts if u.llm_calls > 0),
+                "prompt_tokens": used.prompt_tokens, "completion_tokens": used.completion_tokens,
+                "cost_usd": None if used.cost_usd is None else round(used.cost_usd, 6), "cache_hits": used.cache_hits,
+                "wall_s": round(wall, 3)}
 
     def chains(self, state: State) -> list[list[Link]]:
         out = []
@@ -59,6 +51,8 @@ class Recording:
     def trace(self, state: State, *, run_id: str = "", created_at: str = "", wall_s: float | None = None,
               model_info: dict[str, Any] | None = None) -> Trace:
         config = self.config.public_dict()
+        config["policy"] = self.policy.name
+        config["policy_params"] = self.policy.params()
         if model_info:
             config.update({k: v for k, v in model_info.items() if "key" not in k or k == "api_key_env"})
         fallbacks = [u for u in state.extra_usage if u.get("fallback")]

@@ -5,25 +5,21 @@ loop (start / propose / apply / answer); these methods read `self.graph`, `self.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Any, Iterable
 
 import numpy as np
 
+from tog_core.llm.usage import Usage
+from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.tog import prompts
 from tog_core.tog.parsing import parse_sufficient
-from tog_core.policy.coverage import covered, question_words, rest_of_question
-from tog_core.policy.coverage import verdict as coverage_verdict
-from tog_core.policy.lookahead import NextHop, rate_next_hops
-from tog_core.scoring.scorers import ScoreRequest, ScoreResult, question_bands, without_words
+from tog_core.tog.policy import SearchPolicy, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 CHAIN_TEXT_CHARS = 160
-CHEAP_FLOOR = 0.05  # cheap scorers: the least a scored relation gets (0 would wipe out the whole path's score)
-LOOKAHEAD_WEIGHT = 0.5  # cheap scorers: how much an entity's best next relation can move its hop score
-ENTITY_WEIGHT = 0.5  # cheap scorers: how much the entity text can move a hop score (the relation carries the rest)
 
 
 class StageProposals:
@@ -35,6 +31,7 @@ class StageProposals:
     relation_scorer: Any
     entity_scorer: Any
     prefilter: Any
+    policy: SearchPolicy
 
     def _chain_texts(self, paths: Iterable[BeamPath]) -> list[str]:
         return [self.path_text(p) for p in paths if p.hops]
@@ -46,23 +43,7 @@ class StageProposals:
             parts.append(f"—[{prompts.clean_text(h.label, CHAIN_TEXT_CHARS)}]{arrow} {self.graph.title(h.dst)}")
         return " ".join(parts)
 
-    def _relation_text(self, label: str, ridx: int) -> str:
-        """What a scorer reads for a relation group. GraphRAG: the free-text description. A table with a
-        `relation` column (typed edges, e.g. MetaQA): an example description with both endpoints replaced
-        by their types ("a movie was directed by a person") — the same text for every edge of the type,
-        so it is scored on what the relation means rather than on whose names happen to appear, and it is
-        embedded once for the whole graph."""
-        if not self.graph.has_relation_labels:
-            return label
-        desc = self.graph.descriptions([ridx])[0]
-        if not desc:
-            return label.replace("_", " ")
-        for e in sorted((self.graph.entity(i) for i in self.graph.endpoints(ridx)), key=lambda e: -len(e.title)):
-            if e.title:
-                desc = desc.replace(e.title, f"a {(e.type or 'thing').lower().replace('_', ' ')}")
-        return desc
-
-    def _used_relations(self, p: BeamPath) -> set[tuple[str, bool]]:
+    def used_relations(self, p: BeamPath) -> set[tuple[str, bool]]:
         """(label, outgoing) of every hop of a path, as seen from the hop's own start entity."""
         return {(self.graph.labels([h.ridx])[0], self.graph.endpoints(h.ridx)[0] == h.src) for h in p.hops}
 
@@ -72,7 +53,7 @@ class StageProposals:
             return self.graph.descriptions([ridx])[0] or text
         return text
 
-    def _open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray) -> np.ndarray:
+    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray) -> np.ndarray:
         """Which edges of the path's end it may take next. Never to an entity already on the path — except,
         on a typed graph, to an intermediate entity through a relation type the path has not used: in "who
         directed the films written by the writer of X" the writer may be the director, reached again from
@@ -93,7 +74,7 @@ class StageProposals:
         rels, others, outs = self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
-        keep = self._open_edges(p, rels, others)
+        keep = self.open_edges(p, rels, others)
         if self.config.degree_filter and state.depth < self.config.depth and len(others):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
@@ -109,12 +90,12 @@ class StageProposals:
             ridxs = tuple(int(rels[q]) for q in poss)
             key = f"p{i}|{'>' if out else '<'}|{lab[:80]}|{ridxs[0]}"
             out_groups.append(RelChoice(path=i, key=key, ridxs=ridxs, others=tuple(int(others[q]) for q in poss),
-                                        score=0.0, label=lab, text=self._relation_text(lab, ridxs[0])))
+                                        score=0.0, label=lab, text=self.policy.relation_text(self, lab, ridxs[0])))
         return out_groups
 
-    async def _prefiltered(self, req: ScoreRequest, limit: int) -> tuple[list[int], ScoreResult | None]:
-        """Indices of the texts the main scorer should see: all, or the top `limit` by the pre-filter."""
-        if len(req.texts) <= limit:
+    async def _prefiltered(self, req: ScoreRequest, limit: int | None) -> tuple[list[int], ScoreResult | None]:
+        """Indices of the texts the main scorer should see: all (limit None), or the top `limit` by the pre-filter."""
+        if limit is None or len(req.texts) <= limit:
             return list(range(len(req.texts))), None
         pre = await self.prefilter.score(req)
         order = sorted(range(len(req.texts)), key=lambda k: (-pre.values[k], k))[:limit]
@@ -123,21 +104,17 @@ class StageProposals:
     async def _propose_relations(self, state: State) -> Proposal:
         cfg = self.config
         chains = self._chain_texts(state.paths)
-        bands = question_bands(state.question, [x.title for x in state.seeds], cfg.depth) if cfg.hop_focus else []
-        focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
+        limit = cfg.max_candidates if cfg.hub_prefilter else None
 
         async def one(i: int) -> tuple[list[RelChoice], ScoreResult | None, list[float], list[str], list[str], str]:
             groups = self._groups(state, i)
             title = self.graph.title(state.paths[i].end)
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
-            got = self._coverage(state, state.paths[i]) if cfg.hop_focus else Counter()
-            rest = self._rest_of_question(state, got)
-            # the hop's part of the question, less what the path already matched
-            foc = without_words(focus, got) if focus and state.paths[i].hops else focus
+            foc, rest = self.policy.relation_query(self, state, i)
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
                                texts=[g.text for g in groups], chains=chains, focus=foc, rest=rest)
-            chosen, pre = await self._prefiltered(req, cfg.max_candidates)
+            chosen, pre = await self._prefiltered(req, limit)
             sub = ScoreRequest(question=req.question, stage="relations", anchor=title,
                                texts=[req.texts[k] for k in chosen], chains=chains, focus=foc, rest=rest)
             res = await self.relation_scorer.score(sub)
@@ -161,18 +138,8 @@ class StageProposals:
                 continue
             src_e = self.graph.entity(state.paths[i].end)
             self._account(step, res, where=src_e.title)
-            if not getattr(self.relation_scorer, "uses_llm", False):
-                # a cheap scorer's 0 means "no word in common", not "impossible": keep a floor so the path's
-                # later hops (and the lookahead) can still tell such paths apart
-                scores = [CHEAP_FLOOR + (1 - CHEAP_FLOOR) * v if by[k] == res.scored_by else v
-                          for k, v in enumerate(scores)]
-                if cfg.reuse_penalty != 1.0:
-                    # a cheap scorer has no memory of the chain: the question's words pull it back to the relation
-                    # it already followed (actors again at hop 3). Damp a (label, direction) the path already used.
-                    used = self._used_relations(state.paths[i])
-                    for k, g in enumerate(groups):
-                        if (g.label, g.outgoing) in used:
-                            scores[k] *= cfg.reuse_penalty
+            scores = self.policy.relation_scores(self, state, i, groups, scores,
+                                                 [b == res.scored_by for b in by])
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
             top = set(order[: cfg.width]) if cfg.width else set(order)
             for k, g in enumerate(groups):
@@ -190,14 +157,14 @@ class StageProposals:
     def _account(step: Step, res: ScoreResult | None, *, where: str) -> None:
         if res is None:
             return
-        step.llm_calls += res.llm_calls
-        step.cache_hits += res.cache_hits
-        step.prompt_tokens += res.prompt_tokens
-        step.completion_tokens += res.completion_tokens
-        if step.cost_usd is not None:
-            step.cost_usd = None if res.cost_usd is None else step.cost_usd + res.cost_usd
+        step.add_usage(res.usage)
         if res.fallback:
             step.fallbacks.append({"name": res.fallback, "detail": res.detail[:300], "where": where})
+
+    def _path_score(self, p: BeamPath, hop: float) -> float:
+        """A path's score: the product of its hop scores (the beam ranks whole paths), or with cumulative_score
+        off, as in the paper, the last hop's score alone."""
+        return hop * p.score if self.config.cumulative_score else hop
 
     def _beam(self, order: list[int], targets: list[int]) -> set[int]:
         """The first `width` candidates of `order` that reach distinct entities (a second route to a kept
@@ -211,47 +178,6 @@ class StageProposals:
                 top.add(k)
                 reached.add(targets[k])
         return top
-
-    async def _next_hops(self, state: State, targets: list[tuple[RelChoice, list[tuple[int, int]]]]
-                         ) -> dict[tuple[str, int], NextHop]:
-        """Cheap scorers, before the last hop: each candidate entity rated by the best relation it offers
-        next (see lookahead.py). {} when the lookahead does not apply."""
-        cfg = self.config
-        if (not cfg.lookahead or state.depth >= cfg.depth or getattr(self.relation_scorer, "uses_llm", False)
-                or getattr(self.entity_scorer, "uses_llm", False)):
-            return {}
-        keys = [(rc.key, o) for rc, ts in targets for o, _ in ts]
-        if not keys:
-            return {}
-        used = {rc.key: frozenset(self._used_relations(state.paths[rc.path]) | {(rc.label, rc.outgoing)})
-                for rc, _ in targets}
-        ext = [self._extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
-        bands = question_bands(state.question, [x.title for x in state.seeds], cfg.depth) if cfg.hop_focus else []
-        scorer = self.relation_scorer if self.graph.has_relation_labels else self.prefilter
-        ratings = await rate_next_hops(
-            self.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
-            candidates=[(used[k], o) for k, o in keys],
-            onward=lambda k, rels, others: self._open_edges(ext[k], rels, others),
-            text_of=self._type_text, reuse_penalty=cfg.reuse_penalty, floor=CHEAP_FLOOR, per_entity=cfg.max_candidates)
-        return dict(zip(keys, ratings))
-
-    @staticmethod
-    def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:
-        """The path one hop longer, to entity `o` along edge `r` of the group `rc`."""
-        return BeamPath(start=p.start, hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),),
-                        score=p.score)
-
-    def _type_text(self, label: str, ridx: int) -> str:
-        """_relation_text, remembered on a typed graph per relation type and endpoint types (what the
-        template is made of), so the text never depends on which edge of the type was read first."""
-        if not self.graph.has_relation_labels:
-            return self._relation_text(label, ridx)
-        src, dst = self.graph.endpoints(ridx)
-        key = (label, self.graph.entity(src).type, self.graph.entity(dst).type)
-        memo = self.__dict__.setdefault("_type_texts", {})
-        if key not in memo:
-            memo[key] = self._relation_text(label, ridx)
-        return memo[key]
 
     def _entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
@@ -271,7 +197,7 @@ class StageProposals:
                 if o != p.start and o not in seen:  # the relation stage already closed walks back
                     seen[o] = r
             all_targets.append((rc, list(seen.items())))
-        ahead = await self._next_hops(state, all_targets)
+        ahead = await self.policy.rate_next(self, state, all_targets)
         if ahead:
             notes.append(f"lookahead: {len(ahead)} entities rated by their best next relation")
         for rc, targets in all_targets:
@@ -293,7 +219,7 @@ class StageProposals:
                 by_call.setdefault(call, []).append((rc, o, r))
 
         chains = self._chain_texts(state.paths)
-        llm_scorer = getattr(self.entity_scorer, "uses_llm", False)
+        llm_scorer = uses_llm(self.entity_scorer)
 
         async def one(i: int, items: list[tuple[RelChoice, int, int]]) -> ScoreResult:
             rels = {rc.key for rc, _, _ in items}
@@ -323,16 +249,14 @@ class StageProposals:
             for pos, (rc, _, _) in enumerate(items):
                 best[rc.key] = max(best.get(rc.key, 0.0), res.values[pos])
             for pos, (rc, o, r) in enumerate(items):
-                es = res.values[pos] / best[rc.key] if best[rc.key] > 0 else 1.0
-                combined = rc.score * es if llm_scorer else rc.score * (1 - ENTITY_WEIGHT + ENTITY_WEIGHT * es)
+                es = res.values[pos]
+                if cfg.normalise_entities:
+                    es = es / best[rc.key] if best[rc.key] > 0 else 1.0
+                combined, why = self.policy.hop_score(self, rc.score, es, ahead.get((rc.key, o)) if ahead else None)
                 reason = res.reasons[pos] if pos < len(res.reasons) else ""
-                if ahead:
-                    nxt = ahead[(rc.key, o)]
-                    combined *= 1 - LOOKAHEAD_WEIGHT + LOOKAHEAD_WEIGHT * nxt.value
-                    reason = (f"next: {nxt.text[:80]} ({nxt.value:.2f})" if nxt.text else "next: dead end") + \
-                        (f"; {reason}" if reason else "")
-                # a path's score is the product of its hop scores: the beam ranks whole paths
-                rows.append((combined * state.paths[i].score, combined, i, rc, o, r, reason, res.scored_by))
+                reason = f"{why}; {reason}" if why and reason else (why or reason)
+                rows.append((self._path_score(state.paths[i], combined), combined, i, rc, o, r, reason,
+                             res.scored_by))
         order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
         top = self._beam(order, [row[4] for row in rows])
         payload = []
@@ -381,7 +305,7 @@ class StageProposals:
         res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
                                                           texts=texts, chains=self._chain_texts(state.paths)))
         self._account(step, res, where="frontier")
-        order = sorted(range(len(items)), key=lambda k: (-res.values[k] * state.paths[items[k][0]].score, k))
+        order = sorted(range(len(items)), key=lambda k: (-self._path_score(state.paths[items[k][0]], res.values[k]), k))
         top = self._beam(order, [item[2] for item in items])
         payload = []
         for k, (i, g, o, r) in enumerate(items):
@@ -389,22 +313,22 @@ class StageProposals:
             score = float(res.values[k])
             src_e, dst_e, rel = self.graph.entity(p.end), self.graph.entity(o), self.graph.relationship(r)
             step.candidates.append(Candidate(
-                id=f"e|p{i}|{g.key}|{dst_e.id}", label=dst_e.title, score=round(score * p.score, 6),
+                id=f"e|p{i}|{g.key}|{dst_e.id}", label=dst_e.title, score=round(self._path_score(p, score), 6),
                 reason=res.reasons[k] if k < len(res.reasons) else "", kept=k in top, auto_kept=k in top,
                 kind="entity", source_entity=src_e.title, source_id=src_e.id, target=dst_e.title,
                 target_id=dst_e.id, relation=g.text, relationship_ids=[rel.id], outgoing=rel.source_idx == p.end,
                 path=i, scored_by=res.scored_by))
             payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=self._hop_label(r, g.text)),
-                            score * p.score))
+                            self._path_score(p, score)))
         return Proposal(step=step, payload=tuple(payload))
 
     async def _propose_evaluate(self, state: State) -> Proposal:
         cfg = self.config
         step = Step(depth=state.depth, stage="evaluate")
-        if state.depth >= cfg.depth:
+        if state.depth >= cfg.depth and not cfg.evaluate_last_depth:
             verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
         elif self.llm is None or cfg.judge == "coverage":
-            verdict = self._coverage_verdict(state)
+            verdict = self.policy.judge(self, state)
         else:
             from tog_core.llm.client import LLMError
 
@@ -415,14 +339,10 @@ class StageProposals:
                 v = parse_sufficient(res.text)
                 verdict = {"sufficient": v.sufficient, "reason": v.reason, "by": "llm"}
                 self._account(step, ScoreResult(values=[], reasons=[], scored_by="llm", fallback=v.fallback,
-                                                detail=v.detail, llm_calls=0 if res.cached else 1,
-                                                cache_hits=1 if res.cached else 0,
-                                                prompt_tokens=0 if res.cached else res.prompt_tokens,
-                                                completion_tokens=0 if res.cached else res.completion_tokens,
-                                                cost_usd=0.0 if res.cached else res.cost_usd), where="evaluate")
+                                                detail=v.detail, usage=Usage.of_result(res)), where="evaluate")
             except LLMError as err:
                 verdict = {"sufficient": False, "reason": "evaluation failed; searching on", "by": "fallback"}
-                step.llm_calls += 1
+                step.add_usage(Usage.failed_call())
                 step.fallbacks.append({"name": FALLBACK_EVALUATE_LLM_ERROR, "detail": f"{err.kind}: {str(err)[:200]}",
                                        "where": "evaluate"})
         step.verdict = verdict
@@ -434,29 +354,3 @@ class StageProposals:
                       reason=verdict["reason"], kept=not suff, auto_kept=not suff, kind="verdict"),
         ]
         return Proposal(step=step, payload=(True, False))
-
-    def _coverage(self, state: State, p: BeamPath) -> Counter[str]:
-        """The question words the path's relations match (see coverage.py)."""
-        return covered(question_words(state.question, [x.title for x in state.seeds]),
-                       [self._hop_words(h) for h in p.hops])
-
-    def _hop_words(self, h: Hop) -> str:
-        """What a hop says, for matching question words: its relation type's template on a typed graph
-        (not the edge's description, whose entity names would match by accident), else its label."""
-        if self.graph.has_relation_labels:
-            return self._type_text(self.graph.labels([h.ridx])[0], h.ridx)
-        return h.label
-
-    def _rest_of_question(self, state: State, got: Counter[str]) -> str:
-        """Cheap scorers' query for a path's next hop, given what the path matched (`_coverage`); ""
-        (the whole question) with hop focus off."""
-        if not self.config.hop_focus:
-            return ""
-        return rest_of_question(state.question, [x.title for x in state.seeds], got)
-
-    def _coverage_verdict(self, state: State) -> dict[str, Any]:
-        """LLM-free sufficiency (coverage.verdict); otherwise the search goes on to the maximum depth."""
-        return coverage_verdict(state.question, [x.title for x in state.seeds],
-                                [[self._hop_words(h) for h in p.hops] for p in state.paths if p.hops])
-
-    # ------------------------------------------------------------------ apply

@@ -6,12 +6,31 @@ touching the search logic.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from tog_core.tog.trace import Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
 MODES = ("faithful", "fast")
+JUDGES = ("llm", "coverage")
+# Where this engine departs from ToG as published, by EngineConfig field: (what the paper does, what we do and why).
+# Each is on by default (the README's numbers are measured with them) and can be switched off one by one
+# (`query --paper` switches all of them off).
+DEPARTURES: dict[str, tuple[str, str]] = {
+    "degree_filter": ("every neighbour is a candidate",
+                      "on the way, skip neighbours with > degree_factor x the topic's degree (a genre shared by "
+                      "thousands of films); never at the last hop"),
+    "hub_prefilter": ("every relation of a frontier entity goes to the scorer",
+                      "at most max_candidates relation groups per entity, chosen by the cheap pre-filter, so a hub "
+                      "never becomes thousands of LLM candidates"),
+    "normalise_entities": ("hop score = relation score x entity score",
+                           "entity scores are divided by the best entity of their relation group, so a relation's "
+                           "rank survives a scorer that rates every entity low"),
+    "cumulative_score": ("the beam keeps the best entities of the current hop",
+                         "the beam ranks whole paths by the product of their hop scores"),
+    "evaluate_last_depth": ("the LLM judges sufficiency at every depth",
+                            "no judge call at the maximum depth, where the search stops anyway (saves a call)"),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,11 +51,13 @@ class EngineConfig:
     max_tokens: int = 256
     answer_max_tokens: int = 512
     mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
-    hop_focus: bool = True  # cheap scorers: weigh the part of the question nearest the topic at hop 1, farthest at D
-    reuse_penalty: float = 0.5  # cheap scorers: factor on a relation (label and direction) the path already took
-    lookahead: bool = True  # cheap scorers, before the last hop: rate entities by the best relation they offer next
+    # -- departures from the paper (DEPARTURES below says what each changes); on by default, each switchable
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
     degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
+    hub_prefilter: bool = True  # cut a frontier entity's relation groups to max_candidates with the cheap pre-filter
+    normalise_entities: bool = True  # entity scores relative to the best entity of their relation group
+    cumulative_score: bool = True  # a path's score is the product of all its hop scores (paper: the last hop's)
+    evaluate_last_depth: bool = False  # ask the judge at the maximum depth too (the search stops there anyway)
     seed: int = 0  # for the random pruner
     judge: str = "llm"  # sufficiency: "llm", or "coverage" (a chain mentions every question word; no call)
     compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
@@ -49,17 +70,37 @@ class EngineConfig:
             raise ValueError(f"depth must be between 1 and 10 (got {self.depth})")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
-        if self.judge not in ("llm", "coverage"):
+        if self.judge not in JUDGES:
             raise ValueError(f"judge must be 'llm' or 'coverage' (got {self.judge!r})")
         if self.entity_batch not in ("entity", "relation"):
             raise ValueError(f"entity_batch must be 'entity' or 'relation' (got {self.entity_batch!r})")
         if self.max_candidates < 1 or self.entities_per_relation < 1:
             raise ValueError("max_candidates and entities_per_relation must be at least 1")
 
+    def departures(self) -> list[str]:
+        """Names of the departures from the paper in effect (evaluate_last_depth departs when it is off)."""
+        return [name for name in DEPARTURES if getattr(self, name) != (name == "evaluate_last_depth")]
+
+    @classmethod
+    def paper(cls, **kw: Any) -> "EngineConfig":
+        """ToG as published: every departure switched off."""
+        return cls(**{"degree_filter": False, "hub_prefilter": False, "normalise_entities": False,
+                      "cumulative_score": False, "evaluate_last_depth": True, **kw})
+
+    def without(self, names: "Iterable[str]") -> "EngineConfig":
+        """This config with the named departures switched off (ValueError naming the choices for an unknown one)."""
+        off: dict[str, Any] = {}
+        for name in names:
+            if name not in DEPARTURES:
+                raise ValueError(f"unknown departure '{name}'; choose from: {', '.join(DEPARTURES)}")
+            off[name] = name == "evaluate_last_depth"
+        return replace(self, **off)
+
     def public_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["pruner"] = self.relation_pruner if self.relation_pruner == self.entity_pruner else \
             f"{self.relation_pruner}/{self.entity_pruner}"
+        d["departures"] = self.departures()
         return d
 
     @classmethod

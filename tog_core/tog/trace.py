@@ -9,6 +9,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from tog_core.llm.usage import Usage
+
 TRACE_VERSION = 1
 STOP_REASONS = ("sufficient", "max_depth", "no_candidates", "user", "error")
 
@@ -54,6 +56,12 @@ class Step:
     wall_s: float = 0.0
     note: str = ""  # e.g. "412 candidates from 3 entities, 30 scored by llm after bm25 pre-filter"
     verdict: dict[str, Any] | None = None  # evaluate: {"sufficient": bool, "reason": str, "by": str}
+
+    def add_usage(self, u: Usage) -> None:
+        total = Usage.of(self) + u
+        self.llm_calls, self.cache_hits = total.llm_calls, total.cache_hits
+        self.prompt_tokens, self.completion_tokens, self.cost_usd = total.prompt_tokens, total.completion_tokens, \
+            total.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

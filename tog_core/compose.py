@@ -1,0 +1,139 @@
+"""The one place engines are assembled. The CLI (`query`), the benchmark (`bench kgqa`) and the app all describe
+what the person asked for as a `RunSpec` and call `plan` + `build_engine`, so the three front doors share one
+rule for the model, the pruners, the engine options and the search policy, and one list of choices.
+
+    spec = RunSpec(model=None, relation_pruner="auto", width=3, depth=3)
+    built = build_engine(spec, graph=graph, info=info)          # or plan(spec, info) first, to show the choice
+    state = asyncio.run(built.engine.run(question))
+
+The rules:
+* model: the one asked for; by default the project's configured model when its key is present, else no LLM
+  (an LLM-free search whose answer is composed from the chains). The packaged 135M model (`local`) is only
+  ever an explicit choice: it loops and invents facts on anything longer than a line.
+* pruner `auto`: the LLM with a real provider, the packaged embedder beside the local model, BM25 with no LLM.
+  `llm` without a model is an error naming the alternatives (in every front door).
+* policy: FaithfulPolicy (ToG as published) when both stages are pruned by an LLM that also judges; otherwise
+  CheapPolicy, which shapes cheap scores and judges by question coverage (tog/policy.py, policy/cheap.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tog_core.errors import UsageError
+from tog_core.llm.factory import LOCAL, NONE, ModelChoice, ModelChoiceError, build_embedder, build_llm, choose_model
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.scorers import SCORERS
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
+from tog_core.tog.state import DEPARTURES, MODES, EngineConfig
+
+PRUNERS: tuple[str, ...] = ("auto", *SCORERS)  # what every front door offers
+__all__ = ["DEPARTURES", "MODES", "PRUNERS", "Built", "Plan", "RunSpec", "build_engine", "default_pruner",
+           "make_policy", "plan"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """What a person asked for, from any front door. None means "the default rule"."""
+
+    model: str | None = None  # a LiteLLM model string, "local", "none"; None: the project's model if keyed, else none
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # typed in the app; never stored or logged
+    width: int = 3
+    depth: int = 3
+    relation_pruner: str | None = None  # auto | llm | bm25 | embedding | random (None = auto)
+    entity_pruner: str | None = None  # None: the relation stage's
+    prefilter: str = "bm25"
+    mode: str = "faithful"
+    seed: int = 0
+    temperature_exploration: float = 0.4
+    temperature_reasoning: float = 0.0
+    paper: bool = False  # every departure from the paper switched off
+    without: tuple[str, ...] = ()  # departures switched off one by one (names from DEPARTURES)
+    auto_pruner: str | None = None  # what "auto" means here instead of the default rule (bench: "llm" with a model)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """A resolved RunSpec: nothing started yet, so a front door can show it before it runs."""
+
+    choice: ModelChoice
+    config: EngineConfig
+    policy: str  # "faithful" | "cheap"
+
+
+@dataclass(kw_only=True)
+class Built:
+    engine: ToGEngine
+    choice: ModelChoice  # the model as resolved (a started local server has its real name and address)
+    plan: Plan
+
+
+def default_pruner(kind: str) -> str:
+    """The pruner `auto` stands for with a model of this kind: the LLM with a real provider; the packaged embedder
+    beside the small local model (which ranks relations near chance); BM25 with no LLM."""
+    return {NONE: "bm25", LOCAL: "embedding"}.get(kind, "llm")
+
+
+def _engine_options(kind: str) -> dict[str, Any]:
+    """The 135M local model cannot write reasons in time nor judge sufficiency (it says "yes" after one hop): it
+    scores with bare lists and the question-coverage judge decides when to stop."""
+    return {"compact_scores": True, "judge": "coverage"} if kind == LOCAL else {}
+
+
+def make_policy(config: EngineConfig, *, has_llm: bool) -> SearchPolicy:
+    """FaithfulPolicy when an LLM prunes both stages and judges; CheapPolicy otherwise."""
+    llm_all_the_way = (has_llm and config.relation_pruner == "llm" and config.entity_pruner == "llm"
+                       and config.judge == "llm")
+    return FaithfulPolicy() if llm_all_the_way else CheapPolicy()
+
+
+def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = None) -> Plan:
+    """Resolve the model, pruners and engine options. UsageError names the bad field and the choices."""
+    choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ)
+    auto = spec.auto_pruner or default_pruner(choice.kind)
+    rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto
+    ent = spec.entity_pruner if spec.entity_pruner not in (None, "auto") else rel
+    for what, name in (("pruner", rel), ("entity pruner", ent), ("pre-filter", spec.prefilter)):
+        if name not in SCORERS:
+            raise UsageError(f"unknown {what} '{name}'; choose one of: {', '.join(PRUNERS)}")
+    if "llm" in (rel, ent) and choice.kind == NONE:
+        raise UsageError("the llm pruner needs a model; choose a model (a LiteLLM model string, or 'local'), "
+                         "or the bm25, embedding or random pruner")
+    if spec.prefilter == "llm":
+        raise UsageError("the pre-filter must be a cheap scorer (bm25, embedding or random), not llm")
+    if spec.mode not in MODES:
+        raise UsageError(f"unknown mode '{spec.mode}'; choose one of: {', '.join(MODES)}")
+    try:
+        config = EngineConfig(width=spec.width, depth=spec.depth, relation_pruner=rel, entity_pruner=ent,
+                              prefilter=spec.prefilter, mode=spec.mode, seed=spec.seed, model=choice.model,
+                              temperature_exploration=spec.temperature_exploration,
+                              temperature_reasoning=spec.temperature_reasoning, **_engine_options(choice.kind))
+        if spec.paper:
+            config = config.without(DEPARTURES)
+        config = config.without(spec.without)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    policy = make_policy(config, has_llm=choice.kind != NONE)
+    return Plan(choice=choice, config=config, policy=policy.name)
+
+
+def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, llm: Any | None = None,
+                 embedder: Any | None = None, project: str = "") -> Built:
+    """An engine for the spec (or an already made plan). `llm` and `embedder` may be given to reuse clients (the
+    app caches them); otherwise they are built here (the local model's server is started when chosen)."""
+    p = spec if isinstance(spec, Plan) else plan(spec, info)
+    choice = p.choice
+    if llm is None and choice.kind != NONE:
+        try:
+            llm, choice = build_llm(choice)
+        except ModelChoiceError as err:
+            raise UsageError(str(err)) from None
+    cfg = p.config
+    if embedder is None and "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter):
+        embedder = build_embedder(info)
+    policy = make_policy(cfg, has_llm=llm is not None)
+    engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,
+                       project=project or (str(info.path) if info is not None else ""))
+    return Built(engine=engine, choice=choice, plan=replace(p, choice=choice))

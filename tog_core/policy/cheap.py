@@ -1,0 +1,175 @@
+"""The LLM-free search policy: what word overlap (BM25) and embeddings need around them to walk a graph well.
+
+A cheap scorer reads one candidate against the question and nothing else: it has no memory of the chain,
+cannot tell which part of a three-hop question the current hop is about, and cannot judge whether the
+chains already answer it. `CheapPolicy` adds exactly those pieces, each switchable and each tuned
+constant with the measurement it came from. The engine is given this object instead of `FaithfulPolicy`
+(tog/policy.py) whenever a pruner is not the LLM or there is no LLM to judge; the rules that concern cheap
+scores leave LLM scores alone, so mixed settings (embedding relations, LLM entities) stay sound.
+
+Measurements: `python -m tog_core bench kgqa ../shared/data/kgqa/metaqa --pruner embedding` (MetaQA dev,
+300 questions, width 3, depth = hops, gold topic entities), beam recall before -> after each rule; see the
+README's table "How the LLM-free search got there".
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from tog_core.policy.coverage import covered, question_words, rest_of_question
+from tog_core.policy.coverage import verdict as coverage_verdict
+from tog_core.policy.lookahead import rate_next_hops
+from tog_core.scoring.text import question_bands, without_words
+from tog_core.tog.policy import NextHop, SearchContext, uses_llm
+from tog_core.tog.state import BeamPath, Hop, RelChoice, State
+
+
+@dataclass(kw_only=True)
+class CheapPolicy:
+    """Question structure, lookahead, a coverage judge and score shaping for cheap scorers."""
+
+    name = "cheap"
+    # words near the topic focus the first hops, words by the question word the last (0.827 -> 0.860)
+    hop_focus: bool = True
+    # factor on a relation (label and direction) the path already followed; a cheap scorer is pulled back to it
+    # by the same question words (+0.006 at 0.5)
+    reuse_penalty: float = 0.5
+    # before the last hop, rate entities by the best relation they offer next (0.900 -> 0.917; 0.3/0.8: no change)
+    lookahead: bool = True
+    lookahead_weight: float = 0.5
+    # the least a cheap-scored relation gets: a 0 ("no word in common") wiped out whole paths (bm25 0.767 -> 0.813)
+    floor: float = 0.05
+    # how much the entity text may move a hop score; the relation carries the rest (0.5 and 0: same recall on
+    # MetaQA, where entity texts are titles; kept at 0.5 for GraphRAG entities, whose descriptions say more)
+    entity_weight: float = 0.5
+    # typed graphs: a relation reads as "a movie was directed by a person", scored on meaning (0.727 -> 0.777)
+    type_templates: bool = True
+    _memo: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
+
+    def params(self) -> dict[str, Any]:
+        return {"hop_focus": self.hop_focus, "reuse_penalty": self.reuse_penalty, "lookahead": self.lookahead,
+                "lookahead_weight": self.lookahead_weight, "floor": self.floor, "entity_weight": self.entity_weight,
+                "type_templates": self.type_templates}
+
+    # ------------------------------------------------------------------ relation texts
+    def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
+        """A typed graph's relation as a template: an example description with both endpoints replaced by their
+        types, the same text for every edge of the type (scored on meaning, embedded once). GraphRAG's free-text
+        descriptions are read as they are."""
+        g = ctx.graph
+        if not g.has_relation_labels or not self.type_templates:
+            return label.replace("_", " ") if g.has_relation_labels else label
+        desc = g.descriptions([ridx])[0]
+        if not desc:
+            return label.replace("_", " ")
+        for e in sorted((g.entity(i) for i in g.endpoints(ridx)), key=lambda e: -len(e.title)):
+            if e.title:
+                desc = desc.replace(e.title, f"a {(e.type or 'thing').lower().replace('_', ' ')}")
+        return desc
+
+    def type_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
+        """relation_text, remembered on a typed graph per (relation, endpoint types), so it never depends on which
+        edge of the type was read first."""
+        g = ctx.graph
+        if not g.has_relation_labels:
+            return self.relation_text(ctx, label, ridx)
+        src, dst = g.endpoints(ridx)
+        key = (id(g), label, g.entity(src).type, g.entity(dst).type)
+        if key not in self._memo:
+            self._memo[key] = self.relation_text(ctx, label, ridx)
+        return self._memo[key]
+
+    def hop_words(self, ctx: SearchContext, h: Hop) -> str:
+        """What a hop says, for matching question words: its type's template on a typed graph (not the edge's
+        description, whose entity names would match by accident), else its label."""
+        if ctx.graph.has_relation_labels:
+            return self.type_text(ctx, ctx.graph.labels([h.ridx])[0], h.ridx)
+        return h.label
+
+    # ------------------------------------------------------------------ question coverage
+    def coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> Counter[str]:
+        """The question words the path's relations match (coverage.py)."""
+        return covered(question_words(state.question, [x.title for x in state.seeds]),
+                       [self.hop_words(ctx, h) for h in p.hops])
+
+    def _bands(self, state: State, depth: int) -> list[str]:
+        return question_bands(state.question, [x.title for x in state.seeds], depth) if self.hop_focus else []
+
+    def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]:
+        """(focus, rest): this hop's part of the question less what the path already matched, and the question
+        without the topics' names and the matched words."""
+        if not self.hop_focus:
+            return "", ""
+        bands = self._bands(state, ctx.config.depth)
+        focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
+        p = state.paths[i]
+        got = self.coverage(ctx, state, p)
+        rest = rest_of_question(state.question, [x.title for x in state.seeds], got)
+        return (without_words(focus, got) if focus and p.hops else focus), rest
+
+    # ------------------------------------------------------------------ scores
+    def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
+                        scores: list[float], scored: list[bool]) -> list[float]:
+        """A floor under cheap scores (0 means "no word in common", not "impossible"), and damping of a relation
+        the path already took. LLM scores are left as they are."""
+        if uses_llm(ctx.relation_scorer):
+            return scores
+        out = [self.floor + (1 - self.floor) * v if ok else v for v, ok in zip(scores, scored)]
+        if self.reuse_penalty != 1.0:
+            used = ctx.used_relations(state.paths[i])
+            out = [v * self.reuse_penalty if (g.label, g.outgoing) in used else v for v, g in zip(out, groups)]
+        return out
+
+    def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
+                  ) -> tuple[float, str]:
+        if uses_llm(ctx.entity_scorer):
+            score = rel_score * ent_score
+        else:
+            score = rel_score * (1 - self.entity_weight + self.entity_weight * ent_score)
+        if ahead is None:
+            return score, ""
+        score *= 1 - self.lookahead_weight + self.lookahead_weight * ahead.value
+        why = f"next: {ahead.text[:80]} ({ahead.value:.2f})" if ahead.text else "next: dead end"
+        return score, why
+
+    async def rate_next(self, ctx: SearchContext, state: State,
+                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]:
+        """Before the last hop, with cheap scorers on both stages: each candidate entity rated by the best relation
+        it offers next (lookahead.py). {} when that does not apply."""
+        cfg = ctx.config
+        if (not self.lookahead or state.depth >= cfg.depth or uses_llm(ctx.relation_scorer)
+                or uses_llm(ctx.entity_scorer)):
+            return {}
+        keys = [(rc.key, o) for rc, ts in targets for o, _ in ts]
+        if not keys:
+            return {}
+        used = {rc.key: frozenset(ctx.used_relations(state.paths[rc.path]) | {(rc.label, rc.outgoing)})
+                for rc, _ in targets}
+        ext = [_extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
+        bands = self._bands(state, cfg.depth)
+        scorer = ctx.relation_scorer if ctx.graph.has_relation_labels else ctx.prefilter
+        ratings = await rate_next_hops(
+            ctx.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
+            candidates=[(used[k], o) for k, o in keys],
+            onward=lambda k, rels, others: ctx.open_edges(ext[k], rels, others),
+            text_of=lambda label, ridx: self.type_text(ctx, label, ridx), reuse_penalty=self.reuse_penalty,
+            floor=self.floor, per_entity=cfg.max_candidates)
+        return dict(zip(keys, ratings))
+
+    # ------------------------------------------------------------------ stop and answer
+    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
+        """Sufficient once a chain's relations match every question word (coverage.verdict)."""
+        return coverage_verdict(state.question, [x.title for x in state.seeds],
+                                [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths if p.hops])
+
+    def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
+        """Best score first; without an LLM, ties go to the chain that covers more of the question."""
+        cov = self.coverage(ctx, state, p).total() if ctx.llm is None else 0
+        return (-p.score, -cov)
+
+
+def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:
+    """The path one hop longer, to entity `o` along edge `r` of the group `rc`."""
+    return BeamPath(start=p.start, hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),),
+                    score=p.score)

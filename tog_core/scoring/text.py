@@ -1,0 +1,87 @@
+"""Text normalisation for the cheap scorers and the LLM-free policy: words, stems, stop words, and the
+question's structure (which words each hop of the search is about).
+
+No model, no download: a regular expression for words, a small suffix stripper, one stop-word list.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
+what which who whom whose when where why how that this these those it its as into about than then there their
+they them he she his her him i you we our your me my can could would should will shall may might has have had
+not no yes any all some one ones also film films movie movies""".split())
+
+
+_WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
+
+
+
+def _stem(tok: str) -> str:
+    """A tiny suffix stripper so "directed"/"director"/"directs", "release"/"released" and
+    "writer"/"written" meet; no dictionary, no download."""
+    for suf in ("ings", "ing", "ers", "er", "ed", "es", "en", "s", "ion", "or", "e"):
+        if len(tok) > len(suf) + 3 and tok.endswith(suf):
+            tok = tok[: -len(suf)]
+            break
+    if len(tok) > 4 and tok[-1] == tok[-2] and tok[-1] not in "aeiouls":  # "writt" -> "writ", not "fall" -> "fal"
+        tok = tok[:-1]
+    return tok
+
+
+def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
+    """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
+    first hops ("films acted by the actors in X"), the words next to the question word the last ("who
+    directed …", "… are written by who"). Each content word goes to whichever is nearer: the topic (the
+    near band, hops 1..D-1) or a question word (the far band, hop D); when no content word sits by a
+    question word, the question word itself is the far band ("when …" asks for a year). Without a
+    question word the content words are split by distance from the topic into a near and a far half.
+    [] when there is one hop or no topic title occurs in the question."""
+    if hops < 2:
+        return []
+    low = question.lower()
+    spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
+    if not spans:
+        return []
+    content = [(m.start(), m.group(0)) for m in _WORD.finditer(question)
+               if m.group(0).lower() not in _STOP and not any(a <= m.start() < b for a, b in spans)]
+    if len(content) < 2:
+        return []
+
+    def gap(pos: int, marks: list[tuple[int, int]], word: str = "") -> int:
+        """Characters between a word (at pos) and the nearest of the marked spans."""
+        return min(a - pos - len(word) if pos < a else max(0, pos - b) for a, b in marks)
+
+    wh = [(m.start(), m.end()) for m in _WORD.finditer(question) if m.group(0).lower() in _WH_WORDS]
+    if wh:  # the answer's words sit by the question word ("… are written by who"), the first hop's by the topic
+        far_w = [(p, w) for p, w in content if gap(p, wh, w) < gap(p, spans, w)]
+        near_w = [(p, w) for p, w in content if gap(p, wh, w) >= gap(p, spans, w)]
+        if near_w and not far_w:  # nothing sits by the question word: "when …" alone says what the answer is
+            far_w = [(a, question[a:b]) for a, b in wh]
+        if far_w and near_w:
+            return [" ".join(w for _, w in near_w)] * (hops - 1) + [" ".join(w for _, w in far_w)]
+    ranked = sorted(content, key=lambda pw: gap(pw[0], spans, pw[1]))
+    half = -(-len(ranked) // 2)
+    near = " ".join(w for _, w in sorted(ranked[:half]))
+    far = " ".join(w for _, w in sorted(ranked[half:]))
+    return [near] * (hops - 1) + [far]
+
+
+def tokens(text: str) -> list[str]:
+    return [_stem(t) for t in (w.lower() for w in _WORD.findall(text)) if t not in _STOP]
+
+
+def without_words(text: str, drop: Counter[str]) -> str:
+    """`text` with the first occurrences of the given stemmed content words removed (as often as counted)."""
+    left = Counter(drop)
+    kept = []
+    for m in _WORD.finditer(text):
+        low = m.group(0).lower()
+        stem = _stem(low) if low not in _STOP else None
+        if stem is not None and left[stem] > 0:
+            left[stem] -= 1
+            continue
+        kept.append(m.group(0))
+    return " ".join(kept)
