@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test install install-dev browser bench clean
+.PHONY: run test install install-dev browser postgres bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,10 +30,17 @@ browser:
 	  else echo "note: /usr/bin/chromium missing; run 'sudo apt-get install -y chromium' for the browser tests"; fi; \
 	fi
 
+# Debian's PostgreSQL server for the graph/run store tests (they start a throwaway cluster of their own)
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "note: PostgreSQL missing; run 'sudo apt-get install -y postgresql' for the store tests"; fi; \
+	fi
+
 run: install
 	$(BIN)/streamlit run app.py --server.port $(PORT) -- --project demo
 
-test: install-dev browser
+test: install-dev browser postgres
 	$(BIN)/python -m pytest -q
 
 bench: install-dev

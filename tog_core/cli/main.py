@@ -2,7 +2,7 @@
 
 Errors: one line on stderr naming the problem and the fix; exit code 2 for bad input, 1 otherwise.
 With --json, stdout carries the JSON object and nothing else. Each sub-command lives in its own module
-(inspect, query, bench, export) and imports what it needs only when it runs.
+(inspect, query, bench, export, store) and imports what it needs only when it runs.
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
-from tog_core.cli import bench, export, inspect, query
+from tog_core.cli import bench, export, inspect, query, store
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
-SUBCOMMANDS = {"inspect": inspect, "query": query, "bench": bench, "export": export}
+SUBCOMMANDS = {"inspect": inspect, "query": query, "bench": bench, "export": export, "store": store}
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {name: mod.cmd for name, mod in SUBCOMMANDS.items()}
 
 

@@ -1,0 +1,330 @@
+"""PostgreSQL as graph store and run store, against a real server (a throwaway cluster, tests/pg.py).
+
+Skipped, with the reason, only when PostgreSQL is not installed and TOG_REQUIRE_POSTGRES is unset (CI sets it).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from builders import ACME_EDGES, GRAPHRAG_SAMPLES, write_project
+from pg import find_bin, start_cluster
+from tog_core.cli.main import main
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.open import open_graph
+from tog_core.graphrag.pg_common import StoreError
+from tog_core.graphrag import pg_import
+from tog_core.graphrag.pg_import import import_graph
+from tog_core.graphrag.postgres import PgGraphStore
+from tog_core.runs.postgres import PgRunStore, open_run_store
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import EngineConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "demo"
+SAMPLES = ["christmas-carol-v1.2", "christmas-carol-v3", "operation-dulce-v3"]
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    if find_bin() is None:
+        if os.environ.get("TOG_REQUIRE_POSTGRES"):
+            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
+        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
+    cluster = start_cluster()
+    yield cluster.url
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_mem():
+    return KnowledgeGraph.load(DEMO)
+
+
+@pytest.fixture(scope="session")
+def demo_pg(pg_url):
+    import_graph(pg_url, DEMO, name="demo")
+    with PgGraphStore(pg_url, "demo") as store:
+        yield store
+
+
+def assert_same_graph(mem, pg, ents, rels):
+    """Every GraphStore method (and the batched ones) gives what the in-memory graph gives."""
+    assert (pg.n_entities, pg.n_relationships, pg.has_relation_labels) == \
+        (mem.n_entities, mem.n_relationships, mem.has_relation_labels)
+    assert pg.counts == mem.counts and pg.problems == mem.problems and pg.audit() == mem.audit()
+    assert pg.all_titles() == mem.all_titles()
+    many = pg.neighbors_many(ents)
+    for i in ents:
+        assert pg.entity(i) == mem.entity(i) and pg.title(i) == mem.title(i) and pg.degree(i) == mem.degree(i)
+        e = mem.entity(i)
+        assert pg.find(e.id) == mem.find(e.id) and pg.find_title(e.title) == mem.find_title(e.title)
+        assert pg.find(e.title.upper()) == mem.find(e.title.upper())
+        for a, b, c in zip(pg.neighbors(i), mem.neighbors(i), many[i]):
+            assert a.dtype == b.dtype and np.array_equal(a, b) and np.array_equal(c, b)
+    assert pg.labels(rels) == mem.labels(rels) and pg.descriptions(rels) == mem.descriptions(rels)
+    assert pg.relationship_ids(rels) == mem.relationship_ids(rels)
+    ev = pg.evidence_many(rels)
+    for r in rels:
+        assert pg.relationship(r) == mem.relationship(r) and pg.endpoints(r) == mem.endpoints(r)
+        assert pg.text_unit_ids(r) == mem.text_unit_ids(r)
+        assert pg.evidence(r) == mem.evidence(r) == ev[r]
+        rid = mem.relationship(r).id
+        assert pg.find_relationship(rid) == mem.find_relationship(rid)
+    assert pg.find("no such entity anywhere") is None and pg.find_relationship("no-such-rel") is None
+    assert np.array_equal(pg.degrees, mem.degrees)
+
+
+def test_demo_imports_and_every_method_matches_memory(demo_pg, demo_mem):
+    assert_same_graph(demo_mem, demo_pg, list(range(demo_mem.n_entities)), list(range(demo_mem.n_relationships)))
+    with pytest.raises(IndexError):
+        demo_pg.entity(demo_mem.n_entities)
+    with pytest.raises(IndexError):
+        demo_pg.neighbors(-1)
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_real_graphrag_outputs_match_memory(pg_url, sample):
+    path = GRAPHRAG_SAMPLES / sample
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent (the shared GraphRAG samples are not next to this checkout)")
+    mem = KnowledgeGraph.load(path)
+    res = import_graph(pg_url, path, name=sample)
+    assert res.record.n_relationships == mem.n_relationships and not res.replaced
+    rng = random.Random(7)
+    ents = rng.sample(range(mem.n_entities), min(150, mem.n_entities)) + [int(np.argmax(mem.degrees))]
+    rels = rng.sample(range(mem.n_relationships), min(250, mem.n_relationships))
+    with PgGraphStore(pg_url, sample) as pg:
+        assert_same_graph(mem, pg, ents, rels)
+
+
+HOSTILE = [("Straße", "a street, with \"quotes\", commas\nand a newline"), ("STRASSE", ""), ("Twin", "first"),
+           ("Twin", "second of the same title"), ("Nul\x00Byte", "a NUL in the title"), ("50% off_sale", "x"),
+           ("Hub", "connects everything")]
+
+
+def test_hostile_values_and_relation_labels_survive_the_copy(pg_url, tmp_path):
+    edges = [("Straße", "Hub", "s→h"), ("Twin", "Hub", ""), ("Hub", "Ghost", "to an entity not in the table"),
+             ("Hub", "Straße", "back"), ("50% off_sale", "Hub", "sale")]
+    proj = write_project(tmp_path / "hostile", HOSTILE, edges, relation_labels=["r1", "", "r3", None, "r5"],
+                         text_units={"t1": "text, one", "t2": ""}, edge_units={0: ["t1", "missing", "t2"]})
+    mem = KnowledgeGraph.load(proj)
+    res = import_graph(pg_url, proj, name="hostile")
+    assert any("NUL" in p for p in res.record.problems)
+    with PgGraphStore(pg_url, "hostile") as pg:
+        nul = mem.find_title("Nul\x00Byte")
+        ok = [i for i in range(mem.n_entities) if i != nul]
+        assert pg.title(nul) == "Nul\ufffdByte"  # PostgreSQL text cannot hold NUL: stored replaced, reported
+        assert pg.has_relation_labels
+        for i in ok:
+            assert pg.entity(i) == mem.entity(i)
+        assert pg.find_title("strasse") == mem.find_title("strasse")  # casefold, not lower(): ß → ss
+        assert pg.labels(range(5)) == mem.labels(range(5)) and pg.evidence(0) == mem.evidence(0)
+        assert [pg.relationship(r) for r in range(5)] == [mem.relationship(r) for r in range(5)]
+        assert pg.search_titles("% off") == [(mem.find_title("50% off_sale"), "50% off_sale", pytest.approx(
+            pg.search_titles("% off")[0][2]))]
+        assert pg.search_titles("_") and all("_" in t for _, t, _ in pg.search_titles("_"))
+
+
+def test_search_titles_exact_then_substring_then_fuzzy(demo_pg, demo_mem):
+    hits = demo_pg.search_titles("lanternwright guild", limit=5)
+    assert hits[0][:2] == (demo_mem.find_title("Lanternwright Guild"), "Lanternwright Guild") and hits[0][2] == 100.0
+    sub = demo_pg.search_titles("Lantern", limit=50)
+    assert {t for _, t, _ in sub} == {t for t in demo_mem.all_titles() if "lantern" in t.lower()}
+    assert [t for _, t, _ in demo_pg.search_titles("Mara Quel", limit=2)][0] == "Mara Quell"  # a typo, by trigrams
+    assert demo_pg.search_titles("   ") == [] and demo_pg.search_titles("zzzqqqxxx") == []
+
+
+def test_reimport_replaces_in_one_transaction(pg_url, demo_mem, monkeypatch):
+    first = import_graph(pg_url, DEMO, name="twice")
+    old = PgGraphStore(pg_url, "twice")
+    second = import_graph(pg_url, DEMO, name="twice")
+    assert second.replaced and second.record.schema != first.record.schema
+    with pytest.raises(StoreError, match="re-imported"):
+        old.neighbors(0)  # the old schema is gone; the message says to open the graph again
+    old.close()
+
+    def broken_copy(conn, schema, name, table):
+        if name == "adjacency":
+            raise RuntimeError("disk full")
+        return real_copy(conn, schema, name, table)
+
+    real_copy = pg_import._copy
+    monkeypatch.setattr(pg_import, "_copy", broken_copy)
+    with pytest.raises(RuntimeError, match="disk full"):
+        import_graph(pg_url, DEMO, name="twice")
+    with PgGraphStore(pg_url, "twice") as pg, psycopg.connect(pg_url) as conn:
+        assert pg.record.schema == second.record.schema
+        assert pg.neighbors(0)[0].tolist() == demo_mem.neighbors(0)[0].tolist()
+        schemas = {r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'g\\_%'")}
+        catalog = {r[0] for r in conn.execute("SELECT schema FROM tog.graphs")}
+        assert schemas == catalog  # no schema left behind by the replaced or the failed import
+
+
+def test_two_projects_side_by_side(pg_url, demo_pg, demo_mem, tmp_path):
+    acme = write_project(tmp_path / "acme", [(t, f"{t} desc") for t in ("Alice", "Acme", "Paris")], ACME_EDGES)
+    import_graph(pg_url, acme)  # named after its folder
+    info, pg = open_graph(str(acme), store=pg_url)
+    with pg:
+        mem = KnowledgeGraph.load(acme)
+        assert info is not None and pg.name == "acme" and pg.all_titles() == mem.all_titles()
+        assert pg.find_title("Alice") == mem.find_title("Alice") and demo_pg.find_title("Alice") is None
+        assert demo_pg.n_entities == demo_mem.n_entities  # the demo is still there beside it
+
+
+def test_open_graph_without_and_with_a_store(pg_url, demo_pg, tmp_path, monkeypatch):
+    info, g = open_graph(str(DEMO))
+    assert isinstance(g, KnowledgeGraph) and info.name == "demo"
+    monkeypatch.chdir(tmp_path)
+    info, g = open_graph("demo", store=pg_url)  # no folder called "demo" here: the graph's name, no settings
+    with g:
+        assert info is None and isinstance(g, PgGraphStore) and g.n_entities == demo_pg.n_entities
+    with pytest.raises(StoreError, match="store import"):
+        open_graph("never-imported", store=pg_url)
+
+
+def chains(engine, question):
+    st = asyncio.run(engine.run(question))
+    tr = engine.trace(st)
+    return [[(h.source_id, h.relationship_id, h.target_id) for h in c] for c in tr.chains], tr
+
+
+def test_parity_same_questions_same_chains(demo_pg, demo_mem):
+    """Every demo question, LLM-free: the engine on PostgreSQL follows exactly the in-memory chains."""
+    cfg = EngineConfig(relation_pruner="bm25", entity_pruner="bm25")
+    questions = [json.loads(line)["question"] for line in (DEMO / "questions.jsonl").read_text().splitlines() if line]
+    assert len(questions) >= 10
+    walked = 0
+    for q in questions:
+        want, tm = chains(ToGEngine(demo_mem, config=cfg), q)
+        got, tp = chains(ToGEngine(demo_pg, config=cfg), q)
+        assert got == want, q
+        assert (tp.answer, tp.stop_reason) == (tm.answer, tm.stop_reason)
+        assert [[c.id for c in s.candidates] for s in tp.steps] == [[c.id for c in s.candidates] for s in tm.steps]
+        walked += any(want)
+    assert walked >= len(questions) // 2  # the comparison is over real walks, not empty beams
+
+
+# ------------------------------------------------------------------ run store
+
+def saved_run(demo_pg, store, question="Who founded the Lanternwright Guild?"):
+    eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="demo")
+    st = eng.start(question)
+    sizes = []
+    while not st.done:
+        st = eng.apply(st, asyncio.run(eng.propose(st)))
+        store.save(eng.trace(st, run_id="run-" + str(abs(hash(question)) % 10**8)))
+        sizes.append(len(st.steps))
+    return eng, st, sizes
+
+
+def test_run_store_round_trip_after_every_step(pg_url, demo_pg):
+    store = PgRunStore(pg_url, user="ann")
+    eng, st, sizes = saved_run(demo_pg, store)
+    tr = eng.trace(st, run_id=store.list(project="demo")[0].run_id)
+    tr.steps[0].candidates[0].reason = "a reason with a NUL \x00 inside"  # jsonb cannot store U+0000
+    store.save(tr)
+    back = store.load(tr.run_id)
+    assert sizes == sorted(sizes) and len(back.steps) == len(tr.steps) > 0
+    want = tr.to_dict()
+    want["steps"][0]["candidates"][0]["reason"] = "a reason with a NUL \ufffd inside"
+    assert back.to_dict() == want
+    resumed = eng.restore(back)
+    assert resumed.depth == st.depth and len(resumed.steps) == len(st.steps)
+    with pytest.raises(FileNotFoundError):
+        store.load("no-such-run")
+    with pytest.raises(ValueError):
+        store.load("../../etc/passwd")
+    assert store.problems() == []
+    store.close()
+
+
+def test_run_store_lists_by_project_and_user_newest_first(pg_url, demo_pg):
+    ann, bob = PgRunStore(pg_url, user="ann-list"), PgRunStore(pg_url, user="bob-list")
+    eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="demo")
+    for i, (store, project) in enumerate([(ann, "p1"), (bob, "p1"), (ann, "p2")]):
+        tr = eng.trace(eng.start("Who founded the Lanternwright Guild?"), run_id=f"list-{i}")
+        tr.project, tr.created_at = project, f"2026-01-0{i + 1}T00:00:00"
+        store.save(tr)
+    assert [r.run_id for r in ann.list(project="p1")] == ["list-1", "list-0"]
+    assert [r.run_id for r in ann.list(project="p1", user="ann-list")] == ["list-0"]
+    assert [r.run_id for r in bob.list(user="ann-list")] == ["list-2", "list-0"]
+    ann.delete("list-0")
+    assert [r.run_id for r in ann.list(project="p1")] == ["list-1"]
+    ann.close()
+    bob.close()
+
+
+def test_a_failing_save_leaves_the_previous_state(pg_url, demo_pg, monkeypatch):
+    store = PgRunStore(pg_url, user="tx")
+    eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"))
+    st = eng.start("Which ship did Ivo Brask captain?")
+    st = eng.apply(st, asyncio.run(eng.propose(st)))
+    store.save(eng.trace(st, run_id="tx-run"))
+    before, listed = store.load("tx-run").to_dict(), store.list(user="tx")
+    st2 = eng.apply(st, asyncio.run(eng.propose(st)))
+
+    def boom(*_a):
+        raise psycopg.errors.CheckViolation("simulated failure after the run row and steps were written")
+
+    monkeypatch.setattr(store, "_write_overrides", boom)
+    with pytest.raises(psycopg.Error):
+        store.save(eng.trace(st2, run_id="tx-run"))
+    assert store.load("tx-run").to_dict() == before and store.list(user="tx") == listed
+    monkeypatch.undo()
+    store.save(eng.trace(st2, run_id="tx-run"))
+    assert len(store.load("tx-run").steps) == 2
+    store.save(eng.trace(st, run_id="tx-run"))  # a branch back to the first step drops the second
+    assert len(store.load("tx-run").steps) == 1 and store.problems() == []
+    store.close()
+
+
+def test_open_run_store_picks_files_or_postgres(pg_url, tmp_path):
+    from tog_core.runs.files import RunStore
+
+    assert isinstance(open_run_store(None, root=tmp_path), RunStore)
+    s = open_run_store(pg_url, user="u")
+    assert isinstance(s, PgRunStore) and s.user == "u"
+    s.close()
+
+
+# ------------------------------------------------------------------ command line
+
+def test_cli_store_import_then_inspect(pg_url, demo_mem, capsys):
+    assert main(["store", "import", str(DEMO), "--store", pg_url, "--name", "cli-demo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["name"] == "cli-demo" and out["relationships"] == demo_mem.n_relationships and not out["replaced"]
+    assert main(["store", "import", str(DEMO), "--store", pg_url, "--name", "cli-demo", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["replaced"]
+    assert main(["inspect", "cli-demo", "--store", pg_url, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["counts"] == demo_mem.counts and r["problems"] == list(demo_mem.problems)
+    assert r["store"]["graph"] == "cli-demo"
+    assert r["chat_model"] is None  # no folder here: the graph only
+    assert main(["inspect", str(DEMO), "--store", pg_url, "--name", "cli-demo", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings_file"]
+    assert main(["store", "list", "--store", pg_url, "--json"]) == 0
+    assert "cli-demo" in {g["name"] for g in json.loads(capsys.readouterr().out)["graphs"]}
+
+
+def test_cli_store_errors_are_one_line_without_the_password(pg_url, capsys, monkeypatch):
+    monkeypatch.delenv("TOG_STORE", raising=False)
+    port = pg_url.rsplit(":", 1)[1].split("/")[0]
+    assert main(["inspect", "nothing-here", "--store", pg_url]) == 2
+    err = capsys.readouterr().err
+    assert "store import" in err and err.count("\n") == 1
+    bad = f"postgresql://postgres:s3cret-pw@127.0.0.1:{int(port) + 1 if int(port) < 65535 else 1}/postgres"
+    assert main(["store", "import", str(DEMO), "--store", bad]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "s3cret-pw" not in err and "***" in err and err.count("\n") == 1
+    assert main(["store", "import", str(DEMO)]) == 2
+    assert "TOG_STORE" in capsys.readouterr().err
+    assert main(["store", "import", str(DEMO), "--store", "host=127.0.0.1 password=s3cret-pw nonsense"]) == 2
+    assert "s3cret-pw" not in capsys.readouterr().err
