@@ -1,0 +1,92 @@
+"""Linking a question to topic entities, on its own: exact title spans, fuzzy titles, the embedder, the LLM, and
+what the LLM's linking call costs (it used to count tokens on cache hits and never add its cost)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest  # noqa: E402
+
+from builders import graph_tables  # noqa: E402
+from tog_core.graphrag.graph import KnowledgeGraph  # noqa: E402
+from tog_core.llm.client import LLMClient, LLMConfig  # noqa: E402
+from tog_core.testing.scripted import ScriptedLLM  # noqa: E402
+from tog_core.testing.server import FakeOpenAIServer  # noqa: E402
+from tog_core.tog.engine import ToGEngine  # noqa: E402
+from tog_core.tog.linking import link_exact, link_fuzzy, link_question, link_with_llm, search_entities  # noqa: E402
+from tog_core.tog.state import EngineConfig  # noqa: E402
+
+EDGES = [("Mara Quell", "Lanternwright Guild", "Mara Quell founded the Lanternwright Guild"),
+         ("Mara Quell", "Tarnby", "Mara Quell was born in Tarnby"),
+         ("Lanternwright Guild", "Guild Hall", "The Lanternwright Guild meets in the Guild Hall"),
+         ("tarnby", "Coast", "the tag tarnby names the coast")]
+
+
+@pytest.fixture(scope="module")
+def graph() -> KnowledgeGraph:
+    _, ent, rel, tu = graph_tables(EDGES)
+    return KnowledgeGraph.from_tables(ent, rel, tu)
+
+
+def titles(seeds):
+    return [s.title for s in seeds]
+
+
+def test_exact_spans_prefer_the_longest_title_and_the_exact_case(graph):
+    seeds = link_exact("Who founded the Lanternwright Guild?", graph)
+    assert titles(seeds) == ["Lanternwright Guild"] and seeds[0].how == "exact" and seeds[0].score == 1.0
+    # "Tarnby" and the tag "tarnby" are different entities: the written case wins
+    assert titles(link_exact("Who was born in Tarnby?", graph)) == ["Tarnby"]
+    assert titles(link_exact("what is tarnby", graph)) == ["tarnby"]
+    # possessives and punctuation around a title are not part of it
+    assert titles(link_exact("Where is Mara Quell's birthplace?", graph)) == ["Mara Quell"]
+
+
+def test_fuzzy_titles_catch_a_misspelling_and_question_words_never_link(graph):
+    assert link_exact("Who founded the Lanternwrite Guild?", graph) == []
+    seeds = link_fuzzy("Who founded the Lanternwrite Guild?", graph)
+    assert titles(seeds)[0] == "Lanternwright Guild" and seeds[0].how == "fuzzy" and 0.88 <= seeds[0].score < 1
+    assert link_question("Who founded the Lanternwrite Guild?", graph)[0].title == "Lanternwright Guild"
+    assert link_question("what is the weather like", graph) == []
+
+
+def test_entity_search_puts_an_exact_title_first(graph):
+    hits = search_entities(graph, "Tarnby")
+    assert hits[0][1] == "Tarnby" and hits[0][2] == 100.0
+
+
+def test_llm_linking_resolves_names_and_records_a_bad_reply(graph):
+    llm = ScriptedLLM(lambda msgs: json.dumps({"entities": ["Lanternwrite Guild", "Nobody At All"]}))
+    seeds, usage = asyncio.run(link_with_llm("who founded it?", graph, llm))
+    assert titles(seeds) == ["Lanternwright Guild"] and seeds[0].how == "llm"
+    assert usage["llm_calls"] == 1 and usage["fallback"] is None
+    seeds, usage = asyncio.run(link_with_llm("who founded it?", graph, ScriptedLLM(lambda msgs: "{\"entities\": []}")))
+    assert seeds == [] and usage["fallback"] == "no_entities_found"
+
+
+def test_llm_linking_cost_is_part_of_the_run_and_a_cache_hit_costs_nothing(graph, tmp_path):
+    # a priced model name (in LiteLLM's bundled price list) served by the loopback server
+    def reply(req):
+        text = req["messages"][-1]["content"]
+        if "entities" in text.lower() and "Question:" in text and "Candidates" not in text:
+            return json.dumps({"entities": ["Lanternwright Guild"]})
+        return json.dumps({"scores": [{"i": 0, "score": 0.9, "reason": "r"}]})
+
+    with FakeOpenAIServer(reply) as srv:
+        def engine():
+            llm = LLMClient(LLMConfig(model="openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-0000000000",
+                                      cache_dir=tmp_path / "cache", timeout_s=10, max_retries=0))
+            return ToGEngine(graph, llm=llm, config=EngineConfig(width=1, depth=1))
+
+        eng = engine()
+        st = asyncio.run(eng.start_async("who set up the thing?"))  # no title in the question: the LLM links
+        assert titles(st.seeds) == ["Lanternwright Guild"]
+        link = next(u for u in st.extra_usage if u["stage"] == "link")
+        assert link["llm_calls"] == 1 and link["prompt_tokens"] > 0 and link["cost_usd"] > 0
+        assert eng.stats(st)["cost_usd"] == pytest.approx(link["cost_usd"], abs=1e-6)
+        again = asyncio.run(engine().start_async("who set up the thing?"))  # the disk cache answers
+        cached = next(u for u in again.extra_usage if u["stage"] == "link")
+        assert (cached["llm_calls"], cached["cache_hits"], cached["prompt_tokens"], cached["cost_usd"]) == (0, 1, 0, 0.0)

@@ -1,0 +1,219 @@
+"""Each rule of the LLM-free policy and each departure from the paper earns its place here: a graph small enough
+to check by eye where the rule changes the chain the search finds, and the same search with the rule switched
+off finding another one. Scores come from a table (a scorer that is a function of the text), so every ranking
+below can be worked out by hand."""
+from __future__ import annotations
+
+import asyncio
+
+import pyarrow as pa
+import pytest
+
+from test_cheap_search import typed_graph
+from tog_core.compose import RunSpec, make_policy, plan
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.scorers import ScoreResult
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.policy import FaithfulPolicy
+from tog_core.tog.state import DEPARTURES, EngineConfig
+
+
+class TableScorer:
+    """A cheap scorer that looks each candidate text up in a table; a text containing a key gets its value."""
+
+    name = "table"
+    uses_llm = False
+
+    def __init__(self, table: dict[str, float], default: float = 0.5) -> None:
+        self.table, self.default = table, default
+
+    async def score(self, req):
+        vals = [next((v for k, v in self.table.items() if k in t), self.default) for t in req.texts]
+        return ScoreResult(values=vals, reasons=[""] * len(vals), scored_by=self.name)
+
+
+def free_graph(edges: list[tuple[str, str, str]]) -> KnowledgeGraph:
+    """A GraphRAG-like graph: (source, target, free-text description) edges, one group per edge."""
+    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "description": [""] * len(names)})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
+                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
+                    "text_unit_ids": pa.array([[] for _ in edges], pa.list_(pa.string()))})
+    return KnowledgeGraph.from_tables(ent, rel, None)
+
+
+def search(graph, question, seed, *, policy, relations=None, entities=None, **cfg):
+    eng = ToGEngine(graph, config=EngineConfig(**{"relation_pruner": "bm25", "entity_pruner": "bm25", **cfg}),
+                    policy=policy, relation_scorer=relations, entity_scorer=entities)
+    state = asyncio.run(eng.run(question, seeds=[seed]))
+    return [[graph.title(p.start)] + [graph.title(h.dst) for h in p.hops] for p in eng.best_paths(state)], state
+
+
+QUIET = dict(hop_focus=False, lookahead=False)  # isolate one rule at a time
+
+
+# ---------------------------------------------------------------- CheapPolicy rules
+def test_reuse_damping_keeps_a_path_from_repeating_the_relation_it_took():
+    # Seedfilm -stars-> Kim <-stars- Aster; from Aster "stars" again (to Lee) scores 1.0, its genre 0.8
+    g = typed_graph([("Seedfilm", "starred_actors", "Kim"), ("Aster", "starred_actors", "Kim"),
+                     ("Aster", "starred_actors", "Lee"), ("Aster", "has_genre", "Drama")])
+    rel = TableScorer({"stars": 1.0, "genre": 0.8})
+    q = "what genre are the films of the actors of Seedfilm"
+    damped, _ = search(g, q, "Seedfilm", policy=CheapPolicy(**QUIET), relations=rel, width=1, depth=3)
+    assert damped[0] == ["Seedfilm", "Kim", "Aster", "Drama"]  # 1.0 x 0.5 < 0.81
+    plain, _ = search(g, q, "Seedfilm", policy=CheapPolicy(reuse_penalty=1.0, **QUIET), relations=rel, width=1,
+                      depth=3)
+    assert plain[0] == ["Seedfilm", "Kim", "Aster", "Lee"]
+
+
+def test_hop_focus_reads_the_words_by_the_topic_first_and_by_the_question_word_last():
+    # "who directed the movies written by Paul": hop 1 is the writing, hop 2 the directing; the directed_by edge
+    # is listed first, so reading the whole question (a tie) takes it first
+    g = typed_graph([("Boogie", "directed_by", "Paul"), ("Magnolia", "written_by", "Paul"),
+                     ("Magnolia", "directed_by", "Ruth"), ("Boogie", "written_by", "Sam")])
+    q = "who directed the movies written by Paul"
+    focused, st = search(g, q, "Paul", policy=CheapPolicy(lookahead=False), width=1, depth=3)
+    assert focused[0] == ["Paul", "Magnolia", "Ruth"] and st.stop_reason == "sufficient"
+    whole, _ = search(g, q, "Paul", policy=CheapPolicy(hop_focus=False, lookahead=False), width=1, depth=3)
+    assert whole[0][:2] == ["Paul", "Boogie"]
+
+
+def test_entity_weight_lets_the_entity_text_break_a_tie_between_targets():
+    g = free_graph([("Guild", "Ann", "was founded by"), ("Guild", "Bea", "was founded by")])  # one relation group
+    rel = TableScorer({"founded": 1.0})
+    ent = TableScorer({"Bea": 1.0, "Ann": 0.2})
+    weighted, _ = search(g, "who founded the Guild", "Guild", policy=CheapPolicy(**QUIET), relations=rel,
+                         entities=ent, width=1, depth=1)
+    assert weighted[0] == ["Guild", "Bea"]  # 1 x (0.5 + 0.5 x 1) against 1 x (0.5 + 0.5 x 0.2)
+    ignored, _ = search(g, "who founded the Guild", "Guild", policy=CheapPolicy(entity_weight=0.0, **QUIET),
+                        relations=rel, entities=ent, width=1, depth=1)
+    assert ignored[0] == ["Guild", "Ann"]  # a tie: the first listed
+
+
+def test_the_floor_keeps_later_hops_able_to_tell_paths_apart():
+    # hop 1 matches nothing (0 for both); hop 2 tells the two paths apart
+    g = free_graph([("Seed", "P1", "alpha"), ("Seed", "P2", "beta"), ("P1", "X", "weak link"), ("P2", "Y", "strong link")])
+    rel = TableScorer({"alpha": 0.0, "beta": 0.0, "weak": 0.2, "strong": 0.9})
+    floored, _ = search(g, "zzz", "Seed", policy=CheapPolicy(**QUIET), relations=rel, width=2, depth=2)
+    assert floored[0] == ["Seed", "P2", "Y"]
+    zeroed, _ = search(g, "zzz", "Seed", policy=CheapPolicy(floor=0.0, **QUIET), relations=rel, width=2, depth=2)
+    assert zeroed[0] == ["Seed", "P1", "X"]  # every path scores 0: the first listed wins
+
+
+def test_type_templates_let_a_cheap_scorer_read_what_a_typed_relation_means():
+    # "person" is in the template ("a movie stars a person (actor)"), not in the label "starred actors"
+    g = typed_graph([("Seedfilm", "has_genre", "Drama"), ("Seedfilm", "starred_actors", "Kim")])
+    q = "which person is in Seedfilm"
+    templ, _ = search(g, q, "Seedfilm", policy=CheapPolicy(**QUIET), width=1, depth=1)
+    assert templ[0] == ["Seedfilm", "Kim"]
+    labels, _ = search(g, q, "Seedfilm", policy=CheapPolicy(type_templates=False, **QUIET), width=1, depth=1)
+    assert labels[0] == ["Seedfilm", "Drama"]
+
+
+def test_the_coverage_judge_stops_when_the_question_is_covered_and_faithful_runs_to_the_maximum_depth():
+    g = typed_graph([("Jaws", "directed_by", "Steven Spielberg"), ("Duel", "directed_by", "Steven Spielberg"),
+                     ("Duel", "has_genre", "Thriller")])
+    q = "the director of Jaws directed which films"
+    _, cheap = search(g, q, "Jaws", policy=CheapPolicy(), width=3, depth=3)
+    assert cheap.stop_reason == "sufficient" and cheap.depth == 2
+    _, faithful = search(g, q, "Jaws", policy=FaithfulPolicy(), width=3, depth=3)
+    assert faithful.stop_reason == "max_depth" and faithful.depth == 3
+    assert {s.verdict["by"] for s in faithful.steps if s.stage == "evaluate"} == {"none", "depth"}
+
+
+# ---------------------------------------------------------------- departures from the paper (EngineConfig)
+def test_degree_filter_skips_a_hub_on_the_way():
+    edges = [("A", "Hub", "A is near the hub"), ("A", "Small", "A is near a small place"),
+             ("Hub", "X", "the hub leads to X"), ("Small", "Y", "the small place leads to Y")]
+    edges += [("Hub", f"F{k}", f"the hub touches filler {k}") for k in range(70)]  # degree 72 > 30 x 2
+    g = free_graph(edges)
+    rel = TableScorer({"hub": 0.9, "small": 0.3})
+    kept, _ = search(g, "zzz", "A", policy=FaithfulPolicy(), relations=rel, width=1, depth=2)
+    assert kept[0] == ["A", "Small", "Y"]
+    off, _ = search(g, "zzz", "A", policy=FaithfulPolicy(), relations=rel, width=1, depth=2, degree_filter=False)
+    assert off[0][:2] == ["A", "Hub"]
+
+
+def test_hub_prefilter_cuts_relation_groups_to_k_before_scoring():
+    g = free_graph([("A", f"B{k}", f"A knows B{k}") for k in range(12)])
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", max_candidates=5))
+    st = eng.start("whom does A know", ["A"])
+    step = asyncio.run(eng.propose(st)).step
+    assert sum(c.scored_by == "bm25" for c in step.candidates) == 5 and "12 relations, 5 scored" in step.note
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", max_candidates=5,
+                                           hub_prefilter=False))
+    step = asyncio.run(eng.propose(eng.start("whom does A know", ["A"]))).step
+    assert sum(c.scored_by == "bm25" for c in step.candidates) == 12
+
+
+def test_normalised_entity_scores_keep_a_strong_relation_whose_entities_all_score_low():
+    g = free_graph([("S", "E1", "strong relation"), ("S", "E2", "weak relation")])
+    rel = TableScorer({"strong": 0.9, "weak": 0.5})
+    ent = TableScorer({"E1": 0.1, "E2": 0.9})
+    norm, _ = search(g, "zzz", "S", policy=FaithfulPolicy(), relations=rel, entities=ent, width=2, depth=1)
+    assert norm[0] == ["S", "E1"]  # 0.9 x 1 against 0.5 x 1 (each is the best of its group)
+    raw, _ = search(g, "zzz", "S", policy=FaithfulPolicy(), relations=rel, entities=ent, width=2, depth=1,
+                    normalise_entities=False)
+    assert raw[0] == ["S", "E2"]  # 0.9 x 0.1 against 0.5 x 0.9
+
+
+def test_cumulative_score_ranks_whole_paths_not_their_last_hop():
+    g = free_graph([("S", "P1", "good first"), ("S", "P2", "poor first"), ("P1", "X", "fair second"),
+                    ("P2", "Y", "great second")])
+    rel = TableScorer({"good": 0.9, "poor": 0.3, "fair": 0.5, "great": 0.9})
+    whole, _ = search(g, "zzz", "S", policy=FaithfulPolicy(), relations=rel, width=2, depth=2)
+    assert whole[0] == ["S", "P1", "X"]  # 0.45 against 0.27
+    last, _ = search(g, "zzz", "S", policy=FaithfulPolicy(), relations=rel, width=2, depth=2, cumulative_score=False)
+    assert last[0] == ["S", "P2", "Y"]  # 0.9 against 0.5
+
+
+def test_paper_switches_every_departure_off_and_the_trace_records_them():
+    cfg = EngineConfig.paper()
+    assert cfg.departures() == [] and cfg.evaluate_last_depth and not cfg.degree_filter
+    assert EngineConfig().departures() == list(DEPARTURES)
+    assert EngineConfig().without(["degree_filter"]).departures() == [d for d in DEPARTURES if d != "degree_filter"]
+    with pytest.raises(ValueError, match="unknown departure 'magic'; choose from: degree_filter"):
+        EngineConfig().without(["magic"])
+    g = free_graph([("S", "E1", "strong relation")])
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), policy=CheapPolicy())
+    tr = eng.trace(asyncio.run(eng.run("zzz", seeds=["S"])))
+    assert tr.config["departures"] == list(DEPARTURES) and tr.config["policy"] == "cheap"
+    assert tr.config["policy_params"]["reuse_penalty"] == 0.5
+
+
+# ---------------------------------------------------------------- the composition rule
+def test_one_rule_picks_the_policy_for_every_front_door():
+    assert plan(RunSpec(model="openai/x"), None).policy == "faithful"  # an LLM prunes and judges: the paper
+    assert plan(RunSpec(model="openai/x", relation_pruner="embedding"), None).policy == "cheap"
+    assert plan(RunSpec(model="none"), None).policy == "cheap"
+    assert plan(RunSpec(model="local", relation_pruner="llm"), None).policy == "cheap"  # the coverage judge
+    assert plan(RunSpec(model="none", paper=True), None).config.departures() == []
+    assert isinstance(make_policy(EngineConfig(), has_llm=False), CheapPolicy)
+
+
+# ---------------------------------------------------------------- the lookahead on its own
+def test_lookahead_rates_each_entity_by_its_best_onward_relation_relative_to_the_best():
+    from tog_core.policy.lookahead import rate_next_hops
+
+    g = typed_graph([("Aster", "in_language", "French"), ("Birch", "has_genre", "Drama"),
+                     ("Birch", "starred_actors", "Kim"), ("Cedar", "starred_actors", "Kim")])
+    scorer = TableScorer({"language": 0.8, "genre": 0.4, "stars": 0.2})
+    idx = {t: g.find_title(t) for t in ("Aster", "Birch", "Cedar", "Kim")}
+    used_stars = frozenset({("starred_actors", True)})
+
+    def rate(cands, scorer=scorer, **kw):
+        return asyncio.run(rate_next_hops(
+            g, scorer, question="q", focus="", candidates=cands, text_of=lambda lab, r: lab.replace("_", " ") + (
+                " stars" if lab == "starred_actors" else ""),
+            onward=lambda k, rels, others: others != idx["Kim"] if cands[k][1] == idx["Cedar"] else others >= 0,
+            **kw))
+
+    ratings = rate([(frozenset(), idx["Aster"]), (frozenset(), idx["Birch"]), (frozenset(), idx["Cedar"])])
+    assert [r.value for r in ratings] == [1.0, 0.5, 0.0]  # 0.8 is the best; Birch's genre 0.4; Cedar: a dead end
+    assert "language" in ratings[0].text and ratings[2].text == ""
+    # a relation the path already took is damped as the relation stage damps it
+    stars_first = TableScorer({"stars": 0.6, "genre": 0.4})
+    damped = rate([(used_stars, idx["Birch"]), (frozenset(), idx["Birch"])], scorer=stars_first, reuse_penalty=0.1)
+    assert "genre" in damped[0].text and "stars" in damped[1].text  # 0.6 x 0.1 < 0.4 only on the path that used it
+    assert (damped[0].value, damped[1].value) == (pytest.approx(0.4 / 0.6, abs=1e-5), 1.0)
