@@ -7,12 +7,9 @@ otherwise the toy LLM answers. Stages are read off the prompt: scores | evaluate
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pyarrow as pa
 

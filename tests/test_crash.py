@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 from builders import write_project
 from faultkit import EDGES, QUESTION, Faults, stage_of
 from tog_core.cli.main import main
@@ -128,19 +126,17 @@ def test_crash_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path, uninterr
     assert len(before) + len(after) - len(repeated) == uninterrupted.stats["llm_calls"]
 
 
-def test_crash_resume_of_unknown_run_is_a_clear_error(tmp_path, monkeypatch, capsys):
+def test_crash_resume_of_unknown_run_is_a_clear_error(tmp_path, tog_home, capsys):
     project = make_project(tmp_path / "proj")
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
     code = main(["query", str(project), QUESTION, "--model", "none", "--resume", "no-such-run"])
     err = capsys.readouterr().err
     assert code != 0 and "no-such-run" in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_crash_concurrent_reader_never_sees_invalid_json(tmp_path, monkeypatch):
+def test_crash_concurrent_reader_never_sees_invalid_json(tmp_path, tog_home, monkeypatch):
     project = make_project(tmp_path / "proj")
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    runs = tmp_path / "home" / "runs"
+    runs = tog_home / "runs"
     stop = threading.Event()
     seen = {"reads": 0, "bad": [], "steps": set()}
 

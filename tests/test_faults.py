@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import time
 
 import pytest
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from faultkit import QUESTION, Faults, Rule, chains_of, fast_client, make_graph
 from tog_core.tog.engine import FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_LINK_LLM_ERROR, ToGEngine

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,9 +33,8 @@ class Sleeps:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(script([(r"capital of France", "Paris")], default="ok")) as srv:
-        yield srv
+def server(fake_openai) -> FakeOpenAIServer:
+    return fake_openai(script([(r"capital of France", "Paris")], default="ok"))
 
 
 def make_client(server: FakeOpenAIServer, sleeps: Sleeps | None = None, **overrides) -> LLMClient:

@@ -7,10 +7,8 @@ import os
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from tog_core.llm import local as local_llm  # noqa: E402
-from tog_core.llm.local import (LocalModelUnavailable, ensure_local_server,  # noqa: E402
+from tog_core.llm import local as local_llm
+from tog_core.llm.local import (LocalModelUnavailable, ensure_local_server,
                                 local_model_available)
 
 OK, REASON = local_model_available()

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 from builders import write_project
 from faultkit import EDGES, QUESTION, Faults, Rule
 from scripted import toy_llm
@@ -65,11 +63,10 @@ def logs(caplog):
 
 
 @pytest.fixture()
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+def home(tog_home, monkeypatch):
     monkeypatch.delenv(KEY_VAR, raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return tmp_path / "home"
+    return tog_home
 
 
 def check_everything(trace, home: Path, root: Path, logs, capfd, *, key_in_project: bool = True) -> None:
@@ -92,24 +89,24 @@ def check_everything(trace, home: Path, root: Path, logs, capfd, *, key_in_proje
     assert_clean(logs.text, "the formatted log")
 
 
-def test_secret_from_the_env_var_named_in_settings(home, tmp_path, monkeypatch, logs, capfd):
-    with FakeOpenAIServer(toy_llm) as srv:
-        root = make_project(tmp_path / "proj", srv.base_url)
-        monkeypatch.setenv(KEY_VAR, SECRET)
-        trace = run_query(str(root), QUESTION, seeds=["Acme"])
-        assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}  # the key really was used
+def test_secret_from_the_env_var_named_in_settings(home, toy_server, tmp_path, monkeypatch, logs, capfd):
+    srv = toy_server
+    root = make_project(tmp_path / "proj", srv.base_url)
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    trace = run_query(str(root), QUESTION, seeds=["Acme"])
+    assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}  # the key really was used
     assert trace.answer_by == "llm" and trace.config["model"] == "openai/toy"
     assert trace.config.get("api_key_env") == KEY_VAR  # the variable's *name* may be recorded
     check_everything(trace, home, root, logs, capfd)
 
 
-def test_secret_from_the_project_dotenv(home, tmp_path, logs, capfd):
-    with FakeOpenAIServer(toy_llm) as srv:
-        root = make_project(tmp_path / "proj", srv.base_url)
-        (root / ".env").write_text(f"# the project's secrets\n{KEY_VAR}={SECRET}\n")
-        assert KEY_VAR not in os.environ
-        trace = run_query(str(root), QUESTION, seeds=["Acme"])
-        assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
+def test_secret_from_the_project_dotenv(home, toy_server, tmp_path, logs, capfd):
+    srv = toy_server
+    root = make_project(tmp_path / "proj", srv.base_url)
+    (root / ".env").write_text(f"# the project's secrets\n{KEY_VAR}={SECRET}\n")
+    assert KEY_VAR not in os.environ
+    trace = run_query(str(root), QUESTION, seeds=["Acme"])
+    assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
     assert trace.answer_by == "llm"
     check_everything(trace, home, root, logs, capfd)
 

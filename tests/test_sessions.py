@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,11 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 from faultkit import Faults, make_graph
 from tog_core.tog.engine import ToGEngine
-from tog_core.testing.server import FakeOpenAIServer
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.llm.client import LLMClient, LLMConfig
 from tog_core.tog.state import EngineConfig, Proposal
@@ -91,9 +87,8 @@ def one_session(graph, llm, k: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(Faults()) as srv:
-        yield srv
+def server(module_fake_openai):
+    return module_fake_openai(Faults())
 
 
 def client(srv) -> LLMClient:

@@ -1,0 +1,79 @@
+"""Fixtures shared by the test files: the loopback fake OpenAI server, a temporary TOG_HOME, the demo project.
+
+    def test_x(fake_openai):                     # a server per call, all closed after the test
+        srv = fake_openai(script([("France", "Paris")]))
+    def test_y(toy_server): ...                  # the toy LLM of scripted.py behind real HTTP
+    def test_z(tog_home): ...                    # runs, caches and settings under tmp_path/home
+
+`module_fake_openai` is the same factory for module-scoped fixtures (servers closed after the module).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+# Tests import litellm directly in places; it must never fetch its cost map from the internet (the
+# production code sets this itself, at first use, through tog_core.llm._litellm.load_litellm).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tog_core.testing.server import FakeOpenAIServer  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+StartServer = Callable[..., FakeOpenAIServer]
+
+
+def _server_factory() -> Iterator[StartServer]:
+    started: list[FakeOpenAIServer] = []
+
+    def start(handler=None, **kwargs) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(handler, **kwargs).start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in reversed(started):
+            server.close()
+
+
+@pytest.fixture()
+def fake_openai() -> Iterator[StartServer]:
+    """`fake_openai(handler, **FakeOpenAIServer options)` → a started server on 127.0.0.1; closed after the test."""
+    yield from _server_factory()
+
+
+@pytest.fixture(scope="module")
+def module_fake_openai() -> Iterator[StartServer]:
+    """The `fake_openai` factory for module-scoped fixtures: its servers are closed after the module."""
+    yield from _server_factory()
+
+
+@pytest.fixture()
+def toy_server(fake_openai: StartServer) -> FakeOpenAIServer:
+    """The toy LLM of tests/scripted.py (word-overlap scores, a chain-covering verdict) behind real HTTP."""
+    from scripted import toy_llm
+
+    return fake_openai(toy_llm)
+
+
+@pytest.fixture()
+def tog_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh TOG_HOME (tmp_path/home, not created) for runs, caches and settings."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("TOG_HOME", str(home))
+    return home
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def demo_project() -> Path:
+    """The packaged demo project (a GraphRAG 3.x output folder, 312 entities)."""
+    return REPO_ROOT / "demo"

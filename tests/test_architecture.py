@@ -1,0 +1,359 @@
+"""The architecture, checked from the source: module sizes, no import cycle, imports only go down the layers,
+the GraphStore and ChatModel protocols list exactly what the engine calls, nothing writes os.environ at import,
+and `inspect` starts without LiteLLM or Streamlit.
+
+Imports are read with `ast` anywhere in a module (a function-level import counts as much as a top-level one; so
+do imports under `if TYPE_CHECKING:`), and resolved to tog_core modules: `from tog_core.tog import prompts` is an
+edge to tog_core.tog.prompts, `from tog_core.testing import ScriptedLLM` one to the package tog_core.testing.
+The implicit import of parent packages is not counted (every module would otherwise depend on its __init__).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.store import GraphStore
+from tog_core.llm.chat import ChatModel
+from tog_core.llm.client import LLMClient, LLMConfig
+from tog_core.testing.scripted import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "tog_core"
+MAX_LINES = 450
+
+# Modules over MAX_LINES that someone is splitting right now: their size test is xfail (not strict) until the
+# split lands. The lead empties this list; a module must never be added to it to make the suite green.
+SPLITS_IN_PROGRESS = frozenset({"tog_core/tog/stages.py", "tog_core/render/viz.py", "tog_core/app/session.py"})
+
+# Bottom to top. A module may import modules of a lower layer, or of its own unit (same subpackage).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("tog_core.errors", "tog_core.home", "tog_core"),
+    ("tog_core.graphrag",),
+    ("tog_core.llm",),
+    ("tog_core.scoring",),
+    ("tog_core.tog",),
+    ("tog_core.policy",),
+    ("tog_core.render",),
+    ("tog_core.runs",),
+    ("tog_core.compose",),
+    ("tog_core.bench",),
+    ("tog_core.cli", "tog_core.app"),
+    ("tog_core.__main__",),
+)
+TESTING = "tog_core.testing"  # may import the layers below tog; nothing in production may import it
+TESTING_MAX_LAYER = 3  # scoring
+
+# Upward imports in modules their owners are changing: reported, allowed here until fixed; the lead empties this.
+# Any other upward import fails test_no_new_upward_import at once.
+KNOWN_UPWARD_IMPORTS = frozenset({
+    "tog_core.scoring.scorers -> tog_core.tog.prompts",  # the LLM scorer's prompt lives with the engine's prompts
+    "tog_core.scoring.scorers -> tog_core.tog.parsing",  # ... and so does the parser of its reply
+})
+
+# Where the engine and its helpers live: every `graph.X` / `llm.X` they use must be in the protocol.
+ENGINE_PACKAGES = ("tog", "policy", "scoring", "render", "app", "bench")
+
+
+# ------------------------------------------------------------------ reading the source
+
+def module_files() -> dict[str, Path]:
+    """Every tog_core module by dotted name (a package by its own name, for its __init__.py)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[tuple[str, int]]:
+    """(imported tog_core module, line) for every import statement anywhere in the module."""
+    is_package = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        for target in targets:
+            if target == "tog_core" or target.startswith("tog_core."):
+                found = _resolve(target, modules)
+                if found and found != module:
+                    out.add((found, node.lineno))
+    return out
+
+
+def import_graph() -> dict[str, set[tuple[str, int]]]:
+    modules = module_files()
+    return {m: imports_of(m, p, modules) for m, p in modules.items()}
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm (iterative); components with more than one module are cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                out.append(sorted(component))
+    return out
+
+
+def unit_of(module: str) -> str:
+    """The layer unit a module belongs to: the longest LAYERS (or testing) prefix that names it."""
+    names = [n for layer in LAYERS for n in layer] + [TESTING]
+    best = max((n for n in names if module == n or module.startswith(n + ".")), key=len, default=None)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add its package to LAYERS in tests/test_architecture.py")
+    return best
+
+
+def layer_of(unit: str) -> int:
+    return next(k for k, layer in enumerate(LAYERS) if unit in layer)
+
+
+def layer_violations() -> list[tuple[str, str]]:
+    """(edge "a -> b", where and why) for every import that goes up or across the layers."""
+    bad = []
+    modules = module_files()
+    for module, edges in sorted(import_graph().items()):
+        src_unit = unit_of(module)
+        for target, line in sorted(edges):
+            dst_unit = unit_of(target)
+            if dst_unit == src_unit:
+                continue
+            edge = f"{module} -> {target}"
+            where = f"{modules[module].relative_to(ROOT)}:{line}: {edge}"
+            if dst_unit == TESTING and src_unit != TESTING:
+                bad.append((edge, f"{where} (production imports testing)"))
+            elif src_unit == TESTING and layer_of(dst_unit) > TESTING_MAX_LAYER:
+                bad.append((edge, f"{where} (testing may import only the layers below tog)"))
+            elif src_unit != TESTING and layer_of(dst_unit) >= layer_of(src_unit):
+                bad.append((edge, f"{where} (layer {layer_of(src_unit)} imports layer {layer_of(dst_unit)})"))
+    return bad
+
+
+# ------------------------------------------------------------------ sizes, cycles, layers
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, id=str(p.relative_to(ROOT)),
+                 marks=[pytest.mark.xfail(reason="being split by its owner", strict=False)]
+                 if str(p.relative_to(ROOT)) in SPLITS_IN_PROGRESS else [])
+    for p in sorted(PACKAGE.rglob("*.py"))])
+def test_no_module_over_the_line_limit(path):
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (limit {MAX_LINES}): split it by responsibility"
+
+
+def test_no_import_cycle():
+    graph = {m: {t for t, _ in edges} for m, edges in import_graph().items()}
+    cycles = [c for c in strongly_connected(graph) if len(c) > 1]
+    detail = []
+    for component in cycles:
+        members = set(component)
+        detail += [f"  {m} -> {t}" for m in component for t in sorted(graph[m] & members)]
+    assert not cycles, "import cycles (function-level imports count):\n" + "\n".join(detail)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_it():
+    comps = strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()})
+    assert sorted(c for c in comps if len(c) > 1) == [["a", "b", "c"]]
+
+
+@pytest.mark.xfail(strict=False, reason="known upward imports in files being changed by their owners: "
+                   + "; ".join(sorted(KNOWN_UPWARD_IMPORTS)))
+def test_imports_go_only_down_the_layers():
+    bad = layer_violations()
+    assert not bad, "imports that go up or across the layers:\n" + "\n".join(why for _, why in bad)
+
+
+def test_no_new_upward_import():
+    bad = [why for edge, why in layer_violations() if edge not in KNOWN_UPWARD_IMPORTS]
+    assert not bad, "imports that go up or across the layers:\n" + "\n".join(bad)
+
+
+def test_every_module_is_in_a_layer():
+    assert {unit_of(m) for m in module_files()}  # raises, naming the module, when one is in no layer
+
+
+# ------------------------------------------------------------------ protocols vs what the engine calls
+
+def members(protocol: type) -> set[str]:
+    names = {n for n in vars(protocol) if not n.startswith("_")}
+    return names | set(getattr(protocol, "__annotations__", {}))
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of one scope, not descending into nested functions or classes (yielded, not entered)."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def attributes_used_on(names: set[str], packages: tuple[str, ...] = ENGINE_PACKAGES) -> dict[str, list[str]]:
+    """attribute -> places, for `X.attr` where X is one of `names`, `<anything>.<one of names>`, or a local
+    alias of those (`g = self.graph`, seen by nested functions too), in the engine's packages."""
+    used: dict[str, list[str]] = {}
+
+    def visit(scope: ast.AST, inherited: frozenset[str], where: Path) -> None:
+        aliases = set(inherited)
+
+        def is_target(node: ast.AST) -> bool:
+            return (isinstance(node, ast.Name) and node.id in aliases) or \
+                (isinstance(node, ast.Attribute) and node.attr in names)
+
+        nodes = list(_own_nodes(scope))
+        for node in nodes:
+            if isinstance(node, ast.Assign) and is_target(node.value):
+                aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and is_target(node.value):
+                used.setdefault(node.attr, []).append(f"{where.relative_to(ROOT)}:{node.lineno}")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(node, frozenset(aliases), where)
+
+    for package in packages:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            visit(ast.parse(path.read_text(encoding="utf-8")), frozenset(names), path)
+    return used
+
+
+def test_graph_store_lists_exactly_what_the_engine_calls():
+    used = attributes_used_on({"graph"})
+    listed = members(GraphStore)
+    missing = {a: used[a][:3] for a in sorted(set(used) - listed)}
+    unused = sorted(listed - set(used))
+    assert not missing and not unused, (f"called on a graph but not in GraphStore (graphrag/store.py): {missing}; "
+                                        f"in GraphStore but called nowhere: {unused}")
+
+
+def test_the_scan_sees_aliases_and_attributes():
+    assert {"find", "find_relationship"} <= set(attributes_used_on({"graph"}))  # `g = self.graph` in recording.py
+    assert {"complete", "stream"} <= set(attributes_used_on({"llm"}))
+
+
+def test_knowledge_graph_is_a_graph_store():
+    from builders import ACME_EDGES, graph_tables
+
+    _, ent, rel, tu = graph_tables(ACME_EDGES)
+    g = KnowledgeGraph.from_tables(ent, rel, tu)
+    assert isinstance(g, GraphStore)
+    for name in members(GraphStore):
+        assert hasattr(g, name), name
+        spec = getattr(GraphStore, name)
+        if inspect.isfunction(spec):
+            assert inspect.signature(getattr(KnowledgeGraph, name)).parameters.keys() == \
+                inspect.signature(spec).parameters.keys(), name
+
+
+def test_chat_model_lists_exactly_what_the_engine_calls():
+    used = attributes_used_on({"llm"})
+    assert set(used) == members(ChatModel), f"engine calls {sorted(used)}; ChatModel lists {sorted(members(ChatModel))}"
+
+
+@pytest.mark.parametrize("model", [LLMClient(LLMConfig(model="openai/x")), ScriptedLLM(lambda messages: "ok")],
+                         ids=["LLMClient", "ScriptedLLM"])
+def test_client_and_scripted_model_are_chat_models(model):
+    assert isinstance(model, ChatModel)
+    for name in members(ChatModel):
+        want = inspect.signature(getattr(ChatModel, name))
+        got = inspect.signature(getattr(type(model), name))
+        assert list(got.parameters.items()) == list(want.parameters.items()), name
+        assert inspect.iscoroutinefunction(getattr(type(model), name)), name
+
+
+# ------------------------------------------------------------------ import-time behaviour
+
+def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=120)
+
+
+def test_importing_every_module_writes_nothing_to_the_environment(tmp_path):
+    code = (
+        "import importlib, json, os\n"
+        f"names = {sorted(m for m in module_files() if m != 'tog_core.__main__')!r}\n"
+        "before = dict(os.environ)\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "after = dict(os.environ)\n"
+        "print(json.dumps({k: [before.get(k), after.get(k)] for k in set(before) | set(after)"
+        " if before.get(k) != after.get(k)}))\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = _run(code, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}, "variables written at import: " + proc.stdout
+
+
+def test_inspect_imports_neither_litellm_nor_streamlit(tmp_path):
+    code = (
+        "import runpy, sys, json\n"
+        "sys.argv = ['tog_core', 'inspect', 'demo', '--json']\n"
+        "try:\n"
+        "    runpy.run_module('tog_core', run_name='__main__')\n"
+        "except SystemExit as exit_:\n"
+        "    code = exit_.code\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'streamlit', 'openai'})\n"
+        "print(json.dumps({'exit': code, 'heavy': heavy}))\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "TOG_HOME": str(tmp_path / "home")}
+    proc = _run(code, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert json.loads(lines[0])["counts"]["entities"] == 312  # the inspect output itself
+    result = json.loads(lines[-1])
+    assert result == {"exit": 0, "heavy": []}, result
