@@ -160,3 +160,17 @@ def test_metaqa_limit_10_bm25(tmp_path, capsys, monkeypatch):
     r = bench_json(capsys, str(METAQA), "--limit", "10", "--pruner", "bm25")
     assert r["summary"]["all"]["n"] == 10 and {q["hops"] for q in r["questions"]} == {1, 2, 3}
     assert 0.0 <= r["summary"]["all"]["beam_recall"] <= 1.0
+
+
+def test_link_mode_starts_from_the_question_text_and_counts_link_hits(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    data = write_kgqa(tmp_path)
+    r = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1", "--link", "--depth", "2")
+    rows = {q["id"]: q for q in r["questions"]}
+    assert rows["q1"]["seeds"] == ["Film"] and rows["q1"]["link_hit"] is True
+    assert rows["q4"]["seeds"] == [] and rows["q4"]["link_hit"] is False  # "Ghost" is in no title: nothing to start
+    assert rows["q4"]["stop_reason"] == "no_candidates"
+    assert r["summary"]["1"]["link_hits"] == 0.75 and r["summary"]["2"]["link_hits"] == 1.0
+    assert r["config"]["link"] is True and r["config"]["depth"] == 2
+    gold = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1")
+    assert gold["summary"]["all"]["link_hits"] is None  # gold seeds: nothing was linked

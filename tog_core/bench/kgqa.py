@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 from tog_core.errors import UsageError
 
-METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "llm_calls", "llm_rounds", "tokens", "s_per_q")
+METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
+           "tokens", "s_per_q")
 
 
 @dataclass(kw_only=True)
@@ -44,6 +45,9 @@ class QuestionResult:
     tokens: int = 0
     cache_hits: int = 0
     wall_s: float = 0.0
+    seeds: list[str] = field(default_factory=list)  # the topic entities the search started from
+    link_hit: bool | None = None  # --link: a gold topic entity is among the linked ones (None: gold seeds given)
+    depth_reached: int = 0
 
 
 
@@ -102,16 +106,19 @@ def answer_match(text: str, answers: list[str]) -> bool:
     return any(a.lower() in low for a in answers if a.strip())
 
 
-async def run_question(engine: Any, q: dict[str, Any], *, clock: Callable[[], float] = time.perf_counter
-                       ) -> QuestionResult:
+async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
+                       clock: Callable[[], float] = time.perf_counter) -> QuestionResult:
+    """One question: from its gold topic entities, or (link=True) from the entities linked from its text as the
+    app and the CLI do."""
     graph = engine.graph
     gold = set(q["answers"])
     seeds = [t for t in q["topic_entities"] if graph.find_title(t) is not None]
     t0 = clock()
-    if not seeds:
+    if not seeds and not link:
         return QuestionResult(id=q["id"], hops=q["hops"], beam_hit=False, chain_hit=False, answer_hit=None,
                               stop_reason="no_seed")
-    state = await engine.run(q["question"], seeds=seeds)
+    state = await engine.run(q["question"], seeds=None if link else seeds)
+    linked = [s.title for s in state.seeds]
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)
     ends = [graph.title(p.end) for p in state.paths if p.hops]
@@ -122,7 +129,8 @@ async def run_question(engine: Any, q: dict[str, Any], *, clock: Callable[[], fl
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
         ends=ends, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
         tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
-        wall_s=round(wall, 4))
+        wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
+        depth_reached=state.depth)
 
 
 def summarize(rows: list[QuestionResult]) -> dict[str, dict[str, Any]]:
@@ -140,6 +148,7 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
     if n == 0:
         return {"n": 0, **{m: None for m in METRICS}}
     answered = [r.answer_hit for r in rows if r.answer_hit is not None]
+    linked = [r.link_hit for r in rows if r.link_hit is not None]
 
     def mean(xs: list[float]) -> float:
         return round(sum(xs) / len(xs), 4)
@@ -149,6 +158,8 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "beam_recall": mean([float(r.beam_hit) for r in rows]),
         "chain_hits1": mean([float(r.chain_hit) for r in rows]),
         "answer_hits1": mean([float(a) for a in answered]) if answered else None,
+        "link_hits": mean([float(a) for a in linked]) if linked else None,
+        "max_depth_stops": mean([float(r.stop_reason == "max_depth") for r in rows]),
         "llm_calls": mean([r.llm_calls for r in rows]),
         "llm_rounds": mean([r.llm_rounds for r in rows]),
         "tokens": mean([r.tokens for r in rows]),
@@ -176,6 +187,7 @@ class KGQAConfig:
     baseline_seeds: int = 1  # the baseline runs with seeds seed, seed+1, …: its recall is the mean over them
     paper: bool = False  # every departure from the paper switched off
     without: tuple[str, ...] = ()  # departures switched off one by one
+    link: bool = False  # topic entities linked from the question text (as the app does) instead of the given ones
 
 
 def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
@@ -233,7 +245,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         async def one(q: dict[str, Any]) -> QuestionResult:
             nonlocal done
             async with sem:
-                r = await run_question(engine_for(cfg.depth or q["hops"]), q)
+                r = await run_question(engine_for(cfg.depth or q["hops"]), q, link=cfg.link)
             done += 1
             if done % 25 == 0 or done == len(questions):
                 say(f"{done}/{len(questions)} questions")
@@ -247,7 +259,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
-              "policy": first.plan.policy, "departures": first.plan.config.departures()}
+              "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link}
     result = {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
     if cfg.baseline:
@@ -275,10 +287,12 @@ def format_table(result: dict[str, Any]) -> str:
     c = result["config"]
     ent = f"/{c['entity_pruner']}" if c.get("entity_pruner", c["pruner"]) != c["pruner"] else ""
     source = Path(c["questions"]).name if c.get("questions") else f"{Path(c['data_dir']).name}/{c['split']}"
+    seeds = "linked from the question" if c.get("link") else "gold topic entities"
     head = (f"kgqa {source}: pruner={c['pruner']}{ent} width={c['width']} depth={c['depth']} "
-            f"mode={c.get('mode', 'faithful')} model={c['model']}; {result['summary']['all']['n']} questions in "
-            f"{result['wall_s']:.1f} s")
-    cols = ["hops", "n", "beam recall", "chain Hits@1", "answer Hits@1", "LLM calls", "rounds", "tokens", "s/q"]
+            f"mode={c.get('mode', 'faithful')} model={c['model']} seeds={seeds}; {result['summary']['all']['n']} "
+            f"questions in {result['wall_s']:.1f} s")
+    cols = ["hops", "n", "beam recall", "chain Hits@1", "answer Hits@1", "link hits", "max-depth", "LLM calls",
+            "rounds", "tokens", "s/q"]
     lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
 
     def cell(v: Any, fmt: str) -> str:
@@ -287,7 +301,7 @@ def format_table(result: dict[str, Any]) -> str:
     for level, m in result["summary"].items():
         lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
-            cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
+            cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
     base = result.get("baseline")
     if base:

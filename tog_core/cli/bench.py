@@ -31,6 +31,8 @@ def add_parser(sub: Any) -> None:
                    "and print our beam recall over its")
     k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "
                    "its recall is their mean (default 1)")
+    k.add_argument("--link", action="store_true", help="link topic entities from the question text as the app does "
+                   "(instead of the given topic_entities); with --depth D the engine's own stop rule decides")
     k.add_argument("--paper", action="store_true", help="ToG as published: every departure from the paper off")
     k.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
@@ -53,7 +55,7 @@ def cmd(args: argparse.Namespace) -> int:
                      depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
                      prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
                      questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds,
-                     paper=args.paper, without=tuple(args.without))
+                     paper=args.paper, without=tuple(args.without), link=args.link)
     say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)

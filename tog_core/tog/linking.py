@@ -10,55 +10,72 @@ from typing import Any
 from tog_core.llm.usage import Usage
 from tog_core.tog.trace import Seed
 
-_TOKEN = re.compile(r"[\w'’\-\.&]+|[^\w\s]", re.UNICODE)
-_COMMON = frozenset("""a an the of in on at to for by with from and or is are was were be what which who whom whose
-when where why how that this these those it its as did do does film films movie movies act acted star starred
-direct directed write wrote written born town city founder founded people person year years language genre
-""".split())
+# scripts written without spaces between words: titles are found as substrings of a run of these characters
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_EDGE_PUNCT = "?!.,;:\"'()[]«»“”‘’「」『』，。？！：；、（）"
+MIN_SPAN_CHARS = 2  # a one-character title never links from a substring
 
 
 def _spans(question: str, max_words: int = 10) -> list[tuple[int, int, str]]:
-    """All word n-grams (start, end, text), longest first."""
+    """Candidate title spans (start, end, text) in character offsets, longest first: runs of up to `max_words`
+    space-separated words, and every substring of a run of a script written without spaces (Chinese, Japanese,
+    Korean), where a title may start and end anywhere."""
     words = [(m.start(), m.end()) for m in re.finditer(r"\S+", question)]
     out = []
     for n in range(min(max_words, len(words)), 0, -1):
         for i in range(len(words) - n + 1):
             a, b = words[i][0], words[i + n - 1][1]
-            out.append((i, i + n, question[a:b]))
-    return out
+            out.append((a, b, question[a:b]))
+    for m in _UNSPACED.finditer(question):
+        a, b = m.span()
+        out += [(x, y, question[x:y]) for x in range(a, b) for y in range(x + MIN_SPAN_CHARS, min(b, x + 24) + 1)]
+    return sorted(out, key=lambda t: (-(t[1] - t[0]), t[0]))
 
 
 def _variants(text: str) -> list[str]:
-    t = text.strip()
-    out = [t, t.strip("?!.,;:\"'()[]"), re.sub(r"['’]s$", "", t.strip("?!.,;:\"'()[]"))]
+    t = text.strip().strip(_EDGE_PUNCT)
+    out = [text.strip(), t, re.sub(r"['’]s$", "", t)]
     return list(dict.fromkeys(v for v in out if v))
 
 
+def _distinctive(text: str, *, sentence_start: bool, exact: bool) -> bool:
+    """Whether a span is evidence of a name by its form alone, in any language: several words, a script without
+    spaces, a capital letter (not only the one that starts the sentence), a digit or an underscore. A lone
+    lower-case word that merely equals a title ("war", "drama", "town") is not."""
+    if " " in text.strip() or _UNSPACED.search(text) or any(ch.isdigit() or ch == "_" for ch in text):
+        return True
+    upper = [k for k, ch in enumerate(text) if ch.isupper()]
+    return bool(upper) and (not sentence_start or len(upper) > 1 or not exact and len(text) > 1 and upper[0] > 0)
+
+
 def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
-    """Titles that appear verbatim (case-sensitive first, then case-insensitive) as word spans."""
-    taken: set[int] = set()
-    seeds: list[Seed] = []
+    """Titles that occur in the question (case-sensitive first, then case-insensitive), longest first and never
+    overlapping. Spans distinctive by their form (see `_distinctive`) win; plain lower-case words that equal a
+    title are taken only when nothing distinctive matched."""
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[bool, int, Seed]] = []  # (distinctive, position, seed)
     seen: set[int] = set()
-    for i, j, text in _spans(question):
-        if any(k in taken for k in range(i, j)):
+    first_word = re.match(r"\s*\S+", question)
+    for a, b, text in _spans(question):
+        if any(a < y and x < b for x, y in taken):
             continue
         for v in _variants(text):
-            if j - i == 1 and (v.lower() in _COMMON or len(v) < 3):
+            if len(v) < MIN_SPAN_CHARS or (len(v) < 3 and not _UNSPACED.search(v)):
                 continue
             idx = graph.find_title(v)
             if idx is None or idx in seen:
                 continue
             exact = graph.title(idx) == v
-            if j - i == 1 and not exact and not v[:1].isupper():
+            distinctive = _distinctive(v, sentence_start=bool(first_word) and a < first_word.end(), exact=exact)
+            if not exact and not distinctive:
                 continue  # a lone lower-case word matching a title only by case: too weak
             seen.add(idx)
-            taken.update(range(i, j))
+            taken.append((a, b))
             e = graph.entity(idx)
-            seeds.append(Seed(id=e.id, title=e.title, how="exact", score=1.0 if exact else 0.9))
+            found.append((distinctive, a, Seed(id=e.id, title=e.title, how="exact", score=1.0 if exact else 0.9)))
             break
-        if len(seeds) >= limit:
-            break
-    return seeds
+    strong = [f for f in found if f[0]]
+    return [seed for _, _, seed in sorted(strong or found, key=lambda f: f[1])][:limit]
 
 
 def link_fuzzy(question: str, graph: Any, *, limit: int = 3, cutoff: float = 88.0) -> list[Seed]:
@@ -69,7 +86,7 @@ def link_fuzzy(question: str, graph: Any, *, limit: int = 3, cutoff: float = 88.
                            processor=lambda s: s.lower())
     seeds: list[Seed] = []
     for title, score, idx in sorted(hits, key=lambda h: (-h[1], -len(h[0]))):
-        if len(title) < 4 or title.lower() in _COMMON:
+        if len(title) < 4:
             continue
         e = graph.entity(idx)
         seeds.append(Seed(id=e.id, title=e.title, how="fuzzy", score=round(score / 100, 3)))
