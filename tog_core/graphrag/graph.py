@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 from tog_core.graphrag.project import ProjectInfo, open_project
 from tog_core.graphrag.store import Entity, GraphStore, Relationship, TextUnit
-from tog_core.graphrag.tables import LONG_DESCRIPTION_CHARS, PLACEHOLDER_PREFIX, GraphColumns, build_columns, read_tables
+from tog_core.graphrag.tables import (LONG_DESCRIPTION_CHARS, PLACEHOLDER_PREFIX, GraphColumns, build_columns,
+                                      read_tables)
 
 __all__ = ["KnowledgeGraph", "GraphStore", "Entity", "Relationship", "TextUnit", "PLACEHOLDER_PREFIX",
            "LONG_DESCRIPTION_CHARS"]

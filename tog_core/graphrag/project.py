@@ -256,7 +256,8 @@ def _columns(pq: Any, path: Path) -> list[str]:
         raise
     except Exception as err:  # pyarrow raises several types for broken files; re-raised typed
         raise UnreadableTableError(f"cannot read parquet ({err.__class__.__name__}: {str(err)[:120]})", path=path,
-                                   fix="the file is damaged or not parquet; re-run `graphrag index` or restore it") from None
+                                   fix="the file is damaged or not parquet; re-run `graphrag index` or restore it"
+                                   ) from None
 
 
 def _detect_version(pq: Any, tables: Mapping[str, Path], *, legacy: bool, name_col: str, artifacts: bool,

@@ -80,7 +80,8 @@ def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid/OSError/...; re-raised typed
         raise UnreadableTableError(f"cannot read parquet ({err.__class__.__name__}: {str(err)[:120]})", path=path,
-                                   fix="the file is damaged or not parquet; re-run `graphrag index` or restore it") from None
+                                   fix="the file is damaged or not parquet; re-run `graphrag index` or restore it"
+                                   ) from None
 
 
 def _string_column(table: pa.Table, name: str, path: Path, *, required: bool,
@@ -168,7 +169,8 @@ def build_columns(ent: pa.Table, rel: pa.Table, tu: pa.Table | None, *, info: Pr
     tu_path = paths[2] or Path("text_units.parquet")
     problems: list[str] = list(info.problems) if info else []
     if ent.num_rows == 0:
-        raise EmptyTableError("has no rows", path=ent_path, fix="the index found no entities; check the input documents")
+        raise EmptyTableError("has no rows", path=ent_path,
+                              fix="the index found no entities; check the input documents")
     if rel.num_rows == 0:
         raise EmptyTableError("has no rows", path=rel_path,
                               fix="ToG needs relationships to walk; check the indexing run finished")
