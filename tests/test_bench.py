@@ -174,3 +174,29 @@ def test_link_mode_starts_from_the_question_text_and_counts_link_hits(tmp_path, 
     assert r["config"]["link"] is True and r["config"]["depth"] == 2
     gold = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1")
     assert gold["summary"]["all"]["link_hits"] is None  # gold seeds: nothing was linked
+
+
+def test_gold_path_diagnostic_names_the_depth_and_stage_where_the_gold_relation_left(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    questions = [
+        # the search follows directed_by twice: nothing lost
+        {**QUESTIONS[4], "relation_path": ["directed_by", "directed_by (inverse)"]},
+        # "who directed Film" with width 1 keeps directed_by; a gold path through the actor is dropped at depth 1
+        {"id": "q6", "question": "who directed Film", "topic_entities": ["Film"], "answers": ["Sam"], "hops": 1,
+         "relation_path": ["starred_actors"]},
+        # no edge of that relation at all
+        {"id": "q7", "question": "who directed Film", "topic_entities": ["Film"], "answers": ["Sam"], "hops": 1,
+         "relation_path": ["edited_by"]},
+    ]
+    data = write_kgqa(tmp_path, questions)
+    r = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1")
+    rows = {q["id"]: q for q in r["questions"]}
+    assert rows["q5"]["gold_path_lost"] is None
+    assert rows["q6"]["gold_path_lost"] == {"depth": 1, "stage": "relations", "why": "dropped"}
+    assert rows["q7"]["gold_path_lost"] == {"depth": 1, "stage": "relations", "why": "never a candidate"}
+    assert r["summary"]["1"]["gold_path_lost"] == {"depth 1 relations: dropped": 1,
+                                                   "depth 1 relations: never a candidate": 1}
+    # the two-hop gold path of q5 when the search is told to stop at depth 1
+    short = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1", "--depth", "1")
+    assert {q["id"]: q for q in short["questions"]}["q5"]["gold_path_lost"] == \
+        {"depth": 2, "stage": "relations", "why": "not reached"}

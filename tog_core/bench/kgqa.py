@@ -48,6 +48,7 @@ class QuestionResult:
     seeds: list[str] = field(default_factory=list)  # the topic entities the search started from
     link_hit: bool | None = None  # --link: a gold topic entity is among the linked ones (None: gold seeds given)
     depth_reached: int = 0
+    gold_path_lost: dict[str, Any] | None = None  # questions with a relation_path: where it left the search
 
 
 
@@ -130,7 +131,34 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
         ends=ends, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
         tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
         wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
-        depth_reached=state.depth)
+        depth_reached=state.depth,
+        gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None)
+
+
+def gold_path_loss(graph: Any, steps: list[Any], relation_path: list[str]) -> dict[str, Any] | None:
+    """Where the gold relation path left the search: the first depth and stage at which no kept candidate followed
+    that depth's gold relation (by label; MetaQA's " (inverse)" suffix ignored), with why: "never a candidate",
+    "dropped" (a candidate, not kept) or "not reached" (the search stopped before that stage). None when every gold
+    relation was kept at its depth."""
+    for depth, rel in enumerate(relation_path, 1):
+        rel = rel.removesuffix(" (inverse)")
+        for stage in ("relations", "entities"):
+            step = next((st for st in steps if st.depth == depth and st.stage == stage), None)
+            if step is None and stage == "relations" and any(st.depth == depth for st in steps):
+                continue  # fast mode scores (relation, entity) pairs in the entities stage only
+            if step is None:
+                return {"depth": depth, "stage": stage, "why": "not reached"}
+            def labels(c: Any) -> set[str]:
+                if c.kind == "relation":
+                    return {c.relation or ""}
+                idx = [graph.find_relationship(r) for r in c.relationship_ids]
+                return set(graph.labels([i for i in idx if i is not None]))
+            on_gold = [c for c in step.candidates if rel in labels(c)]
+            if not on_gold:
+                return {"depth": depth, "stage": stage, "why": "never a candidate"}
+            if not any(c.kept for c in on_gold):
+                return {"depth": depth, "stage": stage, "why": "dropped"}
+    return None
 
 
 def summarize(rows: list[QuestionResult]) -> dict[str, dict[str, Any]]:
@@ -160,11 +188,22 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "answer_hits1": mean([float(a) for a in answered]) if answered else None,
         "link_hits": mean([float(a) for a in linked]) if linked else None,
         "max_depth_stops": mean([float(r.stop_reason == "max_depth") for r in rows]),
+        "gold_path_lost": _losses(rows),
         "llm_calls": mean([r.llm_calls for r in rows]),
         "llm_rounds": mean([r.llm_rounds for r in rows]),
         "tokens": mean([r.tokens for r in rows]),
         "s_per_q": mean([r.wall_s for r in rows]),
     }
+
+
+def _losses(rows: list[QuestionResult]) -> dict[str, int]:
+    """How many gold relation paths left the search where: {"depth 2 relations: dropped": 5, ...}."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if r.gold_path_lost:
+            key = f"depth {r.gold_path_lost['depth']} {r.gold_path_lost['stage']}: {r.gold_path_lost['why']}"
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
 
 
 @dataclass(kw_only=True)
@@ -303,6 +342,10 @@ def format_table(result: dict[str, Any]) -> str:
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
+    for level, m in result["summary"].items():
+        if m.get("gold_path_lost"):
+            lines.append(f"gold relation path lost, {level} hops: " + "; ".join(
+                f"{k} {v}" for k, v in m["gold_path_lost"].items()))
     base = result.get("baseline")
     if base:
         seeds = base["seeds"]
