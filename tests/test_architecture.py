@@ -323,7 +323,7 @@ def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def test_importing_every_module_writes_nothing_to_the_environment(tmp_path):
+def test_importing_every_module_writes_nothing_to_the_environment_nor_imports_litellm(tmp_path):
     code = (
         "import importlib, json, os\n"
         f"names = {sorted(m for m in module_files() if m != 'tog_core.__main__')!r}\n"
@@ -331,12 +331,16 @@ def test_importing_every_module_writes_nothing_to_the_environment(tmp_path):
         "for name in names:\n"
         "    importlib.import_module(name)\n"
         "after = dict(os.environ)\n"
+        "import sys\n"
         "print(json.dumps({k: [before.get(k), after.get(k)] for k in set(before) | set(after)"
-        " if before.get(k) != after.get(k)}))\n")
+        " if before.get(k) != after.get(k)}))\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'openai'})))\n")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     proc = _run(code, env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}, "variables written at import: " + proc.stdout
+    written, heavy = (json.loads(line) for line in proc.stdout.strip().splitlines()[-2:])
+    assert written == {}, f"variables written at import: {written}"
+    assert heavy == [], f"imported at import time (LiteLLM must load at first use, llm/_litellm.py): {heavy}"
 
 
 def test_inspect_imports_neither_litellm_nor_streamlit(tmp_path):
