@@ -49,26 +49,33 @@ class LRU:
     def split(self, keys: Iterable[Hashable]) -> tuple[dict[Hashable, Any], list[Hashable]]:
         """(cached values by key, keys to fetch) — one lock round for a batch."""
         found: dict[Hashable, Any] = {}
-        missing: list[Hashable] = []
+        missing: dict[Hashable, None] = {}  # ordered, O(1) membership
         with self._lock:
             for k in keys:
-                if k in found:
+                if k in found or k in missing:
                     continue
                 v = self._d.get(k, _MISSING)
                 if v is _MISSING:
-                    if k not in missing:
-                        missing.append(k)
+                    missing[k] = None
                 else:
                     self._d.move_to_end(k)
                     found[k] = v
             self.hits += len(found)
             self.misses += len(missing)
-        return found, missing
+        return found, list(missing)
 
     def put(self, key: Hashable, value: Any) -> None:
         with self._lock:
             self._d[key] = value
             self._d.move_to_end(key)
+            while len(self._d) > self.maxsize:
+                self._d.popitem(last=False)
+
+    def put_many(self, items: Iterable[tuple[Hashable, Any]]) -> None:
+        with self._lock:
+            for key, value in items:
+                self._d[key] = value
+                self._d.move_to_end(key)
             while len(self._d) > self.maxsize:
                 self._d.popitem(last=False)
 
@@ -188,11 +195,11 @@ class PgGraphStore:
         keys = [self._check(i, self.n_entities, "entity") for i in _ints(idxs)]
         found, missing = self._ent.split(keys)
         if missing:
-            for i, eid, title, typ, desc, deg, ph in self._rows("entities", (missing,)):
-                e = Entity(idx=i, id=eid, title=title, type=typ or "", description=desc or "", degree=deg,
-                           placeholder=ph)
-                found[i] = e
-                self._ent.put(i, e)
+            got = {i: Entity(idx=i, id=eid, title=title, type=typ or "", description=desc or "", degree=deg,
+                             placeholder=ph)
+                   for i, eid, title, typ, desc, deg, ph in self._rows("entities", (missing,), binary=True)}
+            found.update(got)
+            self._ent.put_many(got.items())
         return [found[k] for k in keys]
 
     def entity(self, idx: int) -> Entity:
@@ -267,7 +274,7 @@ class PgGraphStore:
                 else:
                     arrs = _EMPTY
                 found[k] = arrs
-                self._nbr.put(k, arrs)
+            self._nbr.put_many((k, found[k]) for k in missing)
         return {k: found[k] for k in keys}
 
     def neighbors(self, idx: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,9 +287,9 @@ class PgGraphStore:
         keys = [self._check(i, self.n_relationships, "relationship") for i in _ints(ridxs)]
         found, missing = self._rel.split(keys)
         if missing:
-            for row in self._rows("rels", (missing,)):
-                found[row[0]] = row[1:]
-                self._rel.put(row[0], row[1:])
+            got = {row[0]: row[1:] for row in self._rows("rels", (missing,), binary=True)}
+            found.update(got)
+            self._rel.put_many(got.items())
         return [found[k] for k in keys]
 
     def labels(self, ridxs: Sequence[int] | np.ndarray) -> list[str]:
@@ -329,11 +336,11 @@ class PgGraphStore:
         found, missing = self._ev.split(keys)
         if missing:
             got: dict[int, list[TextUnit]] = {k: [] for k in missing}
-            for rel, tid, text in self._rows("evidence", (missing,)):
+            for rel, tid, text in self._rows("evidence", (missing,), binary=True):
                 got[rel].append(TextUnit(id=tid, text=text or ""))
-            for k, v in got.items():
-                found[k] = tuple(v)
-                self._ev.put(k, tuple(v))
+            frozen = {k: tuple(v) for k, v in got.items()}
+            found.update(frozen)
+            self._ev.put_many(frozen.items())
         return {k: list(found[k]) for k in keys}
 
     def evidence(self, ridx: int) -> list[TextUnit]:
