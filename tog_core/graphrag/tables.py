@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from tog_core.graphrag.project import EmptyTableError, ProjectError, ProjectInfo, SchemaError, UnreadableTableError
+from tog_core.graphrag.errors import EmptyTableError, ProjectError, SchemaError, UnreadableTableError
+from tog_core.graphrag.project import ProjectInfo
 
 __all__ = ["GraphColumns", "read_tables", "build_columns", "PLACEHOLDER_PREFIX", "LONG_DESCRIPTION_CHARS"]
 
