@@ -1,15 +1,23 @@
-"""ToG Explorer: `streamlit run app.py -- --project demo`. Navigation and the sidebar (project, model, search)."""
+"""ToG Explorer: `streamlit run app.py -- --project demo`. Navigation and the sidebar (project, model, search).
+
+The pages live in app_pages/ (not pages/: Streamlit runs a `pages/` folder as its old multipage app on a fresh
+server's first visit to a page URL, skipping this script and its sidebar). With TOG_TIMING=FILE set, every
+script run appends "<page> <seconds>" to FILE (bench/explore_click.py reads it).
+"""
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 import streamlit as st
 
 import ui
-from tog_core.graphrag.project import ProjectError
 from tog_core.app.session import MODES, PRUNERS, K, parse_app_args, recent_projects, remember_project, \
     resolve_project_path, sidebar_defaults
+from tog_core.graphrag.project import ProjectError
 
+_t0 = time.perf_counter()
 st.set_page_config(page_title="ToG Explorer", layout="wide")
 ss = st.session_state
 # Widget ids include the running script's hash, which differs on the very first run of a session, so
@@ -61,7 +69,8 @@ with st.sidebar:
     st.subheader("Model")
     st.text_input("Model (LiteLLM string, `local` or `none`)", key=K.MODEL, placeholder="default: the project's",
                   help="e.g. openai/gpt-4.1-mini, ollama/llama3.1. Empty: the project's model when its key is "
-                       "set, else the packaged local model.")
+                       "set, else no LLM (the answer is composed from the chains). `local`: the packaged 135M "
+                       "model, a demo that often repeats itself or invents facts.")
     st.text_input("API base", key=K.API_BASE, placeholder="provider default")
     st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                   help="Kept in this browser session's memory only; never saved.")
@@ -79,8 +88,14 @@ with st.sidebar:
         st.radio("Mode", MODES, key=K.MODE, horizontal=True,
                  help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
 
-pages = [st.Page("pages/ask.py", title="Ask", default=True),
-         st.Page("pages/explore.py", title="Explore step by step"),
-         st.Page("pages/graph.py", title="Graph browser"),
-         st.Page("pages/runs.py", title="Saved runs")]
-st.navigation(pages).run()
+pages = [st.Page("app_pages/ask.py", title="Ask", default=True),
+         st.Page("app_pages/explore.py", title="Explore step by step"),
+         st.Page("app_pages/graph.py", title="Graph browser"),
+         st.Page("app_pages/runs.py", title="Saved runs")]
+page = st.navigation(pages)
+try:
+    page.run()
+finally:
+    if os.environ.get("TOG_TIMING"):
+        with open(os.environ["TOG_TIMING"], "a", encoding="utf-8") as _f:
+            _f.write(f"{page.url_path or 'ask'} {time.perf_counter() - _t0:.4f}\n")

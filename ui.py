@@ -1,25 +1,31 @@
-"""Streamlit glue shared by app.py and pages/: cached resources, the current settings, pictures.
+"""Streamlit glue shared by app.py and pages/: cached resources, the current settings, engines, pictures.
 
-The loaded graph, LLM clients and the embedder are `st.cache_resource` (shared read-only across
-sessions). Logic lives in tog_core.app.session; this file only connects it to Streamlit.
+The loaded graph, LLM clients and the embedder are `st.cache_resource` (shared read-only across sessions);
+engines come from tog_core.compose (the CLI and the benchmark build theirs the same way). Pictures are built
+once per (run, steps, depth, options) in tog_core.render.cache and shown either in an opaque-origin iframe
+(`picture`) or, when a click on a node must act, in the picture component (`picture_pick`,
+tog_core/app/picture_component/index.html). Logic lives in tog_core.app; this file only connects it to Streamlit.
 """
 from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import streamlit as st
+import streamlit.components.v1 as components
 
-from tog_core.tog.engine import ToGEngine
-from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.llm.factory import build_embedder, build_llm, choose_model
-from tog_core.graphrag.project import ProjectInfo, open_project
-from tog_core.runs.files import RunStore
 from tog_core.app.session import K, Settings, run_spec
 from tog_core.compose import build_engine, plan
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.project import ProjectInfo, open_project
+from tog_core.llm.factory import build_embedder, build_llm, choose_model
+from tog_core.render.cache import PICTURES
+from tog_core.runs.files import RunStore
+from tog_core.tog.engine import ToGEngine
 
 APP_DIR = Path(__file__).resolve().parent
+_PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
 
 
 @st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
@@ -72,6 +78,14 @@ def model_note(s: Settings) -> str:
     return f"{choice.model}" + (f" — {choice.note}" if choice.note else "")
 
 
+def model_kind(s: Settings | None = None) -> str:
+    """"none", "local" or "litellm": what the current settings run on (nothing is started)."""
+    s = s or settings()
+    cur = project()
+    return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
+                        api_key=st.session_state.get(K.API_KEY) or None).kind
+
+
 def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
     """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
     s = s or settings()
@@ -82,7 +96,9 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     cfg = p.config
     emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter) else None
     eng = build_engine(p, graph=graph, info=info, llm=llm, embedder=emb).engine
-    return eng, choice.public_dict(), []
+    notes = [f"pruning: {cfg.relation_pruner}" + ("" if cfg.entity_pruner == cfg.relation_pruner else
+                                                  f" / {cfg.entity_pruner}") + f" · {p.policy} policy"]
+    return eng, choice.public_dict(), notes
 
 
 def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
@@ -99,20 +115,37 @@ def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any]
         raise  # unreachable: st.stop raises
 
 
+def local_client(project_path: str) -> Any:
+    """The packaged small local model's client (started on first use), for the opt-in draft."""
+    return _client(project_path, "local", "", None)[0]
+
+
 def store() -> RunStore:
     return RunStore()
+
+
+def cached(key: Hashable, build: Callable[[], str]) -> str:
+    """A picture page built once per key (run, steps, depth, options) and reused (tog_core.render.cache)."""
+    return PICTURES.get_or_build(key, build)
 
 
 def picture(page: str, height: int) -> None:
     """A standalone picture page in an iframe. A data: URL gives it an opaque origin, so its scripts can
     never reach the app (srcdoc would be same-origin)."""
-    if hasattr(st, "iframe"):
-        url = "data:text/html;base64," + base64.b64encode(page.encode("utf-8")).decode("ascii")
-        st.iframe(url, height=height)
-    else:  # older Streamlit
-        import streamlit.components.v1 as components
+    url = "data:text/html;base64," + base64.b64encode(page.encode("utf-8")).decode("ascii")
+    st.iframe(url, height=height)
 
-        components.html(page, height=height, scrolling=True)
+
+def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[str, Any]], None]) -> None:
+    """A picture whose node clicks act: `on_pick({"ref", "label"})` runs (as a widget callback) when a node
+    carrying a `ref` is clicked. Where the component cannot run, the picture is simply not shown: every
+    action it offers is also on the page as a table or a button."""
+    def changed() -> None:
+        value = st.session_state.get(key)
+        if isinstance(value, dict) and value.get("ref") is not None:
+            on_pick(value)
+
+    _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
 
 
 def need_project() -> tuple[ProjectInfo, KnowledgeGraph]:

@@ -1,4 +1,4 @@
-"""tog_core.app.session without Streamlit: saving during a run, stopping, branching, recent projects, escaping."""
+"""tog_core.app (session, runner, views) without Streamlit: saving during a run, stopping, branching, recent projects, escaping."""
 from __future__ import annotations
 
 import pytest
@@ -7,9 +7,10 @@ from test_engine import make_graph
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.runs.files import RunStore
-from tog_core.app.session import (Exploration, Settings, answer_start, candidate_rows, choice_from_rows, run_spec,
-                              explore_apply, explore_back, explore_finish, explore_propose, explore_start, md_text,
-                              parse_app_args, recent_projects, remember_project, run_question)
+from tog_core.app.runner import (Exploration, explore_apply, explore_back, explore_finish, explore_propose,
+                                 explore_start, run_question)
+from tog_core.app.session import Settings, parse_app_args, recent_projects, remember_project, run_spec
+from tog_core.app.views import answer_start, candidate_rows, choice_from_rows, md_text
 from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
@@ -31,8 +32,8 @@ def test_run_question_saves_after_every_step():
     orig = store.save
     store.save = lambda tr: (saved.append(len(tr.steps)), orig(tr))[1]
     tr = run_question(engine(), Q, seeds=["Acme"], store=store)
-    assert "Paris" in tr.answer and saved == sorted(saved) and saved[0] == 1
-    assert len(saved) == len(tr.steps) + 2  # every step, the answer, and the final trace
+    assert "Paris" in tr.answer and saved == sorted(saved) and saved[0] == 0  # saved once linked: a reload finds it
+    assert len(saved) == len(tr.steps) + 3  # the start, every step, the answer, and the final trace
     assert store.load(tr.run_id).answer == tr.answer
 
 

@@ -72,8 +72,8 @@ def assert_safe(page: str) -> None:
     assert "<h1" not in low  # pyvis heading never used
     assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
     assert set(URL.findall(page)) <= VIS_URLS  # only the URLs inside the inlined vis.js text
-    # vis.js, pyvis' drawGraph, and (with physics) our stop-physics hook: data never adds a script block
-    assert page.count("</script>") == (3 if "stabilizationIterationsDone\", stop" in page else 2)
+    # vis.js, pyvis' drawGraph, our fit hook and (clickable pictures) our click hook: data never adds a script
+    assert page.count("</script>") == (4 if 'tog: "pick"' in page else 3)
     data = picture_json(page)
     for item in data["nodes"] + data["edges"]:
         for key in ("label", "title"):
@@ -89,7 +89,7 @@ def test_frontier_synthetic_shows_kept_pruned_frontier_and_overrides():
     data = picture_json(page)
     by_label = {n["label"].rstrip(" ✎"): n for n in data["nodes"]}
     assert set(by_label) == set("ABCDEFG")
-    assert "seed" in by_label["A"]["title"]
+    assert "topic entity" in by_label["A"]["title"]
     assert "pruned at depth 1" in by_label["D"]["title"]
     assert "in the current frontier" in by_label["E"]["title"] and "in the current frontier" in by_label["G"]["title"]
     assert "in the current frontier" not in by_label["B"]["title"]
@@ -103,8 +103,11 @@ def test_frontier_synthetic_shows_kept_pruned_frontier_and_overrides():
     assert "score 0.90" in next(e["title"] for e in data["edges"] if e["to"] == ids["B"])
     assert "reason: because" in over_edges[0]["title"]
     assert "depth 1 relations: 1 kept, 1 pruned" in by_label["A"]["title"]
-    assert 'class="tog-legend"' in page and "overridden by a person" in page
-    assert "stabilizationIterationsDone" in page and "physics: {enabled: false}" in page
+    assert 'class="tog-legend"' in page and "overridden by a person" in page and 'id="tog-fit"' in page
+    x = {k: n["x"] for k, n in by_label.items()}  # layers left to right by depth
+    assert x["A"] < x["B"] == x["C"] == x["D"] < x["E"] == x["F"] == x["G"]
+    y = {k: n["y"] for k, n in by_label.items()}
+    assert y["B"] < y["D"] and y["C"] < y["D"]  # kept above pruned in a column
 
 
 def test_frontier_depth_1_excludes_depth_2():
@@ -138,7 +141,9 @@ def test_node_cap_and_more_not_shown_note():
     assert {"Seed", "Node 0", "Node 1", "Node 2"} <= set(got)  # seeds and kept survive the cap
     assert "31 more not shown" in page
     assert all(e["from"] in range(10) and e["to"] in range(10) for e in picture_json(page)["edges"])
-    assert "more not shown" not in frontier_html(trace, max_nodes=100)
+    assert "more not shown" not in frontier_html(trace, max_nodes=100, pruned_per_depth=100)
+    few = labels(frontier_html(trace, pruned_per_depth=5))  # the best 5 pruned of the depth, not 37
+    assert len(few) == 1 + 3 + 5 and "Node 3" in few and "Node 8" not in few
 
 
 @pytest.mark.parametrize("bad", HOSTILE)
@@ -168,12 +173,15 @@ def test_chains_one_node_per_distinct_entity_left_to_right():
     assert len(data["nodes"]) == len(distinct) == 5
     x = {n["label"]: n["x"] for n in data["nodes"]}
     assert x["A"] < x["B"] == x["C"] < x["E"] == x["G"]
-    assert all(n["fixed"] for n in data["nodes"])
+    assert all(n["physics"] is False for n in data["nodes"])
     widths = {e["label"]: e["width"] for e in data["edges"]}
     assert widths["A founded B"] > widths["A met C"]  # chain 0 emphasised
     widths2 = {e["label"]: e["width"] for e in picture_json(chains_html(trace, emphasise=1))["edges"]}
     assert widths2["A met C"] > widths2["A founded B"]
-    assert "evidence: tu-1, tu-2" in data["edges"][0]["title"]
+    assert "2 source passage(s)" in data["edges"][0]["title"] and "tu-1" not in data["edges"][0]["title"]
+    trace["evidence"] = {"tu-1": {"text": "Long passage. A founded B in 1820.", "support": "A founded B in 1820."}}
+    tip = picture_json(chains_html(trace))["edges"][0]["title"]
+    assert "source: “A founded B in 1820.”" in tip and "tu-1" not in tip
 
 
 def test_chains_walk_handles_links_stored_backwards():

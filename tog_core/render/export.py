@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tog_core.render.viz import chains_html, frontier_html, overridden_ids
+from tog_core.render.chains import chains_html
+from tog_core.render.frontier import frontier_html, overridden_ids
 
 FORMATS = ("json", "md", "html")
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"

@@ -37,6 +37,9 @@ class RunSummary:
     finished: bool
     parent_run: str | None
     path: Path
+    steps: int = 0  # steps taken; 0 with no answer = abandoned before the search began (not worth listing)
+    stage: str = ""  # where an unfinished run stopped ("relations", "entities", "evaluate", "answer")
+    resumable: bool = False  # unfinished, not failed, and carrying the state a resume needs
 
 
 class RunStore:
@@ -90,7 +93,8 @@ class RunStore:
                 llm_calls=int(stats.get("llm_calls") or 0), cost_usd=stats.get("cost_usd"),
                 width=cfg.get("width"), depth=cfg.get("depth"), pruner=str(cfg.get("pruner", "")),
                 model=str(cfg.get("model", "")), finished=bool(d.get("answer")), parent_run=d.get("parent_run"),
-                path=p))
+                path=p, steps=len(d.get("steps") or []), stage=str((d.get("state") or {}).get("stage") or ""),
+                resumable=not d.get("answer") and d.get("stop_reason") != "error" and bool(d.get("state"))))
         out.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
         return out
 

@@ -1,0 +1,247 @@
+"""Streamlit blocks the pages share: a run with live progress and a Stop button, the answer stated plainly, the
+opt-in local draft, topic entities with "did you mean", "why not X?", evidence with the supporting sentence
+marked, and the cached pictures. The logic is in tog_core.app (runner, views, draft) and tog_core.tog.diagnosis.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import streamlit as st
+
+import ui
+from tog_core.app import views as V
+from tog_core.app.session import K, settings_from_trace
+from tog_core.render.cache import trace_key
+from tog_core.render.chains import chains_html
+from tog_core.render.frontier import frontier_html, trace_entity_types
+from tog_core.tog.diagnosis import diagnose, diagnosis_text
+
+ss = st.session_state
+STAGE_WORDS = {"linking": "finding the topic entities", "relations": "scoring relations",
+               "entities": "scoring entities", "evaluate": "judging the chains", "answer": "writing the answer"}
+
+
+def _stop_pressed() -> None:
+    ss[K.ASK_STOPPED] = True
+
+
+def live_run(work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…") -> Any:
+    """Run `work(**callbacks)` showing the stage, depth, calls, tokens and elapsed time as they change, the
+    streamed answer in plain view, and a Stop button (pressing it interrupts the run; the next page run
+    answers from what was saved)."""
+    stop_slot = st.empty()
+    stop_slot.button("Stop", key="stop_button", on_click=_stop_pressed, icon=":material/stop_circle:",
+                     help="Stop the search and answer from the chains found so far")
+    status = st.status(label, expanded=True)
+    box, parts = st.empty(), []
+    now = {"depth": 1, "stage": "linking", "usage": {}, "t0": time.perf_counter()}
+
+    def show() -> None:
+        words = STAGE_WORDS.get(now["stage"], now["stage"])
+        status.update(label=V.progress_line(now["depth"], words, now["usage"], max_depth=max_depth,
+                                            elapsed=time.perf_counter() - now["t0"]))
+
+    def on_stage(depth: int, stage: str) -> None:
+        now.update(depth=depth, stage=stage)
+        show()
+
+    def on_usage(u: dict) -> None:
+        now["usage"] = u
+        show()
+
+    def on_step(step: Any) -> None:
+        kept = sum(1 for c in step.candidates if c.kept)
+        what = (f"{len(step.candidates)} candidates, {kept} kept" if step.stage != "evaluate" else
+                ("sufficient" if any(c.kept and c.id == "sufficient" for c in step.candidates) else "go deeper"))
+        status.write(f"depth {step.depth} · {step.stage}: {what} ({step.wall_s:.1f} s)")
+
+    def on_token(t: str) -> None:
+        parts.append(t)
+        box.markdown(V.md_text("".join(parts)))
+
+    def on_reset() -> None:  # the stream broke: the answer composed from the chains follows
+        parts.clear()
+        box.empty()
+
+    try:
+        result = work(on_stage=on_stage, on_usage=on_usage, on_step=on_step, on_token=on_token,
+                      on_answer_reset=on_reset, on_tick=lambda _e: show())
+    except ValueError as err:
+        stop_slot.empty()
+        status.update(label="Could not start", state="error")
+        st.error(str(err))
+        st.stop()
+    stop_slot.empty()
+    box.empty()
+    t = result.to_dict()
+    status.update(label="Done · " + V.progress_line(now["depth"], t.get("stop_reason") or "", t.get("stats")),
+                  state="error" if t.get("stop_reason") == "error" else "complete", expanded=False)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- answer
+
+def answer_block(t: dict[str, Any]) -> None:
+    """The answer stated plainly: the entity, how sure, the chain it rests on, who wrote the text."""
+    view = V.answer_view(t)
+    conf = V.confidence_line(view)
+    if t.get("answer_by") == "llm":
+        st.markdown(V.md_text(t.get("answer") or ""))
+        st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
+                   + (f" · {conf}" if conf else ""))
+    elif view["entity"]:
+        st.markdown(f"### {V.md_text(view['entity'])}")
+        st.caption("Composed from the reasoning chains; no language model wrote it"
+                   + (f" · {conf}" if conf else "")
+                   + (f" · other candidates: {', '.join(view['others'][:4])}" if view["others"] else ""))
+    else:
+        st.markdown(V.md_text(t.get("answer") or "(no answer yet)"))
+    if view["hops"]:
+        lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
+                 for i, (a, rel, b) in enumerate(view["hops"])]
+        st.markdown("\n".join(lines))
+    if view["confidence"] is not None and view["low"]:
+        st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
+                   "expected under “Why not …?”.")
+    if t.get("error"):
+        st.error(f"The run hit an error: {t['error']}")
+    for line in V.fallbacks(t):
+        st.warning("Fallback: " + line)
+    s = t.get("stats") or {}
+    cost = "cost unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
+    st.caption(f"run {t.get('run_id')} · stop reason: {t.get('stop_reason') or 'unfinished'} · "
+               f"{s.get('llm_calls', 0)} LLM calls · {s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)} "
+               f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
+
+
+def draft_block(t: dict[str, Any], project: str) -> None:
+    """The opt-in draft by the small local model, never the default, with its caveat."""
+    from tog_core.llm.local import local_model_available
+
+    if t.get("answer_by") != "chains" or not [c for c in t.get("chains") or [] if c]:
+        return
+    drafts = ss.setdefault(K.ASK_DRAFT, {})
+    ok, why = local_model_available()
+    with st.expander("A sentence instead of a chain? (small local model)", expanded=t["run_id"] in drafts):
+        st.caption("SmolLM2-135M runs offline and can turn the chain and its source text into a sentence. It often "
+                   "repeats itself or invents facts: the chain above is the answer. At most 160 tokens; the "
+                   "draft stops as soon as it repeats itself.")
+        if st.button("Draft with the small local model", disabled=not ok, help=None if ok else why):
+            from tog_core.app.draft import draft_answer
+
+            engine, _, _ = ui.engine_or_stop(settings_from_trace(t, project))
+            box, parts = st.empty(), []
+
+            def on_token(piece: str) -> None:
+                parts.append(piece)
+                box.markdown(V.md_text("".join(parts)))
+
+            with st.spinner("The local model is writing…"):
+                d = draft_answer(engine, engine.restore(t), ui.local_client(project), on_token=on_token)
+            box.empty()
+            drafts[t["run_id"]] = {"text": d.text, "stopped": d.stopped}
+        d = drafts.get(t["run_id"])
+        if d:
+            stopped = {"repetition": "stopped: it began to repeat itself", "cap": "stopped at the token cap",
+                       "end": "complete"}.get(d["stopped"], d["stopped"])
+            st.warning("Draft by the small local model, not checked against the graph: it may be wrong.")
+            st.markdown(V.md_text(d["text"] or "(nothing usable)"))
+            st.caption(stopped)
+
+
+def seeds_block(t: dict[str, Any], graph: Any, *, on_again: Callable[[list[str]], None]) -> None:
+    """The topic entities the run started from, how each was found, "did you mean", and a way to change them."""
+    rows = V.seed_rows(t)
+    current = [r["entity"] for r in rows]
+    alts = V.did_you_mean(graph, t.get("question", ""), current)
+    if rows:
+        st.markdown("**Started from:** " + "; ".join(f"{V.md_text(r['entity'])} ({V.md_text(r['how'])})"
+                                                     for r in rows))
+    else:
+        st.warning("No entity of this project was found in the question, so the search had nowhere to start.")
+    if alts:
+        st.caption("Did you mean: " + ", ".join(alts))
+    with st.popover("Change the topic entities", icon=":material/edit:"):
+        options = list(dict.fromkeys(current + alts + (graph.all_titles() if graph.n_entities <= 5000 else [])))
+        chosen = st.multiselect("Topic entities", options, default=current, key=f"{K.ASK_SEED_EDIT}_{t.get('run_id')}",
+                                help="The search starts from these; type to find others")
+        if st.button("Ask again from these", type="primary", disabled=not chosen):
+            on_again(list(chosen))
+
+
+# ---------------------------------------------------------------------------------------------- why not X?
+
+def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
+                    on_force: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """"Why not X?": the person names the entities they expected; each is placed (final beam, where it was
+    lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis."""
+    text = st.text_input("Why not …? The answer you expected", key=key,
+                         placeholder="an entity's name; several: separate them with ;",
+                         help="Shows where the search dropped it, and lets you force it in and go on")
+    names = [n.strip() for n in (text or "").split(";") if n.strip()]
+    if not names:
+        return []
+    diag = diagnose(t, names, graph)
+    for i, d in enumerate(diag):
+        words = diagnosis_text([d])
+        if not d["found"]:
+            st.warning(words)
+        elif d["in_final_beam"]:
+            st.success(words)
+        else:
+            st.error(words)
+            f = d.get("force")
+            if f and f.get("step") is not None:
+                depth = (d.get("lost") or {}).get("depth")
+                if st.button(f"Force “{f['label'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
+                             icon=":material/call_split:", help="A new branch of this run with your override"):
+                    on_force(f)
+    return diag
+
+
+# ---------------------------------------------------------------------------------------------- evidence
+
+def evidence_block(t: dict[str, Any], graph: Any) -> None:
+    chains = [c for c in t.get("chains") or [] if c]
+    if not chains:
+        st.caption("No chains, so no evidence.")
+        return
+    labels = [f"Chain {i + 1}" + (" (the answer's)" if i == V.answer_view(t)["chain_index"] else "")
+              for i in range(len(chains))]
+    pick = st.segmented_control("Chain", labels, default=labels[V.answer_view(t)["chain_index"]],
+                                key=f"evidence_chain_{t.get('run_id')}") or labels[0]
+    for link in V.evidence(graph, t, labels.index(pick)):
+        st.markdown(f"**{V.md_text(link['source'])}** → {V.md_text(link['relation'])} → "
+                    f"**{V.md_text(link['target'])}**")
+        for uid, text, span in link["units"]:
+            if span:
+                st.markdown("> " + V.marked_md(text[span[0]:span[1]], (0, span[1] - span[0])))
+            with st.expander(f"Whole passage ({len(text)} characters, source {uid[:10]}…)"):
+                st.markdown(V.marked_md(text, span))
+        if link["more"]:
+            st.caption(f"… and {link['more']} more source passage(s)")
+
+
+# ---------------------------------------------------------------------------------------------- pictures
+
+def types_of(graph: Any, t: dict[str, Any], marks: list[dict[str, Any]] = (), extra: list[str] = ()) -> dict[str, str]:
+    return trace_entity_types(graph, t, [m["entity_id"] for m in marks if m.get("entity_id")] + list(extra))
+
+
+def marks_key(marks: list[dict[str, Any]]) -> tuple:
+    return tuple((m.get("entity_id"), bool(m.get("in_final_beam")), str(m.get("lost"))) for m in marks)
+
+
+def chains_picture(t: dict[str, Any], graph: Any, height: int = 460) -> None:
+    page = ui.cached(("chains", trace_key(t), height),
+                     lambda: chains_html(t, height=f"{height}px", types=types_of(graph, t)))
+    ui.picture(page, height)
+
+
+def frontier_picture(t: dict[str, Any], graph: Any, depth: int | None, marks: list[dict[str, Any]],
+                     height: int = 560) -> None:
+    page = ui.cached(("frontier", trace_key(t), depth, marks_key(marks), height),
+                     lambda: frontier_html(t, depth, height=f"{height}px", types=types_of(graph, t, marks),
+                                           marks=marks))
+    ui.picture(page, height)

@@ -1,0 +1,143 @@
+"""Explore: the search one stage at a time. The person keeps or drops candidates in the table or by clicking them
+in the picture, can go back and branch, and can ask "why not X?" and force it in."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from app_pages import blocks as B
+from tog_core.app import runner as R
+from tog_core.app import views as V
+from tog_core.app.session import K
+from tog_core.llm.errors import LLMError
+from tog_core.render.chains import chains_html
+from tog_core.render.frontier import frontier_html
+from tog_core.tog.linking import link_question, search_entities
+
+ss = st.session_state
+info, graph = ui.need_project()
+st.title("Explore step by step")
+ex: R.Exploration | None = ss.get(K.EXPLORE)
+if ex is not None and ex.settings.project != ui.settings().project:
+    ex = ss[K.EXPLORE] = None  # another project was opened
+
+if ex is None:
+    q = st.text_input("Question", key=K.EXPLORE_QUESTION, placeholder="Type a question about the entities of this project")
+    found = [s.title for s in link_question(q, graph)] if q.strip() else []
+    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH, placeholder="type a name to add it")
+    options = list(dict.fromkeys(ss.get(K.EXPLORE_SEEDS, []) + found +
+                                 [t for _, t, _ in search_entities(graph, term, limit=10)]))
+    if ss.get(K.EXPLORE_LINKED) != q:  # a new question: start from its linked entities
+        ss[K.EXPLORE_LINKED], ss[K.EXPLORE_SEEDS] = q, found
+    seeds = st.multiselect("Topic entities (depth 0)", options, key=K.EXPLORE_SEEDS,
+                           help="Linked from the question; add or remove before the search starts.")
+    if q.strip() and not found:
+        st.caption("No entity name was found in the question: pick the topic entities above.")
+    if st.button("Start", type="primary", disabled=not (q.strip() and seeds)):
+        engine, model_info, _ = ui.engine_or_stop()
+        ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+        st.rerun()
+    st.stop()
+
+engine, model_info, notes = ui.engine_or_stop(ex.settings)
+state = ex.state
+st.markdown(f"**{V.md_text(state.question)}**")
+st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
+           " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
+choice: set[str] = set()
+if not state.done:
+    try:
+        R.explore_propose(engine, ex)
+    except LLMError as err:
+        st.error(f"The model failed: {err}")
+        st.stop()
+    step, pkey = ex.proposal.step, ex.proposal_key()
+    held = ss.get(K.EXPLORE_CHOICE) or {}
+    if held.get("key") != pkey:  # a new proposal: start from the automatic choice
+        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
+    st.subheader(f"Depth {step.depth} · {step.stage}")
+    if step.note:
+        st.caption(step.note)
+    for f in step.fallbacks:
+        st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
+    rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
+    edited = st.data_editor(
+        rows, key=f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}", hide_index=True, width="stretch",
+        disabled=[c for c in rows.columns if c != "keep"],
+        column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
+        column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
+                       "score": st.column_config.NumberColumn(format="%.3f")})
+    choice = held["ids"] = V.choice_from_rows(edited.to_dict("records"))
+    with st.container(horizontal=True):
+        if st.button("Continue", type="primary", help="Keep the ticked candidates"):
+            R.explore_apply(engine, ex, choice, ui.store())
+            st.rerun()
+        if st.button("Auto-finish", help="Let the automatic policy search to the end"):
+            with st.spinner("Searching to the end…"):
+                R.explore_finish(engine, ex, ui.store(), auto=True)
+            st.rerun()
+        if st.button("Stop & answer"):
+            with st.spinner("Answering…"):
+                R.explore_finish(engine, ex, ui.store(), auto=False)
+            st.rerun()
+else:
+    st.subheader("Answer")
+trace = ex.saver(engine, None).trace(state).to_dict()
+if state.done:
+    B.answer_block(trace)
+over = V.overrides(trace)
+if over:
+    st.caption("Your overrides (pink ✎ in the search picture)")
+    st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    back = ex.back_depths()
+    if back:
+        k = st.selectbox("Back to depth", back, key=K.EXPLORE_BACK, width=160)
+        if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
+            ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
+            st.rerun()
+    if st.button("New question"):
+        ss[K.EXPLORE] = None
+        st.rerun()
+
+
+def force(f: dict) -> None:
+    try:
+        ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
+    except ValueError as err:
+        st.error(f"Cannot force it in: {err}")
+        return
+    st.rerun()
+
+
+diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=force)
+
+
+def pick(value: dict) -> None:  # a click on a proposed candidate in the picture keeps or drops it
+    held = ss.get(K.EXPLORE_CHOICE) or {}
+    if ex.proposal is None or held.get("key") != ex.proposal_key():
+        return
+    ref = str(value.get("ref"))
+    if ref in {c.id for c in ex.proposal.step.candidates}:
+        held["ids"] = held["ids"] ^ {ref}
+        held["version"] += 1
+
+
+tabs = st.tabs(["Search (click a ☐/☑ candidate to keep or drop it)", "Reasoning chains"], key=K.EXPLORE_TAB,
+               on_change="rerun")
+if tabs[0].open:
+    with tabs[0]:
+        pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
+        key = ("explore", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
+        page = ui.cached(key, lambda: frontier_html(trace, height="600px", pending=pending, marks=diag,
+                                                    types=B.types_of(graph, trace, diag, [
+                                                        str(c.target_id) for c in ex.proposal.step.candidates
+                                                        if c.target_id] if ex.proposal else []),
+                                                    clickable=True))
+        ui.picture_pick(page, 600, key=K.EXPLORE_PICK, on_pick=pick)
+if tabs[1].open:
+    with tabs[1]:
+        page = ui.cached(("explore-chains", ex.run_id, len(state.steps), state.stage),
+                         lambda: chains_html(trace, height="460px", types=B.types_of(graph, trace)))
+        ui.picture(page, 460)

@@ -1,0 +1,101 @@
+"""Saved runs: this project's runs (all projects on request), search, open (pictures, exports with source text),
+resume an unfinished run or continue it step by step, delete, and compare two runs as one path diff."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from app_pages import blocks as B
+from tog_core.app import runner as R
+from tog_core.app import views as V
+from tog_core.app.session import K, settings_from_trace
+from tog_core.render.cache import trace_key
+from tog_core.render.chains import compare_html, path_diff
+from tog_core.render.export import export_html, export_json, export_markdown
+
+ss = st.session_state
+st.title("Saved runs")
+store = ui.store()
+cur = ui.project()
+project = str(cur[0].path) if cur else None
+for p in store.problems():
+    st.warning(f"Skipped an unreadable run file: {p}")
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    search = st.text_input("Search questions and answers", key=K.RUNS_SEARCH, width=420)
+    every = st.toggle("All projects", key=K.RUNS_ALL, disabled=project is None)
+rows = V.run_rows(store.list(), project=None if (every or project is None) else project, search=search)
+if not rows:
+    st.info("No saved runs" + (" match that search." if search.strip() else
+                               " for this project yet: ask a question first."))
+    st.stop()
+st.dataframe(pd.DataFrame(rows).drop(columns=["run"]), hide_index=True, width="stretch",
+             column_config={"question": st.column_config.TextColumn(width="large")})
+names = {r["run"]: f"{r['time']} · {r['question']}" + ("" if r["stop"] != "unfinished" else "  (unfinished)")
+         for r in rows}
+
+
+def load(run_id: str) -> dict | None:
+    try:
+        return store.load(run_id).to_dict()
+    except (FileNotFoundError, ValueError) as err:
+        st.error(f"Cannot open this run: {err}")
+        return None
+
+
+tabs = st.tabs(["Open a run", "Compare two runs"], key=K.RUNS_TAB, on_change="rerun")
+if tabs[0].open:
+    with tabs[0]:
+        rid = st.selectbox("Run", list(names), format_func=names.get, key=K.RUNS_OPEN)
+        t = load(rid) if rid else None
+        if t:
+            graph = ui.project()[1] if cur else None
+            st.markdown(f"**{V.md_text(t['question'])}**")
+            st.caption(f"stop reason: {t.get('stop_reason') or 'unfinished'} · model {t['config'].get('model')}"
+                       + (f" · branch of {t['parent_run']}" if t.get("parent_run") else ""))
+            with st.container(horizontal=True):
+                if R.is_unfinished(t) and cur:
+                    if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
+                        ss[K.ASK_RESUME] = t["run_id"]
+                        st.switch_page("app_pages/ask.py")
+                    if st.button("Continue step by step", icon=":material/footprint:"):
+                        s = settings_from_trace(t, ss[K.PROJECT_OK])
+                        engine, model_info, _ = ui.engine_or_stop(s)
+                        ss[K.EXPLORE] = R.explore_from_trace(engine, s, t, model_info=model_info)
+                        st.switch_page("app_pages/explore.py")
+                full = V.with_evidence(t, graph) if graph is not None and t.get("project") == project else t
+                base = f"tog-{t['run_id']}"
+                st.download_button("JSON trace", export_json(full), f"{base}.json", "application/json")
+                st.download_button("Markdown report", export_markdown(full), f"{base}.md", "text/markdown")
+                st.download_button("Standalone HTML", export_html(full), f"{base}.html", "text/html")
+                with st.popover("Delete", icon=":material/delete:"):
+                    st.caption("The run's file is removed; branches made from it stay.")
+                    if st.button("Delete this run", type="primary"):
+                        store.delete(t["run_id"])
+                        st.rerun()
+            B.answer_block(t)
+            over = V.overrides(t)
+            if over:
+                st.caption("Overrides")
+                st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
+            if graph is not None:
+                B.chains_picture(t, graph, 420)
+                B.frontier_picture(t, graph, None, [], 520)
+if tabs[1].open:
+    with tabs[1]:
+        ids = list(names)
+        c1, c2 = st.columns(2)
+        a = c1.selectbox("Run A", ids, format_func=names.get, key=K.RUNS_A)
+        b = c2.selectbox("Run B", ids, index=min(1, len(ids) - 1), format_func=names.get, key=K.RUNS_B)
+        ta, tb = (load(a) if a else None), (load(b) if b else None)
+        if ta and tb:
+            d = path_diff(ta, tb)
+            st.caption(f"{len(d['shared'])} link(s) in both runs · {len(d['only_a'])} only in A · "
+                       f"{len(d['only_b'])} only in B")
+            graph = ui.project()[1] if cur else None
+            page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
+                             lambda: compare_html(ta, tb, types=B.types_of(graph, {"chains": ta.get("chains", []) +
+                                                                                    tb.get("chains", [])})
+                                                  if graph is not None else None))
+            ui.picture(page, 520)
+            st.dataframe(pd.DataFrame(V.compare_rows(ta, tb)), hide_index=True, width="stretch")

@@ -1,0 +1,363 @@
+"""Running searches for the app, free of Streamlit: automatic runs, Stop, resume, and the step-by-step page.
+
+* `run_question` — one automatic run, saved to the run store at its start and after every step (a stopped,
+  reloaded or failed run keeps what was done); a ticker reports the elapsed time while it runs;
+* `finish_stopped` — the person pressed Stop: the saved run is answered from the chains found so far;
+* `resume_question` — an unfinished saved run continues where it stopped, under the same run id;
+* `Exploration` + `explore_*` — the human-in-the-loop page: one stage at a time, every state kept so
+  "back to depth k" can branch (the old branch stays its own saved run, the new one names `parent_run`);
+* `replay` + `force_in` — the "why not X?" override: the run is replayed to the step where the expected
+  entity was lost, the candidate is kept by a person's override, and the search goes on from there.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from tog_core.app.session import Settings
+from tog_core.runs.files import RunStore, new_run_id
+from tog_core.tog.state import Callbacks, Proposal, State
+from tog_core.tog.trace import Trace
+
+TICK_S = 0.5  # how often the elapsed time is reported while a run is in progress
+
+
+@dataclass(kw_only=True)
+class Saver:
+    """Writes the trace of a state under one run id (and its branch origin) to the run store."""
+
+    engine: Any
+    store: RunStore | None
+    run_id: str = field(default_factory=new_run_id)
+    model_info: dict[str, Any] = field(default_factory=dict)
+    parent_run: str | None = None
+    branched_at: int | None = None
+    t0: float = field(default_factory=time.perf_counter)
+    wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
+
+    def trace(self, state: State) -> Trace:
+        tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
+                               model_info=self.model_info)
+        tr.parent_run, tr.branched_at = self.parent_run, self.branched_at
+        return tr
+
+    def save(self, state: State) -> Trace:
+        tr = self.trace(state)
+        if self.store is not None:
+            self.store.save(tr)
+        return tr
+
+
+def _failed(state: State, err: BaseException) -> State:
+    return state.with_(stage="done", stop_reason="error", error=f"{err.__class__.__name__}: {err}"[:300])
+
+
+async def _with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] | None) -> Any:
+    """Await `work()` while `on_tick(elapsed)` runs every TICK_S. Whatever on_tick raises (Streamlit's
+    interrupt when the person presses Stop) ends the work and is raised here, never lost in the ticker."""
+    if on_tick is None:
+        return await work()
+    main, raised, t0 = asyncio.current_task(), [], time.perf_counter()
+
+    async def tick() -> None:
+        try:
+            while True:
+                await asyncio.sleep(TICK_S)
+                on_tick(time.perf_counter() - t0)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # noqa: BLE001 - handed to the main task, re-raised there
+            raised.append(err)
+            if main is not None:
+                main.cancel()
+
+    ticker = asyncio.create_task(tick())
+    try:
+        return await work()
+    except asyncio.CancelledError:
+        if raised:
+            raise raised[0] from None
+        raise
+    finally:
+        ticker.cancel()
+
+
+def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = None, store: RunStore | None = None,
+                 model_info: dict[str, Any] | None = None, run_id: str | None = None,
+                 on_stage: Callable[[int, str], None] | None = None,
+                 on_token: Callable[[str], None] | None = None,
+                 on_usage: Callable[[dict[str, Any]], None] | None = None,
+                 on_answer_reset: Callable[[], None] | None = None,
+                 on_tick: Callable[[float], None] | None = None,
+                 on_step: Callable[[Any], None] | None = None,
+                 on_start: Callable[[State], None] | None = None) -> Trace:
+    """One automatic run, saved once the topic entities are linked and after every step. An error inside the
+    run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
+    person pressed Stop, or closed the page) leaves the last saved step in the store and propagates."""
+    saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id())
+    last: list[State] = []
+
+    def on_state(st: State) -> None:
+        last[:] = [st]
+        saver.save(st)
+
+    cb = Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
+                   on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
+                   on_answer_reset=on_answer_reset or (lambda: None))
+    seeds_list = list(seeds) if seeds else None
+
+    async def work() -> State:
+        if on_stage:
+            on_stage(1, "linking")
+        start = await engine.start_async(question, seeds_list)  # bad input (empty question) raises here
+        on_state(start)
+        if on_start:
+            on_start(start)
+        return await engine.run(question, state=start, callbacks=cb)
+
+    try:
+        state = asyncio.run(_with_ticker(work, on_tick))
+    except Exception as err:  # after linking: keep what was done and say what broke; before: bad input
+        if not last:
+            raise
+        return saver.save(_failed(last[0], err))
+    return saver.save(state)
+
+
+def _saver_for(engine: Any, trace: dict[str, Any], store: RunStore | None,
+               model_info: dict[str, Any] | None) -> Saver:
+    stats = trace.get("stats") or {}
+    return Saver(engine=engine, store=store, run_id=str(trace.get("run_id") or new_run_id()),
+                 model_info=model_info or {}, parent_run=trace.get("parent_run"),
+                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0))
+
+
+def is_unfinished(trace: dict[str, Any]) -> bool:
+    """A saved run that stopped before its answer (Stop, a crash, a closed page) and can be resumed."""
+    return not trace.get("answer") and trace.get("stop_reason") != "error" and bool(trace.get("state"))
+
+
+def finish_stopped(engine: Any, trace: dict[str, Any], store: RunStore | None, *,
+                   model_info: dict[str, Any] | None = None) -> Trace:
+    """The person pressed Stop: answer from the chains found so far (no LLM call; the person asked to stop)
+    and save under the same run id with stop reason "user"."""
+    state = engine.stop(engine.restore(trace))
+    text = engine.compose_answer(state)
+    done = state.with_(stage="done", answer=text, answer_by="chains")
+    return _saver_for(engine, trace, store, model_info).save(done)
+
+
+def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, *,
+                    model_info: dict[str, Any] | None = None, on_stage: Callable[[int, str], None] | None = None,
+                    on_token: Callable[[str], None] | None = None,
+                    on_usage: Callable[[dict[str, Any]], None] | None = None,
+                    on_answer_reset: Callable[[], None] | None = None,
+                    on_tick: Callable[[float], None] | None = None,
+                    on_step: Callable[[Any], None] | None = None) -> Trace:
+    """Continue an unfinished saved run where it stopped (same run id), saved after every step."""
+    saver = _saver_for(engine, trace, store, model_info)
+    state0 = engine.restore(trace)
+    last: list[State] = [state0]
+
+    def on_state(st: State) -> None:
+        last[:] = [st]
+        saver.save(st)
+
+    cb = Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
+                   on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
+                   on_answer_reset=on_answer_reset or (lambda: None))
+
+    async def work() -> State:
+        return await engine.run(state0.question, state=state0, callbacks=cb)
+
+    try:
+        state = asyncio.run(_with_ticker(work, on_tick))
+    except Exception as err:
+        return saver.save(_failed(last[0], err))
+    return saver.save(state)
+
+
+# ---------------------------------------------------------------------------------------------- explore
+
+@dataclass(kw_only=True)
+class Exploration:
+    """A human-in-the-loop run: every state so far (states[0] = the start) and the pending proposal."""
+
+    settings: Settings
+    run_id: str
+    states: list[State]
+    proposal: Proposal | None = None
+    parent_run: str | None = None
+    branched_at: int | None = None
+    model_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state(self) -> State:
+        return self.states[-1]
+
+    def saver(self, engine: Any, store: RunStore | None) -> Saver:
+        return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
+                     parent_run=self.parent_run, branched_at=self.branched_at)
+
+    def back_depths(self) -> list[int]:
+        """Depths the person can go back to: each depth whose start is in the history, except a start
+        that is the current state itself."""
+        return sorted({s.depth for s in self.states[:-1] if s.stage in ("relations", "entities")
+                       and (not s.steps or s.steps[-1].stage == "evaluate")})
+
+    def proposal_key(self) -> str:
+        """Names the pending proposal (run, steps taken): the page keeps the person's choice under it."""
+        return f"{self.run_id}:{len(self.state.steps)}"
+
+
+def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterable[str] | None, *,
+                  model_info: dict[str, Any] | None = None) -> Exploration:
+    seeds_list = list(seeds) if seeds else None
+    state = asyncio.run(engine.start_async(question, seeds_list))
+    return Exploration(settings=settings, run_id=new_run_id(), states=[state], model_info=model_info or {})
+
+
+def explore_from_trace(engine: Any, settings: Settings, trace: dict[str, Any], *,
+                       model_info: dict[str, Any] | None = None) -> Exploration:
+    """An unfinished saved run continued step by step (same run id; its history starts at the saved state)."""
+    return Exploration(settings=settings, run_id=str(trace.get("run_id") or new_run_id()),
+                       states=[engine.restore(trace)], parent_run=trace.get("parent_run"),
+                       branched_at=trace.get("branched_at"), model_info=model_info or {})
+
+
+def explore_propose(engine: Any, ex: Exploration) -> Exploration:
+    """Make sure the pending proposal is the one for the current state (no-op once the run is done)."""
+    if ex.proposal is None and not ex.state.done:
+        ex.proposal = asyncio.run(engine.propose(ex.state))
+    return ex
+
+
+def explore_apply(engine: Any, ex: Exploration, choice: set[str] | None, store: RunStore | None) -> Exploration:
+    """Apply the person's choice (None = the automatic one) and save; the next proposal is not made yet."""
+    assert ex.proposal is not None, "propose first"
+    ex.states.append(engine.apply(ex.state, ex.proposal, choice))
+    ex.proposal = None
+    ex.saver(engine, store).save(ex.state)
+    return ex
+
+
+def explore_finish(engine: Any, ex: Exploration, store: RunStore | None, *, auto: bool,
+                   on_token: Callable[[str], None] | None = None) -> Exploration:
+    """Auto-finish (the automatic policy from here) or stop & answer now; saved after every step."""
+    saver = ex.saver(engine, store)
+
+    def on_state(st: State) -> None:
+        ex.states.append(st)
+        saver.save(st)
+
+    state = ex.state if auto else engine.stop(ex.state)
+    ex.proposal = None
+    if auto:
+        asyncio.run(engine.run(state.question, state=state, callbacks=Callbacks(
+            on_state=on_state, on_token=on_token or (lambda _t: None))))
+    else:
+        on_state(asyncio.run(engine.answer(state, on_token=on_token)))
+    return ex
+
+
+def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | None) -> Exploration:
+    """Branch: a new run that starts again at the beginning of `depth`. The current run stays saved as it
+    is (its own run id); the new one records `parent_run` and how many steps it took over."""
+    idx = next((i for i, s in enumerate(ex.states) if s.depth == depth and s.stage in ("relations", "entities")
+                and (not s.steps or s.steps[-1].stage == "evaluate")), None)
+    if idx is None or idx == len(ex.states) - 1:
+        raise ValueError(f"depth {depth} was never started in this run")
+    ex.saver(engine, store).save(ex.state)  # the old branch, complete as it stands
+    kept = ex.states[: idx + 1]
+    new = Exploration(settings=ex.settings, run_id=new_run_id(), states=kept, parent_run=ex.run_id,
+                      branched_at=len(kept[-1].steps), model_info=ex.model_info)
+    new.saver(engine, store).save(new.state)
+    return new
+
+
+# ---------------------------------------------------------------------------------------------- force in
+
+def replay(engine: Any, trace: dict[str, Any], upto: int) -> list[State]:
+    """The states of a saved run from its topic entities through its first `upto` steps, each step applied
+    with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
+    make this free); a recorded choice the search no longer offers raises ValueError."""
+    from tog_core.tog.trace import Seed
+
+    seeds = [Seed(**{k: s[k] for k in ("id", "title", "how", "score") if k in s}) for s in trace.get("seeds") or []]
+    states = [engine.start(trace["question"], seeds)]
+    steps = trace.get("steps") or []
+    for i, step in enumerate(steps[:upto]):
+        prop = asyncio.run(engine.propose(states[-1]))
+        offered = {c.id for c in prop.step.candidates}
+        kept = {str(c["id"]) for c in step.get("candidates") or [] if c.get("kept")}
+        if step.get("stage") == "evaluate" and not kept:
+            kept = {"continue"} & offered
+        if not kept <= offered:
+            missing = sorted(kept - offered)[:2]
+            raise ValueError(f"step {i + 1} (depth {step.get('depth')} {step.get('stage')}) no longer offers "
+                             f"{missing}: the project or the search changed since this run")
+        states.append(engine.apply(states[-1], prop, kept))
+    return states
+
+
+def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:
+    """The candidates that follow the route from where it stands (`at`: {"node", "pos"}); advances `at` when an
+    entity of the route is taken. Evaluate: "continue" while the route is not finished."""
+    if at["pos"] >= len(route):
+        return set()
+    rel_id, ent_id = route[at["pos"]]
+    out = set()
+    for c in prop.step.candidates:
+        if prop.step.stage == "relations" and c.source_id == at["node"] and rel_id in (c.relationship_ids or []):
+            out.add(c.id)
+        elif prop.step.stage == "entities" and c.source_id == at["node"] and c.target_id == ent_id:
+            out.add(c.id)
+    if prop.step.stage == "evaluate":
+        out = {"continue"} & {c.id for c in prop.step.candidates}
+    return out
+
+
+def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict[str, Any], store: RunStore | None,
+             *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
+    """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
+    `force["candidate_id"]` is kept besides what the run kept there (an override, recorded as such). With
+    `follow`, the search then goes on automatically and keeps, at every later stage, the candidate that
+    continues `force["route"]` (hops [relationship id, entity id] from `force["from_id"]`) until the expected
+    entity is reached, and answers; without, it waits at the next stage for the person."""
+    step_index, cand = int(force["step"]), str(force["candidate_id"])
+    states = replay(engine, trace, step_index)
+    ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.get("run_id"),
+                     branched_at=step_index, model_info=model_info or {})
+    saver = ex.saver(engine, store)
+    route, at = list(force.get("route") or []), {"node": str(force.get("from_id") or ""), "pos": 0}
+    steps = trace.get("steps") or []
+    recorded = steps[step_index] if step_index < len(steps) else {}
+    first = True
+    while not ex.state.done and (first or follow):
+        prop = asyncio.run(engine.propose(ex.state))
+        offered = {c.id for c in prop.step.candidates}
+        if first:
+            if cand not in offered:
+                raise ValueError(f"“{force.get('label') or cand}” is not a candidate of step {step_index + 1} any more")
+            kept = {str(c["id"]) for c in recorded.get("candidates") or [] if c.get("kept")} & offered
+            choice = (kept or prop.auto_choice()) | {cand}
+            if prop.step.stage == "evaluate":
+                choice = {cand}
+        else:
+            choice = prop.auto_choice()
+        extra = _route_choice(prop, route, at) if route else set()
+        if prop.step.stage == "evaluate" and extra:
+            choice = extra
+        else:
+            choice |= extra
+        if prop.step.stage == "entities" and extra:
+            at["node"], at["pos"] = route[at["pos"]][1], at["pos"] + 1
+        ex.states.append(engine.apply(ex.state, prop, choice))
+        saver.save(ex.state)
+        first = False
+    if follow:
+        ex.states.append(asyncio.run(engine.answer(ex.state)))
+        saver.save(ex.state)
+    return ex

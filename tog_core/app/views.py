@@ -1,0 +1,262 @@
+"""What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence with
+the supporting sentence marked, progress lines, saved-run rows and comparisons, and text made inert for
+st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns rows or strings.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from tog_core.render.chains import walk
+from tog_core.tog.state import Proposal
+from tog_core.tog.trace import Seed
+
+SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'”’)]*|$)")
+_STOP = frozenset("the a an of and or in on at to for by with from is are was were be been its it this that "
+                  "as his her their who which".split())
+
+
+# ---------------------------------------------------------------------------------------------- answer
+
+def answer_view(trace: dict[str, Any]) -> dict[str, Any]:
+    """The answer stated plainly: the entity (the trace's `answer_entity`, else the end of the best chain), its
+    chain as (from, relation, to) hops, the confidence when the trace carries one, the other candidates, and
+    who wrote the text ("llm" or "chains")."""
+    chains = [c for c in trace.get("chains") or [] if c]
+    seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
+    walks = [walk(c, seed_ids) for c in chains]
+    ends = [w[-1][1] for w in walks if w]
+    entity = trace.get("answer_entity") or (ends[0] if ends else None)
+    pick = ends.index(entity) if entity in ends else 0
+    hops = []
+    if walks:
+        w, chain = walks[pick], chains[pick]
+        hops = [(w[i][1], str(link.get("relation") or ""), w[i + 1][1]) for i, link in enumerate(chain)]
+    conf = trace.get("confidence")
+    value, low, why = None, trace.get("low_confidence"), ""
+    if isinstance(conf, dict):
+        value, low, why = conf.get("value", conf.get("score")), conf.get("low", low), str(conf.get("reason") or "")
+    elif isinstance(conf, (int, float)) and not isinstance(conf, bool):
+        value = float(conf)
+    scores = [float(c[-1].get("score", 0) or 0) for c in chains]
+    return {"entity": entity, "by": trace.get("answer_by") or "", "hops": hops,
+            "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
+            "why": why, "others": [e for e in dict.fromkeys(ends) if e != entity],
+            "chain_scores": scores, "chain_index": pick}
+
+
+def confidence_line(view: dict[str, Any]) -> str:
+    """How sure, in words: the trace's confidence when it has one, else nothing is claimed."""
+    if view["confidence"] is None:
+        return ""
+    word = "low" if view["low"] else ("high" if view["low"] is False else "")
+    return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
+        (f": {view['why']}" if view["why"] else "")
+
+
+# ---------------------------------------------------------------------------------------------- explore
+
+def candidate_rows(proposal: Proposal, choice: set[str] | None = None) -> list[dict[str, Any]]:
+    """One row per candidate for the editable table, best first: keep pre-set to `choice` (default: the
+    automatic choice)."""
+    rows = []
+    for c in sorted(proposal.step.candidates, key=lambda c: -float(c.score)):  # stable: ties keep their order
+        what = c.label if c.kind != "entity" else f"{c.target or c.label}  (via: {c.relation or ''})"
+        keep = bool(c.auto_kept) if choice is None else c.id in choice
+        rows.append({"keep": keep, "score": round(float(c.score), 3), "candidate": what,
+                     "from": c.source_entity, "reason": c.reason, "scored by": c.scored_by, "id": c.id})
+    return rows
+
+
+def choice_from_rows(rows: Iterable[dict[str, Any]]) -> set[str]:
+    return {str(r["id"]) for r in rows if bool(r.get("keep"))}
+
+
+def overrides(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every override of a trace, with where it happened."""
+    return [{"depth": s.get("depth"), "stage": s.get("stage"), "candidate": o.get("label", ""),
+             "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
+            for s in trace.get("steps") or [] for o in s.get("overrides") or []]
+
+
+def seed_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The topic entities a run started from and how each was found."""
+    how = {"exact": "its name is in the question", "fuzzy": "a name close to words of the question",
+           "embedding": "closest in meaning (embedder)", "llm": "named by the LLM", "user": "chosen by you"}
+    return [{"entity": s.get("title", ""), "how": how.get(str(s.get("how")), str(s.get("how") or "")),
+             "score": s.get("score")} for s in trace.get("seeds") or []]
+
+
+def seed_titles(seeds: Iterable[Seed | dict[str, Any]]) -> list[str]:
+    return [s.title if isinstance(s, Seed) else str(s.get("title", "")) for s in seeds]
+
+
+def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 6) -> list[str]:
+    """Other entities the question may be about: titles close to words of the question (fuzzy, looser than
+    the linker) and titles close to each current topic entity; the current ones left out."""
+    from rapidfuzz import fuzz, process
+
+    from tog_core.tog.linking import search_entities
+
+    cur = list(current)
+    out: list[str] = []
+    titles = graph.all_titles()
+    for title, score, _ in process.extract(question, titles, scorer=fuzz.partial_ratio, limit=limit * 3,
+                                           score_cutoff=75, processor=lambda s: s.lower()):
+        if len(title) >= 4:
+            out.append(title)
+    for c in cur:
+        out += [t for _, t, s in search_entities(graph, c, limit=4) if s >= SEARCH_CUTOFF]
+    return [t for t in dict.fromkeys(out) if t not in cur][:limit]
+
+
+def entity_matches(graph: Any, query: str, *, limit: int = 12) -> list[tuple[int, str, float]]:
+    """Graph-browser search: fuzzy hits at or above SEARCH_CUTOFF only (nothing close = no match)."""
+    from tog_core.tog.linking import search_entities
+
+    return [h for h in search_entities(graph, query, limit=limit) if h[2] >= SEARCH_CUTOFF]
+
+
+# ---------------------------------------------------------------------------------------------- evidence
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP}
+
+
+def support_span(passage: str, *, relation: str, source: str, target: str) -> tuple[int, int] | None:
+    """(start, end) of the sentence of `passage` that best supports the link: most words shared with the
+    relation text, plus each endpoint's name found in it. None when no sentence shares anything."""
+    key = _words(relation) | _words(source) | _words(target)
+    best, best_score = None, 0.0
+    for m in _SENTENCE.finditer(passage):
+        sent = m.group(0)
+        low = sent.lower()
+        score = len(_words(sent) & key) + 2.0 * (source.lower() in low) + 2.0 * (target.lower() in low)
+        if score > best_score:
+            a = m.start() + len(sent) - len(sent.lstrip())
+            best, best_score = (a, m.start() + len(sent.rstrip())), score
+    return best
+
+
+def evidence(graph: Any, trace: dict[str, Any], chain: int = 0, *, per_link: int = 3) -> list[dict[str, Any]]:
+    """Each link of one chain with its relationship description and source passages: (id, text, support
+    span or None), the supporting sentence marked by `support_span`."""
+    chains = [c for c in trace.get("chains") or [] if c]
+    if not 0 <= chain < len(chains):
+        return []
+    out = []
+    for link in chains[chain]:
+        ridx = graph.find_relationship(str(link.get("relationship_id")))
+        desc = graph.relationship(ridx).description if ridx is not None else ""
+        src, dst, rel = str(link.get("source", "")), str(link.get("target", "")), str(link.get("relation", ""))
+        units = [(u.id, u.text, support_span(u.text, relation=desc or rel, source=src, target=dst))
+                 for u in (graph.evidence(ridx)[:per_link] if ridx is not None else [])]
+        out.append({"source": src, "relation": rel, "target": dst, "description": desc, "units": units,
+                    "more": max(0, len(link.get("text_unit_ids") or []) - len(units))})
+    return out
+
+
+def with_evidence(trace: dict[str, Any], graph: Any, *, per_link: int = 3) -> dict[str, Any]:
+    """A copy of the trace that carries the source text of every chain link: `evidence` maps each text-unit
+    id to {"text", "support"} (the supporting sentence), for the exports."""
+    out = dict(trace)
+    ev: dict[str, dict[str, str]] = {}
+    for ci in range(len([c for c in trace.get("chains") or [] if c])):
+        for link in evidence(graph, trace, ci, per_link=per_link):
+            for uid, text, span in link["units"]:
+                if uid not in ev:
+                    ev[uid] = {"text": text, "support": text[span[0]:span[1]] if span else ""}
+    out["evidence"] = ev
+    return out
+
+
+def marked_md(text: str, span: tuple[int, int] | None) -> str:
+    """A passage for st.markdown, inert (md_text), with the span on a highlighted background."""
+    if not span:
+        return md_text(text)
+    a, b = span
+    return md_text(text[:a]) + ":orange-background[" + md_text(text[a:b]) + "]" + md_text(text[b:])
+
+
+# ---------------------------------------------------------------------------------------------- progress
+
+def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elapsed: float | None = None,
+                  max_depth: int | None = None) -> str:
+    u = usage or {}
+    cost = u.get("cost_usd")
+    money = "cost unknown" if cost is None and u else f"${(cost or 0):.4f}"
+    where = f"depth {depth}" + (f" of {max_depth}" if max_depth else "")
+    secs = f" · {elapsed:.1f} s" if elapsed is not None else ""
+    return (f"{where} · {stage} · {u.get('llm_calls', 0)} LLM calls · "
+            f"{u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)} tokens · {money}{secs}")
+
+
+def fallbacks(trace: dict[str, Any]) -> list[str]:
+    """Every named fallback of a run, as one line each."""
+    out = [f"depth {s.get('depth')} {s.get('stage')}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
+           for s in trace.get("steps") or [] for f in s.get("fallbacks") or []]
+    out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
+            for f in (trace.get("stats") or {}).get("other_fallbacks") or []]
+    return [line.strip() for line in out]
+
+
+# ---------------------------------------------------------------------------------------------- saved runs
+
+def answer_start(answer: str, n: int = 80) -> str:
+    """The informative start of an answer (an LLM-free answer's header line is shortened to "[No LLM]")."""
+    lines = answer.strip().splitlines()
+    if lines and lines[0].startswith("[No LLM]"):
+        lines = ["[No LLM]"] + lines[1:]
+    text = " ".join(" ".join(lines).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: str = "") -> list[dict[str, Any]]:
+    """Saved runs as table rows, newest first: only `project`'s when given (else a project column), only those
+    whose question or answer contains `search`, never a run abandoned before its first step."""
+    needle = search.strip().lower()
+    rows = []
+    for r in summaries:
+        if r.steps == 0 and not r.answer:
+            continue
+        if project is not None and r.project != project:
+            continue
+        if needle and needle not in r.question.lower() and needle not in r.answer.lower():
+            continue
+        row = {"run": r.run_id, "question": r.question, "time": r.created_at.replace("T", " ")[:19],
+               "answer": answer_start(r.answer) if r.answer else "(unfinished: resume it)",
+               "calls": r.llm_calls, "cost $": None if r.cost_usd is None else round(r.cost_usd, 4),
+               "width": r.width, "depth": r.depth, "pruner": r.pruner, "model": r.model,
+               "stop": r.stop_reason or "unfinished", "branch of": r.parent_run or ""}
+        if project is None:
+            row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
+        rows.append(row)
+    return rows
+
+
+def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Side-by-side facts of two traces; `same` marks rows that agree."""
+    def facts(t: dict[str, Any]) -> dict[str, Any]:
+        cfg, st = t.get("config") or {}, t.get("stats") or {}
+        view = answer_view(t)
+        best = " → ".join([view["hops"][0][0]] + [h[2] for h in view["hops"]]) if view["hops"] else ""
+        return {"question": t.get("question", ""), "answer": view["entity"] or "",
+                "stop reason": t.get("stop_reason") or "", "best chain": best,
+                "overrides": sum(len(s.get("overrides") or []) for s in t.get("steps") or []),
+                **{k: cfg.get(k) for k in ("model", "width", "depth", "pruner", "mode")},
+                **{k: st.get(k) for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s")}}
+    fa, fb = facts(a), facts(b)
+    return [{"": k, "A": str(fa[k]), "B": str(fb[k]), "same": fa[k] == fb[k]} for k in fa]
+
+
+_MD_ACTIVE = re.compile(r"([\\`*_{}\[\]()#!|~$<>+\-.:])")
+
+
+def md_text(text: Any) -> str:
+    """Data text for st.markdown: every Markdown-active character escaped, line breaks kept, bare URLs
+    broken (so nothing from data becomes a link, image, emphasis or HTML)."""
+    lines = str("" if text is None else text).splitlines() or [""]
+    lines = [re.sub(r"(?i)\b(www)\.", "\\1\u200b.", line.replace("://", ":\u200b//")) for line in lines]
+    return "  \n".join(_MD_ACTIVE.sub(r"\\\1", line) for line in lines)

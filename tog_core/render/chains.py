@@ -1,0 +1,190 @@
+"""Pictures of final reasoning chains: one run's chains, and two runs' paths as a diff in one picture.
+
+Both lay the entities out left→right by hop (one node per distinct entity). Tooltips of a link show its
+relation text and, when the trace carries `evidence` (views.with_evidence), the supporting sentence of its
+source text, never a text-unit hash.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from tog_core.render.page import (FRONTIER_BORDER, build_page, depth_colour, empty_html, fade, legend, num, plain,
+                                  short, swatch, type_colour, type_items, vis_options)
+
+HOP_W = 280
+ROW_H = 110
+ONLY_A = "#1c7ed6"
+ONLY_B = "#e8590c"
+SHARED = "#495057"
+
+
+def walk(chain: list[dict[str, Any]], seed_ids: set[str]) -> list[tuple[str, str]]:
+    """Entities of a chain in walking order as (key, title), whatever direction each link is stored in."""
+    if not chain:
+        return []
+    first = chain[0]
+    s, t = str(first.get("source_id") or first.get("source")), str(first.get("target_id") or first.get("target"))
+    if len(chain) > 1:
+        nxt = chain[1]
+        ends = {str(nxt.get("source_id") or nxt.get("source")), str(nxt.get("target_id") or nxt.get("target"))}
+        start = t if (s in ends and t not in ends) else s
+    else:
+        start = t if (t in seed_ids and s not in seed_ids) else s
+    titles = {s: first.get("source", ""), t: first.get("target", "")}
+    out = [(start, titles[start])]
+    cur = start
+    for link in chain:
+        ls, lt = str(link.get("source_id") or link.get("source")), str(link.get("target_id") or link.get("target"))
+        nxt_key, nxt_title = (lt, link.get("target", "")) if cur == ls else (ls, link.get("source", ""))
+        out.append((nxt_key, nxt_title))
+        cur = nxt_key
+    return out
+
+
+def evidence_lines(link: dict[str, Any], evidence: dict[str, Any] | None, *, limit: int = 2) -> list[str]:
+    """What a link's tooltip says about its source text: supporting sentences when known, else a count."""
+    units = [str(u) for u in link.get("text_unit_ids") or []]
+    if not units:
+        return []
+    found = [(evidence or {}).get(u) or {} for u in units]
+    said = [plain(f.get("support") or f.get("text") or "", 240) for f in found if f.get("support") or f.get("text")]
+    if said:
+        return ["source: “" + s + "”" for s in said[:limit]] + ([f"… {len(units) - limit} more source passage(s)"]
+                                                               if len(units) > limit else [])
+    return [f"{len(units)} source passage(s)"]
+
+
+def _layout(walks: list[list[tuple[str, str]]]) -> tuple[dict[str, tuple[int, str]], dict[int, list[str]]]:
+    place: dict[str, tuple[int, str]] = {}
+    for w in walks:
+        for hop, (key, title) in enumerate(w):
+            if key not in place or hop < place[key][0]:
+                place[key] = (hop, title if key not in place else place[key][1])
+    columns: dict[int, list[str]] = defaultdict(list)
+    for key, (hop, _) in place.items():
+        columns[hop].append(key)
+    return place, columns
+
+
+def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colour: str, *, on: bool,
+          extra: str = "") -> dict[str, Any]:
+    return {"id": nid, "label": short(title, 30), "title": plain(title, 300) + f"\nhop {hop}" + extra,
+            "x": hop * HOP_W, "y": round((row - (n_rows - 1) / 2) * ROW_H), "physics": False,
+            "size": 18 if on else 12, "borderWidth": 3 if on else 1,
+            "color": {"background": colour if on else fade(colour, 0.45), "border": FRONTIER_BORDER if on else colour},
+            "font": {"color": "#212529" if on else "#495057"}}
+
+
+def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420px",
+                types: dict[str, str] | None = None) -> str:
+    """The final reasoning chains laid out left→right by hop; chain `emphasise` (the one the answer used)
+    drawn thick, the others thin and grey. Nodes coloured by type when `types` (entity id → type) is given."""
+    chains = [c for c in (trace.get("chains") or []) if c]
+    if not chains:
+        return empty_html("No reasoning chains yet.", height=height)
+    seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
+    walks = [walk(c, seed_ids) for c in chains]
+    place, columns = _layout(walks)
+    emph_keys = {k for k, _ in walks[emphasise]} if 0 <= emphasise < len(walks) else set()
+    ids = {k: i for i, k in enumerate(place)}
+    nodes = []
+    for hop, keys in sorted(columns.items()):
+        for row, key in enumerate(keys):
+            colour = type_colour((types or {}).get(key)) if types is not None else depth_colour(hop)
+            nodes.append(_node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=key in emph_keys))
+    evidence = trace.get("evidence") if isinstance(trace.get("evidence"), dict) else None
+    edges, seen, parallel = [], set(), defaultdict(int)
+    for ci, (chain, w) in enumerate(zip(chains, walks)):
+        for hop, link in enumerate(chain):
+            rid = str(link.get("relationship_id") or link.get("relation"))
+            a, b = w[hop][0], w[hop + 1][0]
+            if (a, b, rid) in seen and ci != emphasise:
+                continue
+            seen.add((a, b, rid))
+            stored_fwd = str(link.get("source_id") or link.get("source")) == a
+            tip = [plain(link.get("relation"), 400), f"score {num(link.get('score', 1.0))} · chain {ci + 1}, "
+                   f"hop {hop + 1}"] + evidence_lines(link, evidence)
+            on = ci == emphasise
+            k = parallel[frozenset((a, b))]
+            parallel[frozenset((a, b))] += 1
+            edges.append({"from": ids[a] if stored_fwd else ids[b], "to": ids[b] if stored_fwd else ids[a],
+                          "label": short(link.get("relation"), 40), "title": "\n".join(tip),
+                          "width": 3 if on else 1, "color": {"color": "#343a40" if on else "#adb5bd"},
+                          "smooth": {"enabled": True, "type": "curvedCW" if k % 2 == 0 else "curvedCCW",
+                                     "roundness": 0.08 + 0.12 * ((k + 1) // 2)}})
+    items = type_items(types.get(k, "") for k in place) if types is not None else []
+    items += [f"{len(chains)} chain(s), left→right by hop",
+              swatch("#fff", border=FRONTIER_BORDER, ring=True) + f"chain {emphasise + 1} (used for the answer)"
+              if emph_keys else "no chain emphasised"]
+    opts = vis_options(len(nodes), len(edges), physics=False)
+    opts["interaction"]["dragNodes"] = True
+    return build_page(nodes, edges, opts, height=height, legend_html=legend(items), title="ToG reasoning chains")
+
+
+def path_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[tuple[str, str, str]]]:
+    """The hops (from, relation, to) of two runs' chains: shared, only in A, only in B (titles)."""
+    def hops(t: dict[str, Any]) -> list[tuple[str, str, str]]:
+        seed_ids = {str(s.get("id")) for s in t.get("seeds") or []}
+        out = []
+        for chain in [c for c in t.get("chains") or [] if c]:
+            w = walk(chain, seed_ids)
+            out += [(w[i][1], str(link.get("relation") or ""), w[i + 1][1]) for i, link in enumerate(chain)]
+        return list(dict.fromkeys(out))
+    ha, hb = hops(a), hops(b)
+    return {"shared": [h for h in ha if h in hb], "only_a": [h for h in ha if h not in hb],
+            "only_b": [h for h in hb if h not in ha]}
+
+
+def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
+                 types: dict[str, str] | None = None) -> str:
+    """Two runs' paths in one picture, left→right by hop: links both runs took in dark grey, links only run A
+    took in blue, only run B in orange (solid A, dashed B); each run's answer entity ringed in its colour."""
+    ca, cb = [c for c in a.get("chains") or [] if c], [c for c in b.get("chains") or [] if c]
+    if not ca and not cb:
+        return empty_html("Neither run has reasoning chains.", height=height)
+    seeds = {str(s.get("id")) for s in (a.get("seeds") or []) + (b.get("seeds") or [])}
+    wa, wb = [walk(c, seeds) for c in ca], [walk(c, seeds) for c in cb]
+    place, columns = _layout(wa + wb)
+    ids = {k: i for i, k in enumerate(place)}
+    ends_a, ends_b = ({w[-1][0] for w in ws[:1]} for ws in (wa, wb))
+    links: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for side, chains, walks in (("a", ca, wa), ("b", cb, wb)):
+        for chain, w in zip(chains, walks):
+            for hop, link in enumerate(chain):
+                key = (w[hop][0], w[hop + 1][0], str(link.get("relation") or ""))
+                e = links.setdefault(key, {"sides": set(), "link": link, "hop": hop})
+                e["sides"].add(side)
+    nodes = []
+    for hop, keys in sorted(columns.items()):
+        for row, key in enumerate(keys):
+            colour = type_colour((types or {}).get(key)) if types is not None else depth_colour(hop)
+            which = ("A" if key in ends_a else "") + ("B" if key in ends_b else "")
+            n = _node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=True,
+                      extra=f"\nanswer of run {' and '.join(which)}" if which else "")
+            if which:
+                n["color"]["border"] = {"A": ONLY_A, "B": ONLY_B}.get(which, SHARED)
+                n["borderWidth"] = 5
+                n["label"] = n["label"] + f" ({'/'.join(which)})"
+            else:
+                n["borderWidth"], n["size"] = 1, 13
+            nodes.append(n)
+    edges = []
+    for (s, t, rel), e in links.items():
+        sides = e["sides"]
+        colour, name = (SHARED, "both runs") if sides == {"a", "b"} else \
+            ((ONLY_A, "only run A") if sides == {"a"} else (ONLY_B, "only run B"))
+        link = e["link"]
+        fwd = str(link.get("source_id") or link.get("source")) == s
+        edges.append({"from": ids[s] if fwd else ids[t], "to": ids[t] if fwd else ids[s], "label": short(rel, 36),
+                      "title": plain(rel, 400) + f"\n{name} · hop {e['hop'] + 1}", "width": 3 if len(sides) == 2 else 2,
+                      "dashes": sides == {"b"}, "color": {"color": colour},
+                      "smooth": {"enabled": True, "type": "curvedCW" if sides == {"b"} else "curvedCCW",
+                                 "roundness": 0.0 if len(sides) == 2 else 0.15}})
+    d = path_diff(a, b)
+    items = (type_items(types.get(k, "") for k in place) if types is not None else []) + [
+        f'<i class="ln" style="border-top:3px solid {SHARED}"></i>both runs ({len(d["shared"])})',
+        f'<i class="ln" style="border-top:3px solid {ONLY_A}"></i>only run A ({len(d["only_a"])})',
+        f'<i class="ln" style="border-top:3px dashed {ONLY_B}"></i>only run B ({len(d["only_b"])})']
+    opts = vis_options(len(nodes), len(edges), physics=False)
+    return build_page(nodes, edges, opts, height=height, legend_html=legend(items), title="ToG runs compared")

@@ -1,0 +1,328 @@
+"""The search picture: the frontier as of a depth, laid out in layers left→right by depth.
+
+Columns are depths (0 = the topic entities). In a column the kept entities come first (near the entity they
+were reached from), then the pruned ones (faded, smaller, dashed edges, at most `pruned_per_depth` of the best).
+Nodes are coloured by entity type when `types` is given (else by depth), with a legend; the current frontier
+has a thick border, a person's overrides a pink one and ✎. A pending proposal (the Explore page) is drawn in
+the next column with ☑/☐ (kept or not in the person's current choice); with `clickable`, a click on it posts
+its candidate id to the app. Diagnosis marks ("why not X?") draw the expected entity as a red star, placed
+where it was lost, or, when it was never a candidate, after the last column joined to the nearest point.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from tog_core.render.page import (EDGE_LABELS_MAX, EXPECTED_COLOUR, FRONTIER_BORDER, OVERRIDE_COLOUR, build_page,
+                                  depth_colour, fade, legend, num, plain, short, swatch, type_colour, type_items,
+                                  vis_options)
+
+COLUMN_W = 340
+ROW_KEPT = 78
+ROW_PRUNED = 40
+RELATIONS_SHOWN = 10  # relation candidates drawn per frontier entity in a pending relation stage (best first)
+
+
+def _steps_upto(trace: dict[str, Any], depth: int | None) -> list[dict[str, Any]]:
+    steps = trace.get("steps") or []
+    return [s for s in steps if depth is None or int(s.get("depth", 0) or 0) <= depth]
+
+
+def overridden_ids(step: dict[str, Any]) -> set[str]:
+    """Ids of the candidates a person overrode in one step: the step's recorded `overrides`; when none are
+    recorded but the step carries automatic choices (some `auto_kept` true), candidates whose `kept`
+    differs from `auto_kept`."""
+    recorded = {str(o.get("id")) for o in step.get("overrides") or [] if isinstance(o, dict)}
+    if recorded:
+        return recorded
+    cands = step.get("candidates") or []
+    if not any(c.get("auto_kept") for c in cands):
+        return set()
+    return {str(c.get("id")) for c in cands if bool(c.get("kept")) != bool(c.get("auto_kept"))}
+
+
+def trace_entity_types(graph: Any, trace: dict[str, Any], extra_ids: Iterable[str] = ()) -> dict[str, str]:
+    """Entity id → type for every entity a trace mentions (seeds, candidates, chains), read from the graph."""
+    ids = {str(s.get("id")) for s in trace.get("seeds") or []} | set(map(str, extra_ids))
+    for s in trace.get("steps") or []:
+        for c in s.get("candidates") or []:
+            ids.update(str(x) for x in (c.get("source_id"), c.get("target_id")) if x)
+    for chain in trace.get("chains") or []:
+        for link in chain:
+            ids.update(str(x) for x in (link.get("source_id"), link.get("target_id")) if x)
+    out = {}
+    for i in ids:
+        idx = graph.find(i)
+        if idx is not None:
+            out[i] = graph.entity(idx).type or ""
+    return out
+
+
+class _Ents:
+    """Entities of the picture by key (GraphRAG id, else title), in first-seen order."""
+
+    def __init__(self) -> None:
+        self.by: dict[str, dict[str, Any]] = {}
+
+    def get(self, key: str, title: str) -> dict[str, Any]:
+        if key not in self.by:
+            self.by[key] = {"title": title, "depth": None, "kept": False, "seed": None, "best": float("-inf"),
+                            "overridden": False, "parent": None, "pending": None, "ref": None, "mark": None}
+        return self.by[key]
+
+
+def _collect(trace: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[_Ents, dict, dict, list[str]]:
+    ents = _Ents()
+    for s in trace.get("seeds") or []:
+        e = ents.get(str(s.get("id") or s.get("title")), s.get("title", ""))
+        e.update(depth=0, kept=True, seed=s.get("how", ""))
+    rel_summary: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    last_kept: list[str] = []
+    for step in steps:
+        d = int(step.get("depth", 0) or 0)
+        if step.get("stage") == "relations":
+            for c in step.get("candidates") or []:
+                rel_summary[(str(c.get("source_id") or c.get("source_entity")), d)][0 if c.get("kept") else 1] += 1
+            continue
+        if step.get("stage") != "entities":
+            continue
+        kept_here, over_ids = [], overridden_ids(step)
+        for c in step.get("candidates") or []:
+            src = str(c.get("source_id") or c.get("source_entity"))
+            dst = str(c.get("target_id") or c.get("target") or c.get("label"))
+            ents.get(src, c.get("source_entity", ""))["kept"] = True  # only kept entities are expanded
+            e = ents.get(dst, c.get("target") or c.get("label", ""))
+            kept, over = bool(c.get("kept")), str(c.get("id")) in over_ids
+            if e["depth"] is None or (kept and not e["kept"]):
+                e["depth"], e["parent"] = d, src
+            e["kept"] = e["kept"] or kept
+            e["overridden"] = e["overridden"] or over
+            try:
+                e["best"] = max(e["best"], float(c.get("score", 0) or 0))
+            except (TypeError, ValueError):
+                pass
+            if kept:
+                kept_here.append(dst)
+            key = (src, dst, str(c.get("relation") or ""))
+            old = edges.get(key)
+            if old is None or (kept and not old["kept"]):
+                edges[key] = {"kept": kept, "over": over, "depth": d, "cand": c, "pending": None}
+        last_kept = kept_here or last_kept
+    return ents, rel_summary, edges, last_kept
+
+
+def _pending(ents: _Ents, edges: dict, pending: dict[str, Any]) -> list[dict[str, Any]]:
+    """Add a proposal's candidates (entity stage) to the picture; return its relation candidates."""
+    step, choice = pending.get("step") or {}, set(pending.get("choice") or ())
+    d = int(step.get("depth", 0) or 0)
+    rels = []
+    for c in step.get("candidates") or []:
+        cid, on = str(c.get("id")), str(c.get("id")) in choice
+        src = str(c.get("source_id") or c.get("source_entity"))
+        if c.get("kind") == "entity" or c.get("target_id"):
+            dst = str(c.get("target_id") or c.get("target") or c.get("label"))
+            e = ents.get(dst, c.get("target") or c.get("label", ""))
+            if e["depth"] is None or not e["kept"]:
+                e.update(depth=d, parent=src, pending=on, ref=cid)
+                e["best"] = max(e["best"], float(c.get("score", 0) or 0))
+            edges[(src, dst, str(c.get("relation") or ""))] = {"kept": False, "over": False, "depth": d, "cand": c,
+                                                               "pending": on}
+        elif step.get("stage") == "relations":
+            rels.append({"id": cid, "src": src, "label": c.get("label", ""), "on": on, "depth": d,
+                         "score": c.get("score"), "reason": c.get("reason", "")})
+    return rels
+
+
+def _mark(ents: _Ents, marks: Iterable[dict[str, Any]], edges: dict, ghost_col: int) -> list[str]:
+    """Diagnosis marks: the expected entity starred in place, or a ghost after the last column."""
+    notes = []
+    for m in marks:
+        key = str(m.get("entity_id") or m.get("title"))
+        lost = m.get("lost") or {}
+        why = ("in the final beam" if m.get("in_final_beam") else
+               f"lost at depth {lost.get('depth')} ({lost.get('stage')}): rank {lost.get('rank')}, score "
+               f"{num(lost.get('score'))}, cut-off {num(lost.get('cutoff'))}" if lost.get("rank") else
+               ("never a candidate" if m.get("never_candidate") else str(lost.get("stage") or "")))
+        if key in ents.by:
+            ents.by[key]["mark"] = why
+            continue
+        if not m.get("entity_id"):
+            continue
+        e = ents.get(key, m.get("title", ""))
+        e.update(depth=ghost_col, mark=why, ghost=True)
+        near = m.get("nearest") or {}
+        nkey = str(near.get("entity_id") or "")
+        if nkey in ents.by:
+            e["parent"] = nkey
+            edges[(nkey, key, "ghost")] = {"kept": False, "over": False, "depth": ghost_col, "ghost": True,
+                                           "cand": {"relation": f"{near.get('hops', '?')} hop(s) away"},
+                                           "pending": None}
+        notes.append(m.get("title", ""))
+    return notes
+
+
+def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes: int = 300,
+                  pruned_per_depth: int = 12, height: str = "560px", types: dict[str, str] | None = None,
+                  pending: dict[str, Any] | None = None, marks: Iterable[dict[str, Any]] = (),
+                  clickable: bool = False) -> str:
+    """The search as of `depth` (None = all): layers left→right by depth. `types`: entity id → type (colours
+    and legend); `pending`: {"step": a proposal's step dict, "choice": ids kept now}; `marks`: diagnosis
+    entries to draw; `clickable`: nodes of the pending proposal post their candidate id when clicked."""
+    ents, rel_summary, edges, last_kept = _collect(trace, _steps_upto(trace, depth))
+    pend_rels = _pending(ents, edges, pending) if pending else []
+    frontier = set(last_kept) if last_kept else {k for k, e in ents.by.items() if e["seed"] is not None}
+    top_col = max([e["depth"] or 0 for e in ents.by.values()] + [0])
+    _mark(ents, marks, edges, top_col + 1)
+
+    # cap: seeds, frontier, marks, pending, kept by depth, then pruned by score (at most pruned_per_depth each)
+    by = ents.by
+
+    def rank(k: str) -> tuple:
+        e = by[k]
+        return (e["seed"] is None, k not in frontier, e["mark"] is None, e["pending"] is None, not e["kept"],
+                e["depth"] if e["depth"] is not None else 99, -e["best"])
+    order = sorted(by, key=rank)
+    shown, per_depth = [], defaultdict(int)
+    for k in order:
+        e = by[k]
+        plain_pruned = not e["kept"] and e["seed"] is None and e["mark"] is None and e["pending"] is None
+        if plain_pruned:
+            per_depth[e["depth"]] += 1
+            if per_depth[e["depth"]] > pruned_per_depth:
+                continue
+        if len(shown) < max_nodes:
+            shown.append(k)
+    hidden = len(order) - len(shown)
+    ids = {k: i for i, k in enumerate(shown)}
+
+    # layers: x by depth; y in order (kept near their parent, pending, then pruned), each column centred
+    columns: dict[int, list[str]] = defaultdict(list)
+    for k in shown:
+        columns[by[k]["depth"] or 0].append(k)
+    ypos: dict[str, float] = {}
+    for col in sorted(columns):
+        keys = sorted(columns[col], key=lambda k: (not by[k]["kept"] and by[k]["seed"] is None,
+                                                   by[k]["pending"] is None and not by[k]["kept"],
+                                                   ypos.get(by[k]["parent"] or "", 0.0), -by[k]["best"]))
+        y, placed = 0.0, []
+        for k in keys:
+            small = not by[k]["kept"] and by[k]["pending"] is None and by[k]["mark"] is None
+            placed.append((k, y))
+            y += ROW_PRUNED if small else ROW_KEPT
+        mid = (placed[-1][1] if placed else 0.0) / 2
+        for k, yy in placed:
+            ypos[k] = yy - mid
+
+    nodes = []
+    for k in shown:
+        e = by[k]
+        d = e["depth"] or 0
+        etype = (types or {}).get(k)
+        base = type_colour(etype) if types is not None else depth_colour(d)
+        live = e["kept"] or e["pending"] or e["mark"] is not None
+        fill = base if live else fade(base)
+        border, width = (fill, 1)
+        if k in frontier:
+            border, width = FRONTIER_BORDER, 4
+        if e["overridden"]:
+            border, width = OVERRIDE_COLOUR, 4
+        if e["mark"] is not None:
+            border, width = EXPECTED_COLOUR, 4
+        status = ("topic entity (" + plain(e["seed"], 40) + ")") if e["seed"] is not None else \
+            (f"kept at depth {d}" if e["kept"] else
+             ("proposed at depth %d: %s" % (d, "kept now" if e["pending"] else "not kept now"))
+             if e["pending"] is not None else ("not reached" if e.get("ghost") else f"pruned at depth {d}"))
+        tip = [plain(e["title"], 300), (plain(etype, 40).lower() + " · " if etype else "") + status]
+        if k in frontier:
+            tip.append("in the current frontier")
+        if e["overridden"]:
+            tip.append("✎ overridden by a person")
+        if e["mark"] is not None:
+            tip.append("★ expected by you: " + plain(e["mark"], 200))
+        if e["pending"] is not None and clickable:
+            tip.append("click to " + ("drop" if e["pending"] else "keep"))
+        for (src, rd), (nk, np_) in sorted(rel_summary.items(), key=lambda x: x[0][1]):
+            if src == k:
+                tip.append(f"depth {rd} relations: {nk} kept, {np_} pruned")
+        label = short(e["title"], 30) + (" ✎" if e["overridden"] else "")
+        if e["pending"] is not None:
+            label = ("☑ " if e["pending"] else "☐ ") + label
+        if e["mark"] is not None:
+            label = "★ " + label
+        node = {"id": ids[k], "label": label, "title": "\n".join(tip), "x": d * COLUMN_W, "y": round(ypos[k]),
+                "color": {"background": fill, "border": border, "highlight": {"background": fill,
+                                                                              "border": FRONTIER_BORDER}},
+                "borderWidth": width, "shape": "star" if e["mark"] is not None else "dot",
+                "size": 20 if e["seed"] is not None else (15 if live else 9),
+                "font": {"color": "#212529" if live else "#868e96", "size": 16 if live else 12}}
+        if e["pending"] is not None:
+            node["shapeProperties"] = {"borderDashes": [5, 3]}
+            node["ref"] = e["ref"]
+        nodes.append(node)
+
+    visible = [(key, v) for key, v in edges.items() if key[0] in ids and key[1] in ids]
+    per_src: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(pend_rels, key=lambda r: -float(r["score"] or 0)):
+        if len(per_src[r["src"]]) < RELATIONS_SHOWN:
+            per_src[r["src"]].append(r)
+        else:
+            hidden += 1
+    pend_rels = [r for r in pend_rels if r in per_src[r["src"]]]
+    for r in pend_rels:  # relation candidates of a pending relation stage: boxes between the columns
+        if r["src"] not in ids:
+            continue
+        rid, sib = len(nodes), per_src[r["src"]]
+        r["y"] = ypos.get(r["src"], 0) + 36 * (sib.index(r) - (len(sib) - 1) / 2)
+        nodes.append({"id": rid, "label": ("☑ " if r["on"] else "☐ ") + short(r["label"], 32), "shape": "box",
+                      "ref": r["id"], "x": round((r["depth"] - 0.5) * COLUMN_W + COLUMN_W * 0.1),
+                      "y": round(r["y"]),
+                      "title": "\n".join([plain(r["label"], 400), f"score {num(r['score'])} · proposed at depth "
+                                          f"{r['depth']}", "reason: " + plain(r["reason"], 300)] +
+                                         (["click to " + ("drop" if r["on"] else "keep")] if clickable else [])),
+                      "color": {"background": "#e7f5ff" if r["on"] else "#f8f9fa",
+                                "border": "#1c7ed6" if r["on"] else "#ced4da"},
+                      "font": {"size": 12, "color": "#212529" if r["on"] else "#868e96"},
+                      "shapeProperties": {"borderDashes": [5, 3]}})
+        visible.append(((r["src"], rid, r["label"]), {"kept": False, "over": False, "depth": r["depth"],
+                                                      "cand": {}, "pending": r["on"], "box": rid}))
+    labelled = sum(1 for _, v in visible if v["kept"]) <= EDGE_LABELS_MAX
+    out_edges = []
+    for (src, dst, rel), v in visible:
+        c = v["cand"]
+        b_id = v.get("box", ids.get(dst))
+        a, b = (ids[src], b_id) if c.get("outgoing", True) else (b_id, ids[src])
+        tip = [plain(rel if not v.get("ghost") else c.get("relation"), 400)]
+        if not v.get("ghost") and "box" not in v:
+            tip.append(f"score {num(c.get('score'))} · " + ("kept" if v["kept"] else "pruned" if v["pending"] is None
+                                                             else "proposed") + f" at depth {v['depth']}")
+        if c.get("reason"):
+            tip.append("reason: " + plain(c.get("reason"), 400))
+        if v["over"]:
+            tip.append(f"✎ overridden (automatic choice: {'kept' if c.get('auto_kept') else 'pruned'})")
+        colour = ("#495057" if v["kept"] else "#1c7ed6" if v["pending"] else EXPECTED_COLOUR if v.get("ghost")
+                  else "#ced4da")
+        out_edges.append({"from": a, "to": b, "label": short(rel, 40) if labelled and v["kept"] else "",
+                          "title": "\n".join(tip), "dashes": [2, 6] if v.get("ghost") else not v["kept"],
+                          "width": 3 if v["over"] else (2 if v["kept"] else 1),
+                          "color": {"color": OVERRIDE_COLOUR if v["over"] else colour, "highlight": FRONTIER_BORDER}})
+
+    items = type_items((types or {}).get(k, "") for k in shown) if types is not None else \
+        [swatch(depth_colour(d)) + ("topic entity" if d == 0 else f"depth {d}")
+         for d in sorted({by[k]["depth"] or 0 for k in shown})]
+    items.append(swatch(fade(depth_colour(1))) + '<i class="ln"></i>pruned')
+    items.append(swatch("#fff", border=FRONTIER_BORDER, ring=True) + "current frontier")
+    items.append(swatch("#fff", border=OVERRIDE_COLOUR, ring=True) + "✎ overridden by a person")
+    if pending:
+        items.append("☑/☐ proposed" + (": click to keep or drop" if clickable else ""))
+    if any(by[k]["mark"] is not None for k in shown):
+        items.append(f'<span style="color:{EXPECTED_COLOUR}">★</span> expected by you')
+    note = f"{hidden} more not shown" if hidden else ""
+    if not labelled:
+        note = (note + "; " if note else "") + "hover an edge for its relation"
+    title = "ToG search" + ("" if depth is None else f" up to depth {depth}")
+    opts = vis_options(len(nodes), len(out_edges), physics=False)
+    opts["edges"]["smooth"] = {"enabled": True, "type": "cubicBezier", "forceDirection": "horizontal",
+                               "roundness": 0.4}
+    return build_page(nodes, out_edges, opts, height=height, legend_html=legend(items, note), title=title,
+                      clickable=clickable)

@@ -1,0 +1,242 @@
+"""Page assembly for every picture: inert text, colours (by entity type, with a legend), vis options, and the
+standalone pyvis page with its fit behaviour and an optional click hook.
+
+Safety, measured on pyvis 0.3.2 / vis-network 9.1.2:
+
+* data reaches the page only inside `nodes|tojson` / `edges|tojson`, which escapes `<`, `>`, `&`, `'`;
+* vis draws labels on a canvas and shows string tooltips with `innerText`, so data is never parsed as
+  HTML; we still make every data string inert (`plain`): `<`/`>` become `‹`/`›`, control, bidi and
+  zero-width characters go, and "href" is broken with a zero-width space because pyvis switches its
+  tooltips to `innerHTML` when a node title contains that substring;
+* pyvis `heading=` (inserted unescaped) is never used; the Bootstrap CDN tags and the unused
+  `utils.js` bindings pyvis adds are removed, and `finish` fails loudly if any external src/href is left.
+
+Fit: the network fills the frame below its legend (flex layout) and is fitted to the view when it is first
+drawn, whenever the frame gets a new size (a Streamlit tab shown again, a window resize) until the person
+zooms or drags, and when the legend's Fit button is pressed. Physics, when a picture uses it, stabilises in
+bounded iterations and is then switched off. Click hook (`clickable`): a click on a node that carries a
+`ref` posts {tog: "pick", ref, label} to the parent frame (the app's picture component, app_component/).
+
+pyvis is imported lazily: importing this module is cheap (the CLI imports it for `export`).
+"""
+from __future__ import annotations
+
+import hashlib
+import html as _html
+import json
+import re
+from typing import Any, Iterable
+
+DEPTH_COLOURS = ("#4263eb", "#2f9e44", "#f08c00", "#ae3ec9", "#1098ad", "#e8590c", "#5c940d")
+TYPE_COLOURS = {"PERSON": "#4263eb", "ORGANIZATION": "#2f9e44", "ORG": "#2f9e44", "GEO": "#f08c00",
+                "LOCATION": "#f08c00", "EVENT": "#ae3ec9", "ARTIFACT": "#1098ad", "PRODUCT": "#1098ad",
+                "WORK": "#c2255c", "CONCEPT": "#5c940d"}
+OTHER_COLOURS = ("#e8590c", "#364fc7", "#087f5b", "#862e9c", "#a61e4d", "#5f3dc4", "#2b8a3e", "#0b7285")
+UNTYPED_COLOUR = "#868e96"
+OVERRIDE_COLOUR = "#d6336c"
+EXPECTED_COLOUR = "#e03131"
+FRONTIER_BORDER = "#212529"
+EDGE_LABELS_MAX = 120  # above this many edges, relation text is in tooltips only (labels would be unreadable)
+TOOLTIP_MAX = 600
+
+_INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_HREF = re.compile(r"(?i)h(?=ref)")
+
+
+def plain(text: Any, limit: int = TOOLTIP_MAX) -> str:
+    """Data text made inert for a vis label/tooltip: no markup characters, no invisible/bidi characters,
+    no "href" substring, at most `limit` characters. Readable (no `&amp;` shown to people)."""
+    s = "" if text is None else str(text)
+    s = _INVISIBLE.sub("", s).replace("<", "‹").replace(">", "›")
+    if len(s) > limit:
+        s = s[: max(limit - 1, 0)] + "…"
+    return _HREF.sub("h\u200b", s)
+
+
+def short(text: Any, n: int = 40) -> str:
+    """One line of at most n characters (whitespace collapsed, "…" when cut), made inert like `plain`."""
+    s = " ".join(("" if text is None else str(text)).split())
+    return plain(s, n)
+
+
+def depth_colour(depth: int) -> str:
+    return DEPTH_COLOURS[max(depth, 0) % len(DEPTH_COLOURS)]
+
+
+def type_colour(entity_type: str | None) -> str:
+    """One colour per entity type, the same in every picture: common GraphRAG types fixed, others hashed."""
+    t = (entity_type or "").strip().upper()
+    if not t:
+        return UNTYPED_COLOUR
+    if t in TYPE_COLOURS:
+        return TYPE_COLOURS[t]
+    return OTHER_COLOURS[int(hashlib.sha1(t.encode("utf-8")).hexdigest(), 16) % len(OTHER_COLOURS)]
+
+
+def fade(hex_colour: str, amount: float = 0.7) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#{:02x}{:02x}{:02x}".format(*(round(c + (255 - c) * amount) for c in (r, g, b)))
+
+
+def num(x: Any) -> str:
+    try:
+        return f"{float(x):.2f}"
+    except (TypeError, ValueError):
+        return "?"
+
+
+# ---------------------------------------------------------------------------------------------- legend
+
+def swatch(colour: str, *, border: str | None = None, ring: bool = False) -> str:
+    style = f"background:{'#fff' if ring else colour}" + (f";border:3px solid {border or colour}" if ring or border
+                                                          else "")
+    return f'<i class="sw" style="{style}"></i>'
+
+
+def legend(items: Iterable[str], note: str = "", *, fit_button: bool = True) -> str:
+    """items are trusted HTML fragments built here; note is plain text (escaped)."""
+    parts = [f"<span>{p}</span>" for p in items]
+    if note:
+        parts.append(f'<span class="note">{_html.escape(note)}</span>')
+    if fit_button:
+        parts.append('<button id="tog-fit" type="button" title="Fit the whole picture in view">Fit</button>')
+    return '<div class="tog-legend">' + "".join(parts) + "</div>"
+
+
+def type_items(types: Iterable[str]) -> list[str]:
+    """Legend entries for the entity types drawn (each once, in a stable order)."""
+    seen = sorted({(t or "").strip().upper() for t in types})
+    return [swatch(type_colour(t)) + _html.escape(t.lower() if t else "no type") for t in seen]
+
+
+# ---------------------------------------------------------------------------------------------- page
+
+_CSS = """<style>
+html,body{height:100%}
+body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#212529;background:#fff;
+ display:flex;flex-direction:column;min-height:180px}
+.tog-legend{font-size:13px;padding:6px 10px;display:flex;flex-wrap:wrap;gap:4px 14px;align-items:center;
+ border-bottom:1px solid #e9ecef;flex:0 0 auto}
+.tog-legend .sw{display:inline-block;width:12px;height:12px;border-radius:50%;vertical-align:-2px;margin-right:4px;
+ box-sizing:border-box}
+.tog-legend .ln{display:inline-block;width:22px;border-top:2px dashed #adb5bd;vertical-align:3px;margin-right:4px}
+.tog-legend .note{color:#c92a2a;font-weight:600}
+#tog-fit{margin-left:auto;font:inherit;padding:1px 10px;border:1px solid #ced4da;border-radius:4px;background:#fff;
+ cursor:pointer}
+div.vis-tooltip{white-space:pre-wrap;max-width:440px;font-size:12px;font-family:inherit}
+.card{flex:1 1 auto;display:flex;flex-direction:column;min-height:0}
+#mynetwork{float:none!important;border:0!important;flex:1 1 auto;height:auto!important;min-height:140px}
+</style>"""
+
+_FIT = """<script>
+(function () {
+  if (typeof network === "undefined" || !network) { return; }
+  var el = document.getElementById("mynetwork"), moved = false, last = "";
+  function fit() { network.fit({animation: false}); }
+  function sized() {
+    var w = el.clientWidth, h = el.clientHeight, s = w + "x" + h;
+    if (w > 0 && h > 0 && s !== last) { last = s; network.setSize("100%", "100%"); network.redraw(); if (!moved) { fit(); } }
+  }
+  network.on("dragStart", function () { moved = true; });
+  network.on("zoom", function () { moved = true; });
+  var b = document.getElementById("tog-fit");
+  if (b) { b.addEventListener("click", function () { moved = false; last = ""; sized(); fit(); }); }
+  if (window.ResizeObserver) { new ResizeObserver(sized).observe(el); }
+  window.addEventListener("resize", sized);
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) { last = ""; sized(); } });
+  var stopped = false;
+  function settle() {
+    if (stopped) { return; }
+    stopped = true;
+    if (PHYSICS) { network.setOptions({physics: {enabled: false}}); }
+    if (!moved) { fit(); }
+  }
+  network.once("stabilizationIterationsDone", settle);
+  network.once("stabilized", settle);
+  setTimeout(settle, PHYSICS ? 15000 : 0);
+  sized();
+})();
+</script>"""
+
+_CLICK = """<script>
+(function () {
+  if (typeof network === "undefined" || !network || window.parent === window) { return; }
+  network.on("click", function (p) {
+    if (!p.nodes || !p.nodes.length) { return; }
+    var n = nodes.get(p.nodes[0]);
+    if (!n || n.ref === undefined || n.ref === null) { return; }
+    window.parent.postMessage({tog: "pick", ref: String(n.ref), label: String(n.label || "")}, "*");
+  });
+})();
+</script>"""
+
+_EXTERNAL = re.compile(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
+    return {
+        "nodes": {"shape": "dot", "font": {"size": 16, "face": "sans-serif", "strokeWidth": 4,
+                                           "strokeColor": "#ffffff"}},
+        "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.5}},
+                  "font": {"size": 12, "align": "middle", "color": "#495057", "strokeWidth": 3},
+                  "smooth": {"enabled": n_edges <= 150, "type": "continuous"}},
+        "interaction": {"hover": True, "tooltipDelay": 150},
+        "layout": {"randomSeed": 7, "improvedLayout": n_nodes <= 100},
+        "physics": {"enabled": physics, "solver": "forceAtlas2Based",
+                    "forceAtlas2Based": {"gravitationalConstant": -70, "springLength": 130, "avoidOverlap": 0.3},
+                    "stabilization": {"enabled": physics, "iterations": 200 if n_nodes <= 300 else 120, "fit": True}},
+    }
+
+
+def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
+               legend_html: str, title: str, clickable: bool = False) -> str:
+    """The standalone page for these nodes and edges (pyvis + our post-processing)."""
+    from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
+
+    net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
+    for n in nodes:
+        n = dict(n)
+        net.add_node(n.pop("id"), label=n.pop("label"), shape=n.pop("shape", "dot"), **n)
+    for e in edges:
+        e = dict(e)
+        net.add_edge(e.pop("from"), e.pop("to"), **e)
+    net.options = options
+    return finish(net.generate_html(), legend_html=legend_html, title=title,
+                  physics=bool(options["physics"]["enabled"]), clickable=clickable)
+
+
+def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False) -> str:
+    """Post-process pyvis' page: drop CDN tags, empty headings, unused bindings; add CSS, legend, fit, clicks."""
+    page = re.sub(r"<!--\s*<link.*?-->", "", page, flags=re.S)
+    page = re.sub(r"<link\b[^>]*>", "", page)
+    page = re.sub(r"<script\b[^>]*\bsrc\s*=[^>]*>\s*</script>", "", page)
+    page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
+    start = page.find("<script>")
+    end = page.find("</script>", start)
+    if start >= 0 and "function neighbourhoodHighlight" in page[start:start + 200]:
+        page = page[:start] + page[end + len("</script>"):]
+    head = f'<meta charset="utf-8">\n<title>{_html.escape(title)}</title>'
+    page = page.replace('<meta charset="utf-8">', head, 1)
+    page = page.replace("</head>", _CSS + "\n</head>", 1)
+    page = page.replace("<body>", "<body>\n" + legend_html, 1)
+    i = page.rfind("</body>")
+    scripts = _FIT.replace("PHYSICS", "true" if physics else "false") + ("\n" + _CLICK if clickable else "")
+    page = page[:i] + scripts + "\n" + page[i:]
+    if _EXTERNAL.search(page):
+        raise RuntimeError("pyvis output still references an external resource; check the pyvis version")
+    return page
+
+
+def empty_html(message: str, *, height: str = "200px") -> str:
+    """A picture-shaped page that only says why there is nothing to draw."""
+    return (f'<!doctype html><html><head><meta charset="utf-8">{_CSS}</head><body>'
+            f'<div style="height:{_html.escape(height)};display:flex;align-items:center;justify-content:center;'
+            f'color:#868e96">{_html.escape(message)}</div></body></html>')
+
+
+def picture_json(page: str) -> dict[str, Any]:
+    """The nodes and edges embedded in a page built here (for tests and debugging)."""
+    m_nodes = re.search(r"nodes = new vis\.DataSet\((.*?)\);\n", page)
+    m_edges = re.search(r"edges = new vis\.DataSet\((.*?)\);\n", page)
+    return {"nodes": json.loads(m_nodes.group(1)) if m_nodes else [],
+            "edges": json.loads(m_edges.group(1)) if m_edges else []}

@@ -1,0 +1,269 @@
+""""Why not X?": where an expected entity left the search, as a pure function of a trace dict and the graph.
+
+    diagnosis = diagnose(trace, ["Pell Ardent"], graph)     # the trace's "diagnosis" field (DESIGN.md)
+    print(diagnosis_text(diagnosis))                        # the same in words (query --expect)
+
+For each expected title one entry:
+  {"title", "entity_id", "found", "in_final_beam", "never_candidate",
+   "lost": {"depth", "stage", "rank", "of", "score", "cutoff", "step", "label", "note"} | None,
+   "nearest": {"entity", "entity_id", "depth", "hops", "route": [titles], "relation"} | None,
+   "force": {"step", "candidate_id", "label", "from_id", "route": [[relationship_id, entity_id], ...]} | None,
+   "did_you_mean": [titles]}
+* in the final beam: on a chain of the trace; nothing was lost.
+* a candidate that was pruned: `lost` is the last step where it was a candidate and not kept: its rank among
+  the candidates competing for the same places (the whole step for entities, the same path for relations;
+  1 = best), their number, its score, and the cut-off (the lowest score kept there).
+* kept once, gone later: lost where the run judged the chains not yet sufficient (the evaluate step of that
+  depth; forcing "sufficient" answers there), else where every path through it was pruned.
+* never a candidate: the graph is searched outwards from X for the nearest entity the run reached (topic
+  entities and kept candidates; the deepest when several are as near); `lost` is where the first hop of that
+  route was dropped (the relation or the entity candidate), or why it was never offered (max depth, stopped
+  as sufficient, cut before scoring by the pre-filter or the degree filter).
+`force` names the candidate whose override would put the route back (runner.force_in applies it).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable
+
+MAX_HOPS = 6  # how far from X the nearest reached entity is looked for
+MAX_VISITS = 50_000  # graph entities visited at most per expected title
+
+
+def _rank(cands: list[dict[str, Any]], c: dict[str, Any]) -> tuple[int, int, float | None]:
+    """(rank of c by score among cands, 1 = best; how many; the cut-off: lowest score kept among cands)."""
+    s = float(c.get("score") or 0.0)
+    rank = 1 + sum(1 for o in cands if float(o.get("score") or 0.0) > s)
+    kept = [float(o.get("score") or 0.0) for o in cands if o.get("kept")]
+    return rank, len(cands), (min(kept) if kept else None)
+
+
+def _lost(steps: list[dict[str, Any]], i: int, c: dict[str, Any], note: str = "") -> dict[str, Any]:
+    step = steps[i]
+    group = step.get("candidates") or []
+    if step.get("stage") == "relations":  # relations compete per beam path
+        group = [o for o in group if o.get("path") == c.get("path")]
+    rank, of, cutoff = _rank(group, c)
+    return {"depth": step.get("depth"), "stage": step.get("stage"), "rank": rank, "of": of,
+            "score": round(float(c.get("score") or 0.0), 6), "cutoff": None if cutoff is None else round(cutoff, 6),
+            "step": i, "label": str(c.get("label") or ""), "note": note}
+
+
+def _reached(trace: dict[str, Any]) -> dict[str, int]:
+    """Entity id → the shallowest depth at which the run had it in its beam (topic entities: 0)."""
+    out = {str(s.get("id")): 0 for s in trace.get("seeds") or []}
+    for step in trace.get("steps") or []:
+        if step.get("stage") != "entities":
+            continue
+        for c in step.get("candidates") or []:
+            t = str(c.get("target_id") or "")
+            if c.get("kept") and t and t not in out:
+                out[t] = int(step.get("depth") or 0)
+    return out
+
+
+def _route(graph: Any, target: int, reached: dict[str, int]) -> tuple[int, list[tuple[int, int]]] | None:
+    """Breadth-first from the target: the nearest reached entity (deepest among equally near) and the hops
+    (relationship index, entity index) that lead from it to the target."""
+    by_idx = {}
+    for eid, d in reached.items():
+        i = graph.find(eid)
+        if i is not None:
+            by_idx[i] = d
+    parent: dict[int, tuple[int, int] | None] = {target: None}
+    frontier, hops = deque([target]), 0
+    while frontier and hops < MAX_HOPS and len(parent) < MAX_VISITS:
+        found = [v for v in frontier if v in by_idx and v != target]
+        if found:
+            best = max(found, key=lambda v: (by_idx[v], -found.index(v)))
+            path, v = [], best
+            while parent[v] is not None:
+                rel, nxt = parent[v]
+                path.append((rel, nxt))
+                v = nxt
+            return best, path
+        nxt_frontier: deque[int] = deque()
+        for v in frontier:
+            ridx, others, _ = graph.neighbors(v)
+            for r, o in zip(ridx.tolist(), others.tolist()):
+                if o not in parent:
+                    parent[o] = (r, v)
+                    nxt_frontier.append(o)
+        frontier, hops = nxt_frontier, hops + 1
+    found = [v for v in frontier if v in by_idx and v != target]
+    if found:
+        return _route(graph, target, {graph.entity(v).id: by_idx[v] for v in found})
+    return None
+
+
+def _resolve(graph: Any, title: str) -> tuple[int | None, list[str]]:
+    idx = graph.find_title(title.strip()) if title.strip() else None
+    if idx is None and title.strip():
+        idx = graph.find(title.strip())
+    if idx is not None:
+        return idx, []
+    from tog_core.tog.linking import search_entities
+
+    return None, [t for _, t, s in search_entities(graph, title, limit=5) if s >= 70][:5]
+
+
+def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -> None:
+    """X was never a candidate: the nearest reached entity, and where the route from it was cut."""
+    steps = trace.get("steps") or []
+    reached = _reached(trace)
+    found = _route(graph, idx, reached)
+    if found is None:
+        entry["lost"] = {"depth": None, "stage": "unreachable", "rank": None, "of": None, "score": None,
+                         "cutoff": None, "step": None, "label": "",
+                         "note": f"not within {MAX_HOPS} hops of anything the search reached"}
+        return
+    near, path = found
+    near_e = graph.entity(near)
+    dn = reached[near_e.id]
+    route_titles = [near_e.title] + [graph.title(e) for _, e in path]
+    rel0, ent0 = path[0]
+    rel0_id = graph.relationship(rel0).id
+    ent0_id = graph.entity(ent0).id
+    entry["nearest"] = {"entity": near_e.title, "entity_id": near_e.id, "depth": dn, "hops": len(path),
+                        "route": route_titles, "relation": graph.relationship(rel0).description or
+                        graph.relationship(rel0).label}
+    route = [[graph.relationship(r).id, graph.entity(e).id] for r, e in path]
+    max_depth = int((trace.get("config") or {}).get("depth") or 0)
+    need = dn + len(path)
+    far = f"; reaching it needs depth {need}" + (f" (this run: {max_depth})" if max_depth and need > max_depth else "")
+    for i in range(len(steps) - 1, -1, -1):  # the entity of the first hop offered and pruned
+        s = steps[i]
+        if s.get("stage") == "entities" and int(s.get("depth") or 0) == dn + 1:
+            for c in s.get("candidates") or []:
+                if str(c.get("target_id")) == ent0_id and str(c.get("source_id")) == near_e.id and not c.get("kept"):
+                    entry["lost"] = _lost(steps, i, c, f"{route_titles[1]} was pruned{far}")
+                    entry["force"] = {"step": i, "candidate_id": c["id"], "label": route_titles[1], "route": route[1:],
+                                      "from_id": ent0_id}
+                    return
+    for i in range(len(steps) - 1, -1, -1):  # the relation of the first hop offered and pruned
+        s = steps[i]
+        if s.get("stage") == "relations" and int(s.get("depth") or 0) == dn + 1:
+            for c in s.get("candidates") or []:
+                if rel0_id in (c.get("relationship_ids") or []) and not c.get("kept"):
+                    entry["lost"] = _lost(steps, i, c, f"the relation towards {route_titles[1]} was pruned{far}")
+                    entry["force"] = {"step": i, "candidate_id": c["id"], "label": c.get("label", ""), "route": route,
+                                      "from_id": near_e.id}
+                    return
+    base = {"rank": None, "of": None, "score": None, "cutoff": None, "label": ""}
+    depths_run = [int(s.get("depth") or 0) for s in steps]
+    if max_depth and dn + 1 > max_depth:
+        entry["lost"] = {**base, "depth": dn + 1, "stage": "max_depth", "step": None,
+                         "note": f"{near_e.title} was reached at the last depth ({max_depth}){far}"}
+        return
+    evals = [i for i, s in enumerate(steps) if s.get("stage") == "evaluate" and int(s.get("depth") or 0) >= dn
+             and any(c.get("id") == "sufficient" and c.get("kept") for c in s.get("candidates") or [])]
+    if evals:
+        i = evals[0]
+        entry["lost"] = {**base, "depth": steps[i].get("depth"), "stage": "evaluate", "step": i,
+                         "note": "the chains were judged sufficient, so the search stopped before reaching it" + far}
+        if any(c.get("id") == "continue" for c in steps[i].get("candidates") or []):
+            entry["force"] = {"step": i, "candidate_id": "continue", "label": "search one level deeper",
+                              "route": route, "from_id": near_e.id}
+        return
+    if dn + 1 in depths_run:
+        entry["lost"] = {**base, "depth": dn + 1, "stage": "relations", "step": None,
+                         "note": f"the relation towards {route_titles[1]} was cut before scoring "
+                                 f"(hub pre-filter, degree filter or the {(trace.get('config') or {}).get('max_candidates', 'K')}"
+                                 f"-candidate limit){far}"}
+        return
+    entry["lost"] = {**base, "depth": dn + 1, "stage": trace.get("stop_reason") or "stopped", "step": None,
+                     "note": f"the search ended ({trace.get('stop_reason') or 'unfinished'}) before depth {dn + 1}{far}"}
+
+
+def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list[dict[str, Any]]:
+    """One entry per expected title (see the module docstring). Pure: reads the trace and the graph only."""
+    steps = trace.get("steps") or []
+    chain_ids = [{str(x) for link in chain for x in (link.get("source_id"), link.get("target_id"))}
+                 for chain in trace.get("chains") or [] if chain]
+    seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
+    out = []
+    for title in [t for t in expected if str(t).strip()]:
+        idx, similar = _resolve(graph, str(title))
+        entry: dict[str, Any] = {"title": str(title).strip(), "entity_id": None, "found": idx is not None,
+                                 "in_final_beam": False, "never_candidate": True, "lost": None, "nearest": None,
+                                 "force": None, "did_you_mean": similar}
+        out.append(entry)
+        if idx is None:
+            continue
+        e = graph.entity(idx)
+        entry.update(title=e.title, entity_id=e.id)
+        occ = [(i, c) for i, s in enumerate(steps) if s.get("stage") == "entities"
+               for c in s.get("candidates") or [] if str(c.get("target_id")) == e.id]
+        entry["never_candidate"] = not occ and e.id not in seed_ids
+        on_chain = [k for k, ids in enumerate(chain_ids) if e.id in ids]
+        if on_chain:
+            entry["in_final_beam"] = True
+            entry["chain"] = on_chain[0] + 1
+            continue
+        kept = [(i, c) for i, c in occ if c.get("kept")]
+        if kept or e.id in seed_ids:
+            d = int(steps[kept[-1][0]].get("depth") or 0) if kept else 0
+            ev = next((i for i, s in enumerate(steps) if s.get("stage") == "evaluate" and int(s.get("depth") or 0) == d
+                       and any(c.get("id") == "continue" and c.get("kept") for c in s.get("candidates") or [])), None)
+            if ev is not None:
+                entry["lost"] = {"depth": d, "stage": "evaluate", "rank": None, "of": None, "score": None,
+                                 "cutoff": None, "step": ev, "label": "",
+                                 "note": f"in the beam at depth {d}, but the chains were judged not yet sufficient; "
+                                         "its paths were pruned deeper"}
+                entry["force"] = {"step": ev, "candidate_id": "sufficient", "label": f"answer at depth {d}",
+                                  "route": [], "from_id": e.id}
+                continue
+            ext = [(i, c) for i, s in enumerate(steps) if s.get("stage") == "entities"
+                   and int(s.get("depth") or 0) == d + 1 for c in s.get("candidates") or []
+                   if str(c.get("source_id")) == e.id]
+            if ext:
+                i, c = min(ext, key=lambda ic: -float(ic[1].get("score") or 0))
+                entry["lost"] = _lost(steps, i, c, f"in the beam at depth {d}; every path through it was pruned "
+                                                   f"at depth {d + 1}")
+            continue
+        if occ:
+            i, c = occ[-1]
+            entry["lost"] = _lost(steps, i, c)
+            entry["force"] = {"step": i, "candidate_id": c["id"], "label": e.title, "route": [], "from_id": e.id}
+            continue
+        _never(trace, graph, idx, entry)
+    return out
+
+
+def _num(x: Any) -> str:
+    return "–" if x is None else f"{float(x):.3f}"
+
+
+def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
+    """The diagnosis in words, one paragraph per expected entity (what `query --expect` prints)."""
+    out = []
+    for d in diagnosis:
+        t = d["title"]
+        if not d.get("found"):
+            alt = ", ".join(d.get("did_you_mean") or [])
+            out.append(f"{t}: not an entity of this project" + (f" (did you mean: {alt})" if alt else "") + ".")
+            continue
+        if d.get("in_final_beam"):
+            out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).")
+            continue
+        words = [f"{t}: " + ("never a candidate." if d.get("never_candidate") else "was a candidate but is not in the "
+                                                                                    "final beam.")]
+        n = d.get("nearest")
+        if n:
+            words.append(f"Nearest point reached: {n['entity']} (depth {n['depth']}), {n['hops']} hop(s) away: "
+                         + " → ".join(n["route"]) + ".")
+        lost = d.get("lost")
+        if lost:
+            if lost.get("rank") is not None:
+                words.append(f"Lost at depth {lost['depth']} ({lost['stage']}): “{lost['label']}” ranked "
+                             f"{lost['rank']} of {lost['of']}, score {_num(lost['score'])}, cut-off "
+                             f"{_num(lost['cutoff'])}.")
+            else:
+                words.append(f"Lost at depth {lost.get('depth')} ({lost.get('stage')}).")
+            if lost.get("note"):
+                words.append(lost["note"][0].upper() + lost["note"][1:] + ".")
+        f = d.get("force")
+        if f:
+            words.append(f"Override to try: keep “{f['label']}” at step {f['step'] + 1}.")
+        out.append(" ".join(words))
+    return "\n".join(out)
