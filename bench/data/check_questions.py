@@ -49,7 +49,7 @@ class Graph:
     by_description: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
 
     @classmethod
-    def load(cls, output_dir: Path) -> "Graph":
+    def load(cls, output_dir: Path) -> Graph:
         ent = pq.read_table(output_dir / "entities.parquet", columns=["title", "type"]).to_pydict()
         rel = pq.read_table(output_dir / "relationships.parquet",
                             columns=["source", "target", "description"]).to_pydict()

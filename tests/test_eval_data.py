@@ -1,0 +1,195 @@
+"""The evaluation data of bench/data: every question set passes the checker against its graph, the checker catches
+what it claims to catch, and the two multilingual projects load through KnowledgeGraph with their counts and their
+non-ASCII titles intact (and match the sources they are built from).
+
+The Christmas Carol sets need ../shared/data (a real GraphRAG output, not in this repository); without it those
+two cases skip and say so. Everything else uses files committed under bench/data.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tog_core.graphrag.graph import KnowledgeGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_data_{name}", DATA / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+checker = _load("check_questions")
+builder = _load("build_multilingual")
+PAIRS = checker.discover()
+FR, ZH = DATA / "fr-atelier", DATA / "zh-chayuan"
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# ------------------------------------------------------------------ every question file passes the checker
+
+def test_the_question_files_are_all_found():
+    names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
+    assert names == ["christmas-carol/questions_dev.jsonl", "christmas-carol/questions_test.jsonl",
+                     "fr-atelier/questions_dev.jsonl", "zh-chayuan/questions_dev.jsonl"]
+
+
+@pytest.mark.parametrize(("questions", "output"), PAIRS, ids=[f"{q.parent.name}/{q.stem}" for q, _ in PAIRS])
+def test_question_file_passes_the_checker(questions: Path, output: Path):
+    if not (output / "entities.parquet").is_file():
+        pytest.skip(f"the GraphRAG output {output} is not here (../shared/data holds the Christmas Carol index)")
+    problems, rows = checker.check_file(questions, output)
+    assert problems == []
+    assert rows
+
+
+@pytest.mark.parametrize(("folder", "per_level"), [(FR, 8), (ZH, 8)], ids=["fr", "zh"])
+def test_multilingual_sets_have_eight_questions_per_hop_and_name_their_topics(folder: Path, per_level: int):
+    rows = _rows(folder / "questions_dev.jsonl")
+    assert Counter(q["hops"] for q in rows) == {1: per_level, 2: per_level, 3: per_level}
+    for q in rows:  # linking from the question can only work if the topic is named in it
+        assert all(t.casefold() in q["question"].casefold() for t in q["topic_entities"]), q["id"]
+        assert q["answer_min_hops"] == q["hops"], q["id"]  # no shortcut: the answer is exactly `hops` away
+
+
+def test_christmas_carol_splits_are_sized_and_kept_apart():
+    dev = _rows(DATA / "christmas-carol" / "questions_dev.jsonl")
+    test = _rows(DATA / "christmas-carol" / "questions_test.jsonl")
+    assert Counter(q["hops"] for q in dev) == {1: 15, 2: 15, 3: 10}
+    assert len(test) == 20 and set(Counter(q["hops"] for q in test)) == {1, 2, 3}
+    assert not {q["question"] for q in dev} & {q["question"] for q in test}
+    assert not {q["id"] for q in dev} & {q["id"] for q in test}
+    assert all(q["id"].startswith("cc-dev-") for q in dev) and all(q["id"].startswith("cc-test-") for q in test)
+
+
+# ------------------------------------------------------------------ the checker catches what it claims to
+
+@pytest.fixture(scope="module")
+def fr_graph():
+    return checker.Graph.load(FR / "output")
+
+
+@pytest.fixture(scope="module")
+def two_hop() -> dict:
+    return next(q for q in _rows(FR / "questions_dev.jsonl") if q["hops"] == 2)
+
+
+def _problems(q: dict, graph) -> list[str]:
+    return checker.check_question(q, graph, "q")
+
+
+def test_checker_accepts_a_right_question(fr_graph, two_hop):
+    assert _problems(two_hop, fr_graph) == []
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"hops": 1}, "no simple path of exactly 1 hops"),
+    ({"hops": 3}, "2 evidence strings for 3 hops"),
+    ({"hops": 7}, "outside 1..6"),
+    ({"answer_type": "GEO"}, "is not the type of any answer"),
+    ({"answer_min_hops": 1}, "nearest answer is 2 hops away"),
+    ({"question": ""}, "field 'question' missing"),
+    ({"topic_entities": "Émile Garnier"}, "field 'topic_entities'"),
+])
+def test_checker_reports_a_wrong_field(fr_graph, two_hop, change, expected):
+    problems = _problems({**two_hop, **change}, fr_graph)
+    assert any(expected in p for p in problems), problems
+
+
+def test_checker_names_an_unknown_title_and_the_right_case(fr_graph, two_hop):
+    q = {**two_hop, "topic_entities": [t.upper() for t in two_hop["topic_entities"]]}
+    problems = _problems(q, fr_graph)
+    assert any("is not an entity title" in p and "did you mean" in p for p in problems), problems
+
+
+def test_checker_rejects_evidence_that_is_not_a_description_or_out_of_order(fr_graph, two_hop):
+    invented = {**two_hop, "evidence": [two_hop["evidence"][0], "Une phrase qui n'est dans aucune relation."]}
+    assert any("not a relationship description" in p for p in _problems(invented, fr_graph))
+    swapped = {**two_hop, "evidence": list(reversed(two_hop["evidence"]))}
+    assert any("do not lead, in order" in p for p in _problems(swapped, fr_graph))
+    short = {**two_hop, "evidence": two_hop["evidence"][:1]}
+    assert any("1 evidence strings for 2 hops" in p for p in _problems(short, fr_graph))
+
+
+def test_checker_reports_duplicate_ids_and_bad_lines(tmp_path: Path, two_hop):
+    path = tmp_path / "questions_dev.jsonl"
+    path.write_text(json.dumps(two_hop, ensure_ascii=False) + "\n"
+                    + json.dumps({**two_hop, "question": two_hop["question"] + " (bis)"}, ensure_ascii=False)
+                    + "\n{not json\n", encoding="utf-8")
+    problems, rows = checker.check_file(path, FR / "output")
+    assert len(rows) == 2
+    assert any("is used 2 times" in p for p in problems)
+    assert any(":3: not JSON" in p for p in problems)
+
+
+def test_checker_command_exits_1_and_prints_one_line_per_problem(tmp_path: Path, two_hop, capsys):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**two_hop, "answers": ["Personne Inconnue"]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    assert checker.main([str(path), str(FR / "output")]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "'Personne Inconnue' is not an entity title" in out[0]
+    assert checker.main([str(FR / "questions_dev.jsonl"), str(FR / "output")]) == 0
+
+
+# ------------------------------------------------------------------ the multilingual projects
+
+@pytest.mark.parametrize(("folder", "counts", "titles"), [
+    (FR, {"entities": 61, "relationships": 138, "text_units": 15},
+     ["Émile Garnier", "Société des Horlogers de Vézenay", "Chronomètre « Étoile du Nord »", "Église Saint-Éloi"]),
+    (ZH, {"entities": 60, "relationships": 132, "text_units": 15},
+     ["青山茶园", "林秋水", "紫砂壶“听松”", "《茶经新注》"]),
+], ids=["fr", "zh"])
+def test_multilingual_project_loads_with_its_counts_and_titles(folder: Path, counts: dict, titles: list[str]):
+    g = KnowledgeGraph.load(folder)
+    assert g.info is not None and g.info.version == "3.x"
+    assert {k: g.counts[k] for k in counts} == counts
+    assert g.counts["placeholder_entities"] == 0 and g.counts["reversed_duplicates"] == 1
+    for title in titles:
+        idx = g.find_title(title)
+        assert idx is not None, title
+        assert g.title(idx) == title  # the exact characters, not a folded or re-encoded form
+    assert sum(any(ord(c) > 127 for c in t) for t in g.all_titles()) >= 20
+    types = Counter(g.entity(i).type for i in range(g.n_entities))
+    assert set(types) == {"PERSON", "ORGANIZATION", "GEO", "EVENT", "OBJECT"}
+    hubs = sorted(g.degrees.tolist(), reverse=True)
+    assert hubs[0] >= 10 and hubs[2] >= 8  # a couple of hubs, as a GraphRAG index has
+
+
+@pytest.mark.parametrize("folder", [FR, ZH], ids=["fr", "zh"])
+def test_every_relationship_cites_a_text_unit_that_names_both_ends(folder: Path):
+    entities = {e["title"]: e for e in builder.load_world(folder).entities}  # titles and the short names the prose uses
+    g = KnowledgeGraph.load(folder)
+    for r in range(g.n_relationships):
+        a, b = (entities[g.title(i)] for i in g.endpoints(r))
+        units = g.evidence(r)
+        assert units, (a["title"], b["title"])
+        assert any(builder.mentions(u.text, a) and builder.mentions(u.text, b) for u in units), (a["title"], b["title"])
+
+
+def test_committed_parquet_files_match_their_sources(capsys):
+    assert builder.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_builder_refuses_sources_that_disagree():
+    world = builder.load_world(ZH)
+    rel = world.relationships[0]
+    moved = dataclasses.replace(world, relationships=[dataclasses.replace(rel, units=("c09",)), *world.relationships[1:]])
+    assert builder.validate(moved) == [f"relationship '{rel.source}' -> '{rel.target}': text unit c09 does not mention both"]
+    unknown = dataclasses.replace(world, relationships=[dataclasses.replace(rel, target="不存在的地方"),
+                                                       *world.relationships[1:]])
+    assert any("'不存在的地方' is not an entity" in p for p in builder.validate(unknown))
