@@ -159,9 +159,11 @@ class CheapPolicy:
 
     # ------------------------------------------------------------------ stop and answer
     def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
-        """Sufficient once a chain's relations match every question word (coverage.verdict)."""
+        """Sufficient once a chain's relations match every question word (coverage.verdict); a chain back at its
+        start answers nothing (the question names its topic)."""
         return coverage_verdict(state.question, [x.title for x in state.seeds],
-                                [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths if p.hops])
+                                [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
+                                 if p.hops and p.end != p.start])
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""

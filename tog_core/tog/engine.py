@@ -184,8 +184,10 @@ class ToGEngine(StageProposals, Recording):
 
     # ------------------------------------------------------------------ answer
     def best_paths(self, state: State) -> list[BeamPath]:
-        """Chains with hops, best first, in the policy's order (the order the answer and the trace use)."""
-        return sorted([p for p in state.paths if p.hops], key=lambda p: self.policy.rank_key(self, state, p))
+        """Chains with hops, best first, in the policy's order (the order the answer and the trace use). A chain that
+        came back to its start (it passed through it on the way) goes after every chain that did not."""
+        return sorted([p for p in state.paths if p.hops],
+                      key=lambda p: (p.end == p.start, *self.policy.rank_key(self, state, p)))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
         out: list[str] = []

@@ -54,19 +54,28 @@ class StageProposals:
         return text
 
     def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray) -> np.ndarray:
-        """Which edges of the path's end it may take next. Never to an entity already on the path — except,
-        on a typed graph, to an intermediate entity through a relation type the path has not used: in "who
-        directed the films written by the writer of X" the writer may be the director, reached again from
-        one of their films by `directed_by` after `written_by` led there. Walking back along a hop (the
-        same type, covering reversed duplicates) and returning to the start stay impossible."""
-        on_path = np.isin(others, np.fromiter(p.entities, dtype=np.int64))
-        if not (self.graph.has_relation_labels and p.hops and on_path.any()):
-            return ~on_path
-        used = set(self.graph.labels([h.ridx for h in p.hops]))
-        back = np.flatnonzero(on_path)
-        ok = [int(others[k]) != p.start and lab not in used for k, lab in zip(back, self.graph.labels(rels[back]))]
-        keep = ~on_path
-        keep[back] = ok
+        """Which edges of the path's end it may take next. A path never takes an edge it already took, nor that
+        edge's reversed duplicate: the same fact written the other way (GraphRAG writes some relationships twice, B→A
+        after A→B; on a typed graph, the same relation type both ways), so it never walks back along itself. A typed
+        reverse with another relation (X parents→ P, P children→ X) is another fact and may be walked: "X's parent's
+        children" pass through X again. Any entity may be reached again through another edge ("the director of the
+        films written by W" may be W). Only the last hop may not end at the start: a question names its topic, it
+        does not ask for it."""
+        keep = np.ones(len(rels), dtype=bool)
+        if p.hops:
+            taken = {h.ridx for h in p.hops}
+            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64))
+            # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
+            back = np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
+            for k in back:
+                r = self.graph.relationship(int(rels[k]))
+                twin = r.reverse_of if r.reverse_of in taken else next(
+                    (t for t in taken if self.graph.relationship(t).reverse_of == r.idx), None)
+                if twin is not None and (not self.graph.has_relation_labels or
+                                         self.graph.labels([twin])[0] == self.graph.labels([r.idx])[0]):
+                    keep[k] = False
+        if len(p.hops) + 1 >= self.config.depth:
+            keep &= others != p.start
         return keep
 
     def _groups(self, state: State, i: int) -> list[RelChoice]:
@@ -194,7 +203,7 @@ class StageProposals:
             p = state.paths[rc.path]
             seen: dict[int, int] = {}
             for r, o in zip(rc.ridxs, rc.others):
-                if o != p.start and o not in seen:  # the relation stage already closed walks back
+                if o not in seen:  # open_edges already closed the walks the rule forbids
                     seen[o] = r
             all_targets.append((rc, list(seen.items())))
         ahead = await self.policy.rate_next(self, state, all_targets)
