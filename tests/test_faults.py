@@ -28,7 +28,7 @@ from tog_core.tog.engine import (FALLBACK_ANSWER_LLM_ERROR, FALLBACK_EVALUATE_LL
                                  ToGEngine)
 from tog_core.testing.server import FakeOpenAIServer, Reply
 from tog_core.llm.client import LLMError
-from tog_core.tog.parsing import (FALLBACK_EVALUATE_NO, FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM)
+from tog_core.prompting.parsing import (FALLBACK_EVALUATE_NO, FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM)
 from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
 from tog_core.tog.state import Callbacks, EngineConfig
 from tog_core.tog.trace import Trace

@@ -13,8 +13,8 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from tog_core.llm.usage import Usage
-from tog_core.tog import prompts
-from tog_core.tog.parsing import parse_scores
+from tog_core.prompting import prompts
+from tog_core.prompting.parsing import parse_scores
 from tog_core.scoring.text import tokens
 
 FALLBACK_LLM_ERROR = "llm_error_used_bm25"  # the LLM call failed: scores come from BM25

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer
-from tog_core.tog import prompts
+from tog_core.prompting import prompts
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
 from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso

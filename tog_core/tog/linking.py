@@ -148,8 +148,8 @@ async def link_with_llm(question: str, graph: Any, llm: Any, *, limit: int = 3,
     Returns (seeds, usage) where usage has llm_calls/prompt_tokens/completion_tokens and a fallback
     name if the reply was unusable.
     """
-    from tog_core.tog import prompts
-    from tog_core.tog.parsing import parse_entities_result
+    from tog_core.prompting import prompts
+    from tog_core.prompting.parsing import parse_entities_result
     from rapidfuzz import fuzz, process
 
     res = await llm.complete(prompts.topic_prompt(question), temperature=temperature, max_tokens=128,

@@ -12,8 +12,8 @@ import numpy as np
 
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
-from tog_core.tog import prompts
-from tog_core.tog.parsing import parse_sufficient
+from tog_core.prompting import prompts
+from tog_core.prompting.parsing import parse_sufficient
 from tog_core.tog.policy import SearchPolicy, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step

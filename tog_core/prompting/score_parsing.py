@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tog_core.tog.replies import MAX_REPLY_CHARS, REASON_KEYS, get_key, json_values, short, strip_thinking
+from tog_core.prompting.replies import MAX_REPLY_CHARS, REASON_KEYS, get_key, json_values, short, strip_thinking
 
 __all__ = ["Scores", "parse_scores", "FALLBACK_UNIFORM", "FALLBACK_PARTIAL", "FALLBACK_EXTRA", "SCORE_FALLBACKS",
            "UNIFORM_SCORE", "MISSING_SCORE"]

@@ -2,7 +2,7 @@
 
 ``parse_sufficient`` reads the evaluate stage's yes/no; ``parse_entities`` the topic entity list. The
 candidate-score parser lives in ``tog/score_parsing.py`` and the shared reply reading in ``tog/replies.py``;
-both are re-exported here, so ``from tog_core.tog.parsing import parse_scores`` keeps working.
+both are re-exported here, so ``from tog_core.prompting.parsing import parse_scores`` keeps working.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tog_core.tog.replies import MAX_REPLY_CHARS, REASON_KEYS, get_key, json_values, short, strip_thinking
-from tog_core.tog.score_parsing import (FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM, MISSING_SCORE,
+from tog_core.prompting.replies import MAX_REPLY_CHARS, REASON_KEYS, get_key, json_values, short, strip_thinking
+from tog_core.prompting.score_parsing import (FALLBACK_EXTRA, FALLBACK_PARTIAL, FALLBACK_UNIFORM, MISSING_SCORE,
                                         SCORE_FALLBACKS, UNIFORM_SCORE, Scores, parse_scores)
 
 __all__ = [
