@@ -36,7 +36,8 @@ def make_tables(m: int, out: Path, seed: int = 0) -> Path:
     ids = pa.array(np.char.add("e-", idx.astype(str)).astype(object), pa.string())
     pq.write_table(pa.table({"id": ids, "title": titles,
                              "type": pa.array(np.full(n, "THING", dtype=object), pa.string()),
-                             "description": pa.array(np.char.add("A synthetic entity number ", idx.astype(str)).astype(object))}),
+                             "description": pa.array(
+                                 np.char.add("A synthetic entity number ", idx.astype(str)).astype(object))}),
                    out / "entities.parquet")
     # power-law-ish degrees: a few hubs, many leaves
     s = np.minimum((rng.pareto(1.2, m) * 3).astype(np.int64), n - 1)
@@ -53,7 +54,8 @@ def make_tables(m: int, out: Path, seed: int = 0) -> Path:
                              "source": src_t, "target": dst_t, "description": desc,
                              "weight": rng.random(m), "text_unit_ids": tlist}), out / "relationships.parquet")
     pq.write_table(pa.table({"id": pa.array(tu_ids, pa.string()),
-                             "text": pa.array(np.char.add("Some source text ", np.arange(t).astype(str)).astype(object))}),
+                             "text": pa.array(
+                                 np.char.add("Some source text ", np.arange(t).astype(str)).astype(object))}),
                    out / "text_units.parquet")
     return out
 
@@ -111,7 +113,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows))
         return 0
-    print("| relationships | entities | ToG load+index s | ToG added peak MB | networkx s | networkx added peak MB | speed-up |")
+    print("| relationships | entities | ToG load+index s | ToG added peak MB | networkx s | networkx added peak MB "
+          "| speed-up |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['relationships']:,} | {r['entities']:,} | {r['tog_s']:.2f} | {r['tog_peak_mb']:.0f} | "

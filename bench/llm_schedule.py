@@ -74,7 +74,7 @@ def make_graph(n_questions: int, fan: int = len(RELATIONS), depth: int = 3) -> K
     for q in range(n_questions):
         level = [f"Root {q}"]
         titles.append(level[0])
-        for d in range(1, depth + 1):
+        for _ in range(depth):
             nxt = []
             for parent in level:
                 for k, rel in enumerate(RELATIONS[:fan]):
@@ -169,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'wall s':>8} {'speed-up':>9}")
     for r in rows:
         print(f"{r['schedule']:<34} {r['calls_per_q']:>8.1f} {r['max_calls']:>4} {r['rounds_per_q']:>9.1f} "
-              f"{r['max_rounds']:>4} {r['tokens_per_q']:>9.0f} {r['peak_in_flight']:>5} {r['wall_s']:>8.2f} {r['speedup']:>8.2f}x")
+              f"{r['max_rounds']:>4} {r['tokens_per_q']:>9.0f} {r['peak_in_flight']:>5} {r['wall_s']:>8.2f} "
+              f"{r['speedup']:>8.2f}x")
     return 0
 
 

@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.sizes:
         ft = frontier_trace(n).to_dict()
         ct = chains_trace(n).to_dict()
-        for picture, build in (("frontier", lambda: frontier_html(ft, max_nodes=n)),
-                               ("chains", lambda: chains_html(ct))):
+        for picture, build in (("frontier", lambda ft=ft, n=n: frontier_html(ft, max_nodes=n)),
+                               ("chains", lambda ct=ct: chains_html(ct))):
             secs, page = measure(build, args.repeat)
             data = picture_json(page)
             rows.append({"picture": picture, "nodes": len(data["nodes"]), "edges": len(data["edges"]),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -53,7 +53,7 @@ def stage_of(request: dict) -> str:
 @dataclass
 class Rule:
     stage: str  # a stage name or "*"
-    reply: Reply | Callable[[dict], "Reply | str"]
+    reply: Reply | Callable[[dict], Reply | str]
     when: Callable[[int], bool] = lambda n: True  # n: earlier requests of this stage
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -105,7 +105,7 @@ def chain_graph(n_hubs=3, fan=6, depth=4) -> KnowledgeGraph:
     for h in range(n_hubs):
         edges.append(("Start", f"N{h}", f"Start links to node {h}"))
         frontier = [f"N{h}"]
-        for d in range(depth):
+        for _ in range(depth):
             nxt = []
             for f in frontier[:2]:
                 for k in range(fan):
@@ -188,8 +188,9 @@ def test_resume_from_a_saved_mid_run_trace_finishes_the_same(tmp_path):
     assert st.stage == "evaluate" and st.depth == 1 and len(st.steps) == 2
     done = run(resumed_engine, q, state=st)
     assert done.answer == whole.answer
+    fresh = ToGEngine(g, llm=llm, config=cfg).trace(whole).chains
     assert [[link.to_dict() if hasattr(link, "to_dict") else link for link in c] for c in
-            resumed_engine.trace(done).chains] == [[link for link in c] for c in ToGEngine(g, llm=llm, config=cfg).trace(whole).chains]
+            resumed_engine.trace(done).chains] == [list(c) for c in fresh]
 
 
 def test_unusable_llm_reply_applies_a_named_fallback():

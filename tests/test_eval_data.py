@@ -188,8 +188,10 @@ def test_committed_parquet_files_match_their_sources(capsys):
 def test_builder_refuses_sources_that_disagree():
     world = builder.load_world(ZH)
     rel = world.relationships[0]
-    moved = dataclasses.replace(world, relationships=[dataclasses.replace(rel, units=("c09",)), *world.relationships[1:]])
-    assert builder.validate(moved) == [f"relationship '{rel.source}' -> '{rel.target}': text unit c09 does not mention both"]
+    moved = dataclasses.replace(world, relationships=[dataclasses.replace(rel, units=("c09",)),
+                                                      *world.relationships[1:]])
+    assert builder.validate(moved) == [
+        f"relationship '{rel.source}' -> '{rel.target}': text unit c09 does not mention both"]
     unknown = dataclasses.replace(world, relationships=[dataclasses.replace(rel, target="不存在的地方"),
                                                        *world.relationships[1:]])
     assert any("'不存在的地方' is not an entity" in p for p in builder.validate(unknown))

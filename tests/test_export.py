@@ -145,3 +145,48 @@ def test_cli_bad_out_folder(tmp_path, capsys):
     src.write_text(json.dumps(make_trace()), encoding="utf-8")
     assert main(["export", str(src), "--format", "md", "--out", str(tmp_path / "nope" / "x.md")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def _with_source_text() -> dict:
+    t = make_trace()
+    t["evidence"] = {"tu-1": {"text": "A long story. A founded B in the spring of 1820. Then more.",
+                              "support": "A founded B in the spring of 1820."},
+                     "tu-2": {"text": "Another <b>passage</b>: " + EVIL, "support": ""}}
+    t["diagnosis"] = [{"title": "D", "entity_id": "D", "found": True, "in_final_beam": False, "never_candidate": False,
+                       "lost": {"depth": 1, "stage": "entities", "rank": 3, "of": 3, "score": 0.1, "cutoff": 0.7,
+                                "step": 1, "label": "D", "note": ""}, "nearest": None, "force": None}]
+    return t
+
+
+def test_exports_carry_the_source_text_of_every_link_and_the_diagnosis():
+    t = _with_source_text()
+    j = json.loads(export_json(t))
+    assert j["evidence"]["tu-1"]["support"] == "A founded B in the spring of 1820." and j["diagnosis"][0]["title"] == "D"
+    m = export_markdown(t)
+    assert "1. **A** → A founded B → **B**" in m and "   > “A founded B in the spring of 1820.”" in m
+    assert "## Source text" in m and "### tu-1" in m and "\nA long story. A founded B in the spring" in m
+    assert "## Why not …?" in m and "Lost at depth 1 \\(entities\\): “D” ranked 3 of 3" in m
+    source = m.split("## Source text", 1)[1]
+    assert unescaped(source, "<>[]`") == [] and "\\*bold\\*" in source  # the passages' text stays inert
+    h = export_html(t)
+    assert "<blockquote><mark>A founded B in the spring of 1820.</mark></blockquote>" in h
+    assert "A long story. <mark>A founded B in the spring of 1820.</mark> Then more." in h
+    assert "<details><summary>tu-1: A founded B" in h and "&lt;b&gt;passage&lt;/b&gt;" in h
+    assert "<h2>Why not …?</h2>" in h and "<script>alert" not in h.lower()
+
+
+def test_the_app_adds_source_text_from_the_graph():
+    from tog_core.app.views import with_evidence
+    from tog_core.graphrag.graph import KnowledgeGraph
+
+    g = KnowledgeGraph.load(ROOT / "demo")
+    ridx, _, _ = g.neighbors(g.find_title("Mara Quell"))
+    rel = next(g.relationship(r) for r in ridx.tolist()
+               if g.relationship(r).description == "Mara Quell was born in the town of Tarnby.")
+    link = {"source": "Mara Quell", "source_id": g.entity(rel.source_idx).id, "relation": rel.description,
+            "target": "Tarnby", "target_id": g.entity(rel.target_idx).id, "relationship_id": rel.id,
+            "text_unit_ids": list(rel.text_unit_ids)}
+    t = with_evidence({"question": "q", "seeds": [], "chains": [[link]]}, g)
+    [(uid, ev)] = list(t["evidence"].items())[:1]
+    assert uid in rel.text_unit_ids and "Tarnby" in ev["support"] and ev["support"] in ev["text"]
+    assert "Mara Quell" in ev["support"] and len(ev["support"]) < len(ev["text"])

@@ -89,4 +89,5 @@ def test_llm_linking_cost_is_part_of_the_run_and_a_cache_hit_costs_nothing(graph
         assert eng.stats(st)["cost_usd"] == pytest.approx(link["cost_usd"], abs=1e-6)
         again = asyncio.run(engine().start_async("who set up the thing?"))  # the disk cache answers
         cached = next(u for u in again.extra_usage if u["stage"] == "link")
-        assert (cached["llm_calls"], cached["cache_hits"], cached["prompt_tokens"], cached["cost_usd"]) == (0, 1, 0, 0.0)
+        assert (cached["llm_calls"], cached["cache_hits"], cached["prompt_tokens"], cached["cost_usd"]) == \
+            (0, 1, 0, 0.0)

@@ -9,7 +9,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import write_project
 from tog_core.testing.server import FakeOpenAIServer
-from tog_core.llm.local import local_model_available
 from tog_core.llm.factory import LOCAL, NONE, build_embedder, choose_model
 from tog_core.graphrag.project import open_project
 

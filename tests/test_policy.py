@@ -93,7 +93,8 @@ def test_entity_weight_lets_the_entity_text_break_a_tie_between_targets():
 
 def test_the_floor_keeps_later_hops_able_to_tell_paths_apart():
     # hop 1 matches nothing (0 for both); hop 2 tells the two paths apart
-    g = free_graph([("Seed", "P1", "alpha"), ("Seed", "P2", "beta"), ("P1", "X", "weak link"), ("P2", "Y", "strong link")])
+    g = free_graph([("Seed", "P1", "alpha"), ("Seed", "P2", "beta"), ("P1", "X", "weak link"),
+                    ("P2", "Y", "strong link")])
     rel = TableScorer({"alpha": 0.0, "beta": 0.0, "weak": 0.2, "strong": 0.9})
     floored, _ = search(g, "zzz", "Seed", policy=CheapPolicy(**QUIET), relations=rel, width=2, depth=2)
     assert floored[0] == ["Seed", "P2", "Y"]

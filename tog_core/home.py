@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 __all__ = ["tog_home", "atomic_write_text", "new_run_id"]
@@ -20,7 +20,7 @@ def tog_home() -> Path:
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
 
 def atomic_write_text(path: Path, text: str) -> None:

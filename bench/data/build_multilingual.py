@@ -96,8 +96,9 @@ def load_world(folder: Path) -> World:
         src, dst, weight, keys, desc = parts
         rels.append(Relationship(source=src, target=dst, weight=float(weight),
                                  units=tuple(k.strip() for k in keys.split(";")), description=desc))
-    world = World(name=folder.name, document=raw["document"], namespace=uuid.uuid5(uuid.NAMESPACE_DNS, raw["namespace"]),
-                  units=units, entities=entities, relationships=rels)
+    world = World(name=folder.name, document=raw["document"],
+                  namespace=uuid.uuid5(uuid.NAMESPACE_DNS, raw["namespace"]), units=units, entities=entities,
+                  relationships=rels)
     problems += validate(world)
     if problems:
         raise WorldError(f"{path}: {len(problems)} problems\n" + "\n".join(problems))
@@ -197,7 +198,8 @@ def describe(w: World, tables: dict[str, pa.Table]) -> str:
     top = sorted(zip(ent["degree"], ent["title"]), reverse=True)[:4]
     pairs = {(r.source, r.target) for r in w.relationships}
     reversed_pairs = sum(1 for s, t in pairs if (t, s) in pairs) // 2
-    return (f"{w.name}: {tables['entities'].num_rows} entities ({', '.join(f'{k} {v}' for k, v in sorted(types.items()))}), "
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(types.items()))
+    return (f"{w.name}: {tables['entities'].num_rows} entities ({kinds}), "
             f"{tables['relationships'].num_rows} relationships ({reversed_pairs} reversed pairs), "
             f"{tables['text_units'].num_rows} text units; hubs: {', '.join(f'{t} ({d})' for d, t in top)}")
 

@@ -160,7 +160,8 @@ def check_question(q: dict, g: Graph, where: str) -> list[str]:
             out.append(f"{where}: answer '{a}' has no simple path of exactly {hops} hops from {topics} ({found})")
     types = {g.types[a] for a in answers}
     if q["answer_type"] not in types:
-        out.append(f"{where}: answer_type '{q['answer_type']}' is not the type of any answer ({sorted(map(str, types))})")
+        out.append(f"{where}: answer_type '{q['answer_type']}' is not the type of any answer "
+                   f"({sorted(map(str, types))})")
     if len(evidence) != hops:
         out.append(f"{where}: {len(evidence)} evidence strings for {hops} hops; give one relationship description "
                    "per hop, in order")

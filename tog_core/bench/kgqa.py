@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from tog_core.errors import UsageError
 
@@ -221,7 +221,7 @@ class KGQAConfig:
     seed: int = 0
     concurrency: int | None = None  # None: 1 without an LLM, 4 with one
     mode: str = "faithful"  # or "fast": one pair-scoring call per depth
-    questions: str | None = None  # a questions .jsonl elsewhere (e.g. demo/questions.jsonl); None: DATA_DIR/questions_<split>.jsonl
+    questions: str | None = None  # a questions .jsonl elsewhere (demo/questions.jsonl); None: questions_<split>.jsonl
     baseline: str | None = None  # a second pruner run on the same questions in the same run (e.g. random)
     baseline_seeds: int = 1  # the baseline runs with seeds seed, seed+1, …: its recall is the mean over them
     paper: bool = False  # every departure from the paper switched off
@@ -295,7 +295,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     t0 = time.perf_counter()
     rows = asyncio.run(main())
     total = time.perf_counter() - t0
-    config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner, "prefilter": cfg.prefilter,
+    config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner,
+              "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
               "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link}
@@ -340,7 +341,8 @@ def format_table(result: dict[str, Any]) -> str:
     for level, m in result["summary"].items():
         lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
-            cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"), cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
+            cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
+            cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
     for level, m in result["summary"].items():
         if m.get("gold_path_lost"):

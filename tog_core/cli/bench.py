@@ -15,7 +15,8 @@ def add_parser(sub: Any) -> None:
     k = bsub.add_parser("kgqa", help="retrieval benchmark on a KGQA split (e.g. MetaQA)")
     k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
     k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
-    k.add_argument("--pruner", default=None, help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
+    k.add_argument("--pruner", default=None,
+                   help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
     k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
     k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
@@ -26,7 +27,8 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
     k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful)")
-    k.add_argument("--questions", default=None, help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
+    k.add_argument("--questions", default=None,
+                   help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
     k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
                    "and print our beam recall over its")
     k.add_argument("--baseline-seeds", type=int, default=1, help="seeds of the baseline run, from --seed on; "

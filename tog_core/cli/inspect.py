@@ -72,7 +72,8 @@ def inspect_project(path: str, *, store: str | None = None, name: str | None = N
 
 def _print_inspect(r: dict[str, Any]) -> None:
     print(f"project   {r['project']}")
-    print(f"version   GraphRAG {r['version']} ({r['family']} table names, entity name column '{r['entity_name_column']}')")
+    print(f"version   GraphRAG {r['version']} ({r['family']} table names, "
+          f"entity name column '{r['entity_name_column']}')")
     print(f"tables    {r['output_dir']}")
     if r.get("store"):
         st = r["store"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from tog_core.cli import bench, export, inspect, query, store
 from tog_core.errors import UsageError

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from tog_core.errors import UsageError
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +46,7 @@ class KnowledgeGraph:
 
     # ------------------------------------------------------------ loading
     @classmethod
-    def load(cls, project: ProjectInfo | str | Path) -> "KnowledgeGraph":
+    def load(cls, project: ProjectInfo | str | Path) -> KnowledgeGraph:
         info = project if isinstance(project, ProjectInfo) else open_project(project)
         ent, rel, tu, paths = read_tables(info)
         return cls.from_tables(ent, rel, tu, info=info, paths=paths)
@@ -53,11 +54,11 @@ class KnowledgeGraph:
     @classmethod
     def from_tables(cls, entities: pa.Table, relationships: pa.Table, text_units: pa.Table | None = None, *,
                     info: ProjectInfo | None = None,
-                    paths: tuple[Path | None, Path | None, Path | None] = (None, None, None)) -> "KnowledgeGraph":
+                    paths: tuple[Path | None, Path | None, Path | None] = (None, None, None)) -> KnowledgeGraph:
         return cls.from_columns(build_columns(entities, relationships, text_units, info=info, paths=paths), info=info)
 
     @classmethod
-    def from_columns(cls, columns: GraphColumns, *, info: ProjectInfo | None = None) -> "KnowledgeGraph":
+    def from_columns(cls, columns: GraphColumns, *, info: ProjectInfo | None = None) -> KnowledgeGraph:
         g = cls.__new__(cls)
         g.info = info
         for f in fields(columns):

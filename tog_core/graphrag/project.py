@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from tog_core.graphrag.errors import (EmptyTableError, MissingTableError, NotAProjectError, ProjectError, SchemaError,
                                       SettingsError, UnreadableTableError)

@@ -20,7 +20,8 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Sequence
 
 import numpy as np
 

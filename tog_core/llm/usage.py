@@ -19,7 +19,7 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float | None = 0.0  # None: the provider's price is unknown
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
         return Usage(llm_calls=self.llm_calls + other.llm_calls, cache_hits=self.cache_hits + other.cache_hits,
                      prompt_tokens=self.prompt_tokens + other.prompt_tokens,
@@ -30,7 +30,7 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     @classmethod
-    def of_result(cls, res: Any) -> "Usage":
+    def of_result(cls, res: Any) -> Usage:
         """The usage of one LLM reply (an LLMResult): a cache hit costs nothing."""
         if res.cached:
             return cls(cache_hits=1)
@@ -38,12 +38,12 @@ class Usage:
                    completion_tokens=int(res.completion_tokens or 0), cost_usd=res.cost_usd)
 
     @classmethod
-    def failed_call(cls) -> "Usage":
+    def failed_call(cls) -> Usage:
         """A call that ended in an error: it was made, its tokens and cost are not known to us."""
         return cls(llm_calls=1)
 
     @classmethod
-    def of(cls, obj: Any) -> "Usage":
+    def of(cls, obj: Any) -> Usage:
         """The usage fields of anything that carries them (a trace Step, a dict, a ScoreResult)."""
         get = obj.get if isinstance(obj, dict) else (lambda k, d=None: getattr(obj, k, d))
         return cls(**{f.name: get(f.name, 0 if f.name != "cost_usd" else 0.0) for f in fields(cls)})

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from tog_core.scoring.text import question_bands, tokens, without_words
 

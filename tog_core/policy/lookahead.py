@@ -21,7 +21,8 @@ rather than the embedder.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -31,7 +32,8 @@ from tog_core.tog.policy import NextHop
 
 async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
                          candidates: Sequence[tuple[frozenset[tuple[str, bool]], int]],
-                         onward: Callable[[int, np.ndarray, np.ndarray], np.ndarray], text_of: Callable[[str, int], str],
+                         onward: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
+                         text_of: Callable[[str, int], str],
                          reuse_penalty: float = 1.0, floor: float = 0.0, per_entity: int = 30
                          ) -> list[NextHop]:
     """For each (relations the path would have used, as (label, outgoing) seen from each hop's start;

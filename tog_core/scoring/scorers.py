@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable
 
 import numpy as np
 
@@ -177,7 +178,8 @@ SCORERS: dict[str, ScorerFactory] = {
         llm, "llm", "an LLM (pick a model, or 'local')") and LLMScorer(llm, temperature=temperature,
                                                                       max_tokens=max_tokens, compact=compact),
     "bm25": lambda **_: BM25Scorer(),  # every factory takes the same keyword arguments and ignores the rest
-    "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder") and EmbeddingScorer(embedder),
+    "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder")
+    and EmbeddingScorer(embedder),
     "random": lambda *, seed=0, **_: RandomScorer(seed),
 }
 

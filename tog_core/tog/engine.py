@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer

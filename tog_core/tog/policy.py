@@ -20,7 +20,8 @@ help; it lives in `tog_core/policy/cheap.py` as `CheapPolicy`, a second object b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
 
 if TYPE_CHECKING:  # the engine passes itself as the context; only for type names
     from tog_core.tog.state import BeamPath, RelChoice, State
@@ -44,8 +45,8 @@ class SearchContext(Protocol):
     entity_scorer: Any
     prefilter: Any
 
-    def open_edges(self, p: "BeamPath", rels: Any, others: Any) -> Any: ...
-    def used_relations(self, p: "BeamPath") -> set[tuple[str, bool]]: ...
+    def open_edges(self, p: BeamPath, rels: Any, others: Any) -> Any: ...
+    def used_relations(self, p: BeamPath) -> set[tuple[str, bool]]: ...
 
 
 class SearchPolicy(Protocol):
@@ -53,15 +54,15 @@ class SearchPolicy(Protocol):
 
     def params(self) -> dict[str, Any]: ...
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
-    def relation_query(self, ctx: SearchContext, state: "State", i: int) -> tuple[str, str]: ...
-    def relation_scores(self, ctx: SearchContext, state: "State", i: int, groups: Sequence["RelChoice"],
+    def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]: ...
+    def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]: ...
-    async def rate_next(self, ctx: SearchContext, state: "State",
-                        targets: list[tuple["RelChoice", list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]: ...
+    async def rate_next(self, ctx: SearchContext, state: State,
+                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]: ...
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]: ...
-    def judge(self, ctx: SearchContext, state: "State") -> dict[str, Any]: ...
-    def rank_key(self, ctx: SearchContext, state: "State", p: "BeamPath") -> tuple[float, ...]: ...
+    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]: ...
+    def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]: ...
 
 
 def uses_llm(scorer: Any) -> bool:
@@ -81,23 +82,24 @@ class FaithfulPolicy:
         relation names), else GraphRAG's free-text description."""
         return label.replace("_", " ") if ctx.graph.has_relation_labels else label
 
-    def relation_query(self, ctx: SearchContext, state: "State", i: int) -> tuple[str, str]:
+    def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]:
         return "", ""  # (focus, rest): the scorer reads the whole question
 
-    def relation_scores(self, ctx: SearchContext, state: "State", i: int, groups: Sequence["RelChoice"],
+    def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]:
         return scores
 
-    async def rate_next(self, ctx: SearchContext, state: "State",
-                        targets: list[tuple["RelChoice", list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]:
+    async def rate_next(self, ctx: SearchContext, state: State,
+                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]:
         return {}
 
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]:
         return rel_score * ent_score, ""
 
-    def judge(self, ctx: SearchContext, state: "State") -> dict[str, Any]:
-        return {"sufficient": False, "by": "none", "reason": "no LLM to judge the chains; searching to the maximum depth"}
+    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
+        return {"sufficient": False, "by": "none",
+                "reason": "no LLM to judge the chains; searching to the maximum depth"}
 
-    def rank_key(self, ctx: SearchContext, state: "State", p: "BeamPath") -> tuple[float, ...]:
+    def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         return (-p.score,)

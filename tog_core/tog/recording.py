@@ -3,7 +3,7 @@ snapshot (by GraphRAG ids, stable across reloads) and restore. Mixed into ToGEng
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from tog_core.llm.usage import Usage, total
@@ -12,7 +12,7 @@ from tog_core.tog.trace import Link, Trace
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Recording:
@@ -44,7 +44,8 @@ class Recording:
                 rel = self.graph.relationship(h.ridx)
                 s, d = self.graph.entity(h.src), self.graph.entity(h.dst)
                 links.append(Link(source=s.title, source_id=s.id, relation=h.label, target=d.title, target_id=d.id,
-                                  relationship_id=rel.id, text_unit_ids=list(rel.text_unit_ids), score=round(h.score, 6)))
+                                  relationship_id=rel.id, text_unit_ids=list(rel.text_unit_ids),
+                                  score=round(h.score, 6)))
             out.append(links)
         return out
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -91,7 +92,7 @@ class StageProposals:
             keep &= np.fromiter((self.graph.degree(int(o)) <= limit for o in others), dtype=bool, count=len(others))
         rels, others, outs = rels[keep], others[keep], outs[keep]
         labels = self.graph.labels(rels)
-        groups: "OrderedDict[tuple[str, bool], list[int]]" = OrderedDict()
+        groups: OrderedDict[tuple[str, bool], list[int]] = OrderedDict()
         for pos, (lab, out) in enumerate(zip(labels, outs)):
             groups.setdefault((lab, bool(out)), []).append(pos)
         out_groups = []
@@ -196,7 +197,7 @@ class StageProposals:
         cfg = self.config
         # one scoring call per frontier path (all its kept relations together), or, as the original ToG
         # code does, one per kept relation (config.entity_batch == "relation")
-        by_call: "OrderedDict[tuple[int, str], list[tuple[RelChoice, int, int]]]" = OrderedDict()  # rc, target, ridx
+        by_call: OrderedDict[tuple[int, str], list[tuple[RelChoice, int, int]]] = OrderedDict()  # rc, target, ridx
         notes = []
         all_targets: list[tuple[RelChoice, list[tuple[int, int]]]] = []
         for rc in state.relations:

@@ -6,7 +6,8 @@ touching the search logic.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from tog_core.tog.trace import Seed, Step
 
@@ -44,7 +45,7 @@ class EngineConfig:
     prefilter: str = "bm25"  # cheap scorer that cuts hubs down before the main scorer sees them
     max_candidates: int = 30  # K: at most this many relation groups per frontier entity are scored
     entities_per_relation: int = 5  # entities retained per relation before the beam cut
-    entity_batch: str = "entity"  # entity stage: one call per frontier entity, or "relation" (original ToG: per relation)
+    entity_batch: str = "entity"  # entity stage: one call per frontier entity, or "relation" (original ToG's)
     pairs_per_path: int = 10  # fast mode: (relation, entity) pairs per frontier path in the one prompt
     temperature_exploration: float = 0.4
     temperature_reasoning: float = 0.0
@@ -82,12 +83,12 @@ class EngineConfig:
         return [name for name in DEPARTURES if getattr(self, name) != (name == "evaluate_last_depth")]
 
     @classmethod
-    def paper(cls, **kw: Any) -> "EngineConfig":
+    def paper(cls, **kw: Any) -> EngineConfig:
         """ToG as published: every departure switched off."""
         return cls(**{"degree_filter": False, "hub_prefilter": False, "normalise_entities": False,
                       "cumulative_score": False, "evaluate_last_depth": True, **kw})
 
-    def without(self, names: "Iterable[str]") -> "EngineConfig":
+    def without(self, names: Iterable[str]) -> EngineConfig:
         """This config with the named departures switched off (ValueError naming the choices for an unknown one)."""
         off: dict[str, Any] = {}
         for name in names:
@@ -104,7 +105,7 @@ class EngineConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "EngineConfig":
+    def from_dict(cls, d: dict[str, Any]) -> EngineConfig:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -170,7 +171,7 @@ class State:
     def done(self) -> bool:
         return self.stage in ("answer", "done")
 
-    def with_(self, **kw: Any) -> "State":
+    def with_(self, **kw: Any) -> State:
         return replace(self, **kw)
 
 
@@ -198,6 +199,6 @@ class Callbacks:
     on_token: Callable[[str], None] = _noop  # a piece of the streamed answer
     on_answer_reset: Callable[[], None] = _noop  # the streamed answer broke: clear what was shown
     on_usage: Callable[[dict[str, Any]], None] = _noop  # running totals after each stage
-    on_state: Callable[["State"], None] = _noop  # after every apply and after the answer (run store saves here)
+    on_state: Callable[[State], None] = _noop  # after every apply and after the answer (run store saves here)
 
     extra: dict[str, Any] = field(default_factory=dict)

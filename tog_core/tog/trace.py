@@ -35,7 +35,7 @@ class Candidate:
     scored_by: str = ""  # which scorer gave the score ("llm", "bm25", ... or "prefilter:bm25")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Candidate":
+    def from_dict(cls, d: dict[str, Any]) -> Candidate:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -67,7 +67,7 @@ class Step:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Step":
+    def from_dict(cls, d: dict[str, Any]) -> Step:
         known = {f.name for f in fields(cls)}
         data = {k: v for k, v in d.items() if k in known}
         data["candidates"] = [Candidate.from_dict(c) for c in d.get("candidates", [])]
@@ -121,7 +121,7 @@ class Trace:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kw)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Trace":
+    def from_dict(cls, d: dict[str, Any]) -> Trace:
         if not isinstance(d, dict) or "question" not in d:
             raise ValueError("not a ToG trace: expected a JSON object with a 'question' field")
         if int(d.get("version", 1)) > TRACE_VERSION:
@@ -137,5 +137,5 @@ class Trace:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, text: str) -> "Trace":
+    def from_json(cls, text: str) -> Trace:
         return cls.from_dict(json.loads(text))
