@@ -13,8 +13,16 @@ import time
 import streamlit as st
 
 import ui
-from tog_core.app.session import MODES, PRUNERS, K, parse_app_args, recent_projects, remember_project, \
-    resolve_project_path, sidebar_defaults
+from tog_core.app.session import (
+    MODES,
+    PRUNERS,
+    K,
+    parse_app_args,
+    recent_projects,
+    remember_project,
+    resolve_project_path,
+    sidebar_defaults,
+)
 from tog_core.graphrag.project import ProjectError
 
 _t0 = time.perf_counter()

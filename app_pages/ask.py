@@ -51,6 +51,7 @@ with st.form("ask_form", border=False, enter_to_submit=False):
     st.text_area("Question", key=K.ASK_QUESTION, height=80,
                  placeholder="Type a question about the entities of this project (Ctrl+Enter or the button asks)")
     asked = st.form_submit_button("Ask", type="primary")
+progress = st.container()  # always here: a run's progress goes in, and what follows keeps its place
 again, resume = ss.pop(K.ASK_AGAIN, None), ss.pop(K.ASK_RESUME, None)
 question = (ss.get(K.ASK_QUESTION) or "").strip()
 if again:
@@ -62,7 +63,7 @@ elif asked:
     run_id = ss[K.ASK_RUN] = new_run_id()
     st.query_params["run"] = run_id
     ss.pop(K.ASK_TRACE, None)
-    trace = B.live_run(lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
+    trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
                                                    model_info=model_info, run_id=run_id, **cb),
                        max_depth=engine.config.depth)
     ss.pop(K.ASK_RUN, None)
@@ -70,7 +71,7 @@ elif asked:
 elif resume and (saved := load(resume)):
     engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
     ss[K.ASK_RUN] = resume
-    trace = B.live_run(lambda **cb: R.resume_question(engine, saved, store, model_info=model_info, **cb),
+    trace = B.live_run(progress, lambda **cb: R.resume_question(engine, saved, store, model_info=model_info, **cb),
                        max_depth=engine.config.depth, label="Resuming the run…")
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())

@@ -26,15 +26,16 @@ def _stop_pressed() -> None:
     ss[K.ASK_STOPPED] = True
 
 
-def live_run(work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…") -> Any:
+def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…") -> Any:
     """Run `work(**callbacks)` showing the stage, depth, calls, tokens and elapsed time as they change, the
     streamed answer in plain view, and a Stop button (pressing it interrupts the run; the next page run
-    answers from what was saved)."""
-    stop_slot = st.empty()
+    answers from what was saved). Everything goes into `slot`, a container the page always creates, so the
+    elements below keep their places (and their open or closed state) from one page run to the next."""
+    stop_slot = slot.empty()
     stop_slot.button("Stop", key="stop_button", on_click=_stop_pressed, icon=":material/stop_circle:",
                      help="Stop the search and answer from the chains found so far")
-    status = st.status(label, expanded=True)
-    box, parts = st.empty(), []
+    status = slot.status(label, expanded=True)
+    box, parts = slot.empty(), []
     now = {"depth": 1, "stage": "linking", "usage": {}, "t0": time.perf_counter()}
 
     def show() -> None:
@@ -70,7 +71,7 @@ def live_run(work: Callable[..., Any], *, max_depth: int, label: str = "Searchin
     except ValueError as err:
         stop_slot.empty()
         status.update(label="Could not start", state="error")
-        st.error(str(err))
+        slot.error(str(err))
         st.stop()
     stop_slot.empty()
     box.empty()
@@ -123,11 +124,14 @@ def draft_block(t: dict[str, Any], project: str) -> None:
         return
     drafts = ss.setdefault(K.ASK_DRAFT, {})
     ok, why = local_model_available()
-    with st.expander("A sentence instead of a chain? (small local model)", expanded=t["run_id"] in drafts):
+    wanted = ss.pop(K.ASK_DRAFT + "_wanted", None) == t["run_id"]
+    with st.expander("A sentence instead of a chain? (small local model)", expanded=wanted or t["run_id"] in drafts):
         st.caption("SmolLM2-135M runs offline and can turn the chain and its source text into a sentence. It often "
                    "repeats itself or invents facts: the chain above is the answer. At most 160 tokens; the "
                    "draft stops as soon as it repeats itself.")
-        if st.button("Draft with the small local model", disabled=not ok, help=None if ok else why):
+        st.button("Draft with the small local model", disabled=not ok, help=None if ok else why,
+                  on_click=lambda: ss.__setitem__(K.ASK_DRAFT + "_wanted", t["run_id"]))
+        if wanted:
             from tog_core.app.draft import draft_answer
 
             engine, _, _ = ui.engine_or_stop(settings_from_trace(t, project))

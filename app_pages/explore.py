@@ -23,7 +23,8 @@ if ex is not None and ex.settings.project != ui.settings().project:
     ex = ss[K.EXPLORE] = None  # another project was opened
 
 if ex is None:
-    q = st.text_input("Question", key=K.EXPLORE_QUESTION, placeholder="Type a question about the entities of this project")
+    q = st.text_input("Question", key=K.EXPLORE_QUESTION,
+                      placeholder="Type a question about the entities of this project")
     found = [s.title for s in link_question(q, graph)] if q.strip() else []
     term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH, placeholder="type a name to add it")
     options = list(dict.fromkeys(ss.get(K.EXPLORE_SEEDS, []) + found +

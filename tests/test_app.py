@@ -23,10 +23,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from scripted import toy_llm
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
-from scripted import toy_llm
 from tog_core.app.session import K
 from tog_core.app.views import overrides
 from tog_core.render.page import picture_json

@@ -161,7 +161,8 @@ def _with_source_text() -> dict:
 def test_exports_carry_the_source_text_of_every_link_and_the_diagnosis():
     t = _with_source_text()
     j = json.loads(export_json(t))
-    assert j["evidence"]["tu-1"]["support"] == "A founded B in the spring of 1820." and j["diagnosis"][0]["title"] == "D"
+    assert j["evidence"]["tu-1"]["support"] == "A founded B in the spring of 1820."
+    assert j["diagnosis"][0]["title"] == "D"
     m = export_markdown(t)
     assert "1. **A** → A founded B → **B**" in m and "   > “A founded B in the spring of 1820.”" in m
     assert "## Source text" in m and "### tu-1" in m and "\nA long story. A founded B in the spring" in m

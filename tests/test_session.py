@@ -1,16 +1,26 @@
-"""tog_core.app (session, runner, views) without Streamlit: saving during a run, stopping, branching, recent projects, escaping."""
+"""tog_core.app (session, runner, views, draft) without Streamlit: saving during a run, Stop, resume, branching,
+forcing an expected entity in, the draft's repetition stop, the pages' tables, recent projects, escaping."""
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
 from test_engine import make_graph
-from tog_core.policy.cheap import CheapPolicy
-from tog_core.tog.engine import ToGEngine
-from tog_core.runs.files import RunStore
-from tog_core.app.runner import (Exploration, explore_apply, explore_back, explore_finish, explore_propose,
-                                 explore_start, run_question)
+
+from tog_core.app.runner import (
+    Exploration,
+    explore_apply,
+    explore_back,
+    explore_finish,
+    explore_propose,
+    explore_start,
+    run_question,
+)
 from tog_core.app.session import Settings, parse_app_args, recent_projects, remember_project, run_spec
 from tog_core.app.views import answer_start, candidate_rows, choice_from_rows, md_text
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.runs.files import RunStore
+from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
@@ -138,3 +148,207 @@ def test_app_args_and_answer_start():
     assert parse_app_args([]) == {}
     assert answer_start("[No LLM] This answer is composed.\nMost likely answer: Paris") == \
         "[No LLM] Most likely answer: Paris"
+
+
+# ---------------------------------------------------------------------------------------------- stop, resume, force
+
+def test_stop_before_the_first_step_leaves_a_findable_run_that_resumes(home):
+    from tog_core.app.runner import finish_stopped, is_unfinished, resume_question
+
+    store = RunStore()
+
+    def on_stage(depth, stage):
+        if stage == "relations":
+            raise Stop()
+
+    with pytest.raises(Stop):
+        run_question(engine(), Q, seeds=["Acme"], store=store, on_stage=on_stage, run_id="20260101-000000-abcdef")
+    saved = store.load("20260101-000000-abcdef").to_dict()  # saved as soon as the topic entities were linked
+    assert saved["question"] == Q and saved["steps"] == [] and is_unfinished(saved)
+    [summary] = store.list()
+    assert summary.steps == 0 and summary.resumable
+    done = resume_question(engine(), saved, store)
+    assert done.run_id == "20260101-000000-abcdef" and "Paris" in done.answer and not is_unfinished(done.to_dict())
+    stopped = finish_stopped(engine(), saved, store)  # Stop pressed instead: the chains so far (none yet)
+    assert stopped.stop_reason == "user" and stopped.answer_by == "chains"
+
+
+def test_a_stop_pressed_mid_run_is_answered_from_the_saved_chains(home):
+    from tog_core.app.runner import finish_stopped
+
+    store = RunStore()
+
+    def on_stage(depth, stage):
+        if depth == 2:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        run_question(engine(), Q, seeds=["Acme"], store=store, on_stage=on_stage)
+    [r] = store.list()
+    tr = finish_stopped(engine(), store.load(r.run_id).to_dict(), store)
+    assert tr.stop_reason == "user" and "Most likely answer: Alice" in tr.answer  # depth 1 reached the founder
+    assert store.load(r.run_id).answer == tr.answer
+
+
+def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
+    import time as _time
+
+    from tog_core.app import runner
+
+    ticks = []
+    slow = engine()
+    real = slow.propose
+
+    async def propose(state):
+        await __import__("asyncio").sleep(0.3)
+        return await real(state)
+
+    slow.propose = propose
+    runner.TICK_S, old = 0.05, runner.TICK_S
+    try:
+        run_question(slow, Q, seeds=["Acme"], on_tick=ticks.append)
+        assert len(ticks) >= 3 and ticks == sorted(ticks)
+
+        def stop_on_tick(elapsed):
+            if elapsed > 0.4:
+                raise Stop()
+
+        t0 = _time.perf_counter()
+        with pytest.raises(Stop):  # raised inside the ticker, it ends the run instead of being lost
+            run_question(slow, Q, seeds=["Acme"], store=RunStore(), on_tick=stop_on_tick)
+        assert _time.perf_counter() - t0 < 2.0
+    finally:
+        runner.TICK_S = old
+
+
+def test_force_in_follows_the_route_to_the_expected_entity(home):
+    from tog_core.app.runner import force_in
+    from tog_core.tog.diagnosis import diagnose
+
+    eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=2, relation_pruner="bm25",
+                                                      entity_pruner="bm25"), policy=CheapPolicy())
+    tr = run_question(eng, Q, seeds=["Acme"], store=RunStore()).to_dict()
+    [d] = diagnose(tr, ["Lyon"], eng.graph)  # Bob's birthplace: width 1 keeps only Alice's path
+    assert not d["in_final_beam"] and d["force"]
+    ex = force_in(eng, Settings(), tr, d["force"], RunStore())
+    after = ex.saver(eng, None).trace(ex.state).to_dict()
+    assert diagnose(after, ["Lyon"], eng.graph)[0]["in_final_beam"]
+    assert after["parent_run"] == tr["run_id"] and after["answer"]
+    assert any(o["kept"] and not o["auto_kept"] for s in after["steps"] for o in s["overrides"])
+    assert RunStore().load(ex.run_id).parent_run == tr["run_id"]
+    waiting = force_in(eng, Settings(), tr, d["force"], None, follow=False)  # Explore: the person goes on
+    assert not waiting.state.done and len(waiting.state.steps) == d["force"]["step"] + 1
+
+
+def test_replay_refuses_a_run_the_search_no_longer_offers(home):
+    from tog_core.app.runner import replay
+
+    tr = run_question(engine(), Q, seeds=["Acme"]).to_dict()
+    assert len(replay(engine(), tr, len(tr["steps"]))) == len(tr["steps"]) + 1
+    tr["steps"][0]["candidates"][0].update(id="p0|>|something else|999", kept=True)
+    with pytest.raises(ValueError, match="no longer offers"):
+        replay(engine(), tr, 1)
+
+
+# ---------------------------------------------------------------------------------------------- the draft
+
+def test_repetition_cut_finds_loops_and_leaves_prose_alone():
+    from tog_core.app.draft import repetition_cut
+
+    assert repetition_cut("Pell Ardent founded Tarnby Lensworks, which makes the Kestrel Telescope.") is None
+    loop = "The company is the company. " * 3
+    assert loop[:repetition_cut(loop)] == "The company is the company. "
+    lines = "Answer: Pell Ardent.\nThe founder is Pell Ardent.\nThe founder is Pell Ardent.\n"
+    assert lines[:repetition_cut(lines)] == "Answer: Pell Ardent.\nThe founder is Pell Ardent.\n"
+    assert repetition_cut("very very very good") is None  # short stutters are not loops
+
+
+def test_the_draft_stops_a_looping_model_and_keeps_what_came_before(home):
+    import asyncio
+
+    from tog_core.app.draft import RepetitionGuard, draft_answer
+    from tog_core.llm.client import LLMClient, LLMConfig
+    from tog_core.testing.server import FakeOpenAIServer
+
+    def looping(_request):
+        return "Alice founded Acme and was born in Paris. " + "Paris is in Paris. " * 40
+
+    with FakeOpenAIServer(looping) as srv:
+        llm = LLMClient(LLMConfig(model="openai/loop", api_base=srv.base_url, api_key="sk-test-not-a-real-key",
+                                  timeout_s=10, max_retries=0))
+        eng = engine()
+        tr = run_question(eng, Q, seeds=["Acme"])
+        shown = []
+        d = draft_answer(eng, eng.restore(tr.to_dict()), llm, on_token=shown.append)
+        assert d.stopped == "repetition" and d.text.startswith("Alice founded Acme and was born in Paris.")
+        assert d.text.count("Paris is in Paris.") <= 2 and "".join(shown).startswith(d.text)
+        guard = RepetitionGuard(llm, max_tokens=5)
+        res = asyncio.run(guard.stream([{"role": "user", "content": "hi"}], temperature=0, max_tokens=500,
+                                       on_token=lambda _t: None))
+        assert guard.last_stop in ("cap", "repetition") and len(res.text) < 200
+        prompt = srv.requests[0]["messages"][-1]["content"]
+        assert "Alice was born in Paris" in prompt  # the supporting sentence of the chain, not whole passages
+    assert eng.llm is None  # the run's own engine is untouched
+
+
+# ---------------------------------------------------------------------------------------------- views
+
+def test_support_span_marks_the_sentence_naming_both_ends():
+    from tog_core.app.views import support_span
+
+    text = ("The guild met in spring. Born in Tarnby, Mara Quell founded the Lanternwright Guild! "
+            "Later she travelled.")
+    a, b = support_span(text, relation="Mara Quell founded the Lanternwright Guild.", source="Mara Quell",
+                        target="Lanternwright Guild")
+    assert text[a:b] == "Born in Tarnby, Mara Quell founded the Lanternwright Guild!"
+    assert support_span("Nothing to see here.", relation="x founded y", source="Xavier", target="Yolanda") is None
+
+
+def test_answer_view_states_the_entity_its_chain_and_confidence():
+    from tog_core.app.views import answer_view, confidence_line
+
+    link = lambda s, t, r: {"source": s, "source_id": s, "target": t, "target_id": t, "relation": r,  # noqa: E731
+                            "score": 0.5}
+    t = {"seeds": [{"id": "Acme"}], "answer_by": "chains",
+         "chains": [[link("Alice", "Acme", "Alice founded Acme"), link("Alice", "Paris", "Alice was born in Paris")],
+                    [link("Bob", "Acme", "Bob works at Acme")]]}
+    v = answer_view(t)
+    assert v["entity"] == "Paris" and v["others"] == ["Bob"] and v["confidence"] is None
+    assert v["hops"] == [("Acme", "Alice founded Acme", "Alice"), ("Alice", "Alice was born in Paris", "Paris")]
+    assert confidence_line(v) == ""
+    v = answer_view({**t, "answer_entity": "Bob", "confidence": {"value": 0.3, "low": True, "reason": "close call"}})
+    assert v["entity"] == "Bob" and v["chain_index"] == 1 and v["hops"][0][2] == "Bob"
+    assert confidence_line(v) == "confidence 0.30 (low): close call"
+    assert confidence_line(answer_view({**t, "confidence": 0.91})) == "confidence 0.91"
+
+
+def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
+    from pathlib import Path
+
+    from tog_core.app.views import run_rows
+    from tog_core.runs.files import RunSummary
+
+    def summary(rid, project, question, answer="", steps=3):
+        return RunSummary(run_id=rid, question=question, created_at="2026-01-01T00:00:00", project=project,
+                          answer=answer, stop_reason=None, llm_calls=0, cost_usd=None, width=3, depth=3, pruner="x",
+                          model="none", finished=bool(answer), parent_run=None, path=Path("."), steps=steps)
+
+    runs = [summary("1", "/p/demo", "Who founded Acme?", "Alice"), summary("2", "/p/demo", "Where is Acme?"),
+            summary("3", "/q/other", "Who founded Acme?", "Alice"), summary("4", "/p/demo", "Abandoned?", steps=0)]
+    rows = run_rows(runs, project="/p/demo")
+    assert [r["run"] for r in rows] == ["1", "2"] and "project" not in rows[0]
+    assert rows[1]["answer"] == "(unfinished: resume it)" and rows[1]["stop"] == "unfinished"
+    assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
+    every = run_rows(runs)
+    assert [r["project"] for r in every] == ["demo", "demo", "other"]
+
+
+def test_graph_search_has_no_match_for_nonsense_and_did_you_mean_offers_close_titles():
+    from tog_core.app.views import did_you_mean, entity_matches
+    from tog_core.graphrag.graph import KnowledgeGraph
+
+    g = KnowledgeGraph.load(Path(__file__).resolve().parents[1] / "demo")
+    assert entity_matches(g, "xyzzy") == []
+    assert entity_matches(g, "Mara")[0][1] == "Mara Quell"
+    alts = did_you_mean(g, "Who founded the Lanternwrite Guild?", ["Lanternwright Guild"])
+    assert "Lanternwright Guild" not in alts

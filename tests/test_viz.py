@@ -6,9 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from tog_core.render.viz import (
+    OVERRIDE_COLOUR,
+    chains_html,
+    frontier_html,
+    neighbourhood_html,
+    picture_json,
+    plain,
+    short,
+)
 from tog_core.tog.trace import Candidate, Link, Seed, Step, Trace
-from tog_core.render.viz import (OVERRIDE_COLOUR, chains_html, frontier_html, neighbourhood_html, picture_json, plain,
-                          short)
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "javascript:alert(1)",
@@ -235,3 +242,103 @@ def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
     _, first_hop, _ = g.neighbors(centre)
     ring = sorted(set(first_hop.tolist()), key=lambda i: (-g.degree(i), i))
     assert kept[1:] == ring[:7]
+
+
+# ---------------------------------------------------------------------------------------------- layers, clicks, marks
+
+def test_pending_proposal_is_drawn_clickable_with_the_current_choice():
+    trace = make_trace()
+    d3 = [ent(3, ("E", "E"), ("H", "H"), "E knows H", 0.7, False),
+          ent(3, ("E", "E"), ("I", "I"), "E saw I", 0.2, False)]
+    pending = {"step": Step(depth=3, stage="entities", candidates=d3).to_dict(), "choice": [d3[0].id]}
+    page = frontier_html(trace, pending=pending, clickable=True)
+    assert_safe(page)
+    nodes = {n["label"]: n for n in picture_json(page)["nodes"]}
+    assert nodes["☑ H"]["ref"] == d3[0].id and nodes["☐ I"]["ref"] == d3[1].id
+    assert "click to drop" in nodes["☑ H"]["title"] and "click to keep" in nodes["☐ I"]["title"]
+    assert nodes["☑ H"]["x"] > nodes["E"]["x"]  # the next column
+    assert 'tog: "pick"' in page and "ref" not in nodes["E"]  # only proposed candidates act
+    assert 'tog: "pick"' not in frontier_html(trace, pending=pending)  # not clickable: no click hook
+
+
+def test_pending_relations_are_boxes_between_columns():
+    trace = make_trace()
+    rels = [Candidate(id=f"rel:E:{k}", label=f"E relation {k}", score=1 - k / 20, source_entity="E", source_id="E")
+            for k in range(14)]
+    page = frontier_html(trace, pending={"step": Step(depth=3, stage="relations", candidates=rels).to_dict(),
+                                         "choice": ["rel:E:0"]}, clickable=True)
+    boxes = [n for n in picture_json(page)["nodes"] if n.get("shape") == "box"]
+    assert len(boxes) == 10 and boxes[0]["label"].startswith("☑ E relation 0")  # the best 10, then a note
+    assert "4 more not shown" in page
+
+
+def test_diagnosis_marks_a_pruned_entity_in_place_and_a_never_reached_one_as_a_ghost():
+    trace = make_trace()
+    marks = [{"title": "D", "entity_id": "D", "in_final_beam": False,
+              "lost": {"depth": 1, "stage": "entities", "rank": 3, "score": 0.1, "cutoff": 0.7}},
+             {"title": "Zed", "entity_id": "Z", "never_candidate": True, "lost": {"stage": "relations"},
+              "nearest": {"entity_id": "E", "hops": 2}}]
+    page = frontier_html(trace, marks=marks)
+    nodes = {n["label"]: n for n in picture_json(page)["nodes"]}
+    assert nodes["★ D"]["shape"] == "star" and "lost at depth 1 (entities): rank 3" in nodes["★ D"]["title"]
+    assert nodes["★ Zed"]["x"] > nodes["E"]["x"] and "not reached" in nodes["★ Zed"]["title"]
+    ghost = [e for e in picture_json(page)["edges"] if e["to"] == nodes["★ Zed"]["id"]]
+    assert len(ghost) == 1 and ghost[0]["from"] == nodes["E"]["id"] and "2 hop(s) away" in ghost[0]["title"]
+    assert "expected by you" in page
+
+
+def test_types_colour_nodes_with_a_legend_and_edges_run_left_to_right():
+    from tog_core.render.page import type_colour
+
+    trace = make_trace()
+    types = {"A": "PERSON", "B": "GEO", "C": "ORGANIZATION", "E": "GEO"}
+    page = frontier_html(trace, types=types)
+    nodes = {n["label"].rstrip(" ✎"): n for n in picture_json(page)["nodes"]}
+    assert nodes["A"]["color"]["background"] == type_colour("PERSON") != type_colour("GEO")
+    assert nodes["B"]["color"]["background"] == nodes["E"]["color"]["background"] == type_colour("GEO")
+    assert "person</span>" in page and "geo</span>" in page and "no type</span>" in page
+    assert type_colour("SPACESHIP") == type_colour("spaceship")  # unknown types: stable hashed colours
+    x = {n["id"]: n["x"] for n in nodes.values()}
+    assert all(x[e["from"]] < x[e["to"]] for e in picture_json(page)["edges"])
+
+
+def test_fit_on_show_on_resize_and_by_button():
+    page = chains_html(make_trace())
+    assert 'id="tog-fit"' in page and "ResizeObserver" in page and "network.fit(" in page
+    assert "visibilitychange" in page and "#mynetwork{" in page and "flex:1 1 auto" in page
+
+
+def test_compare_is_one_picture_with_shared_and_one_sided_links():
+    from tog_core.render.chains import compare_html, path_diff
+
+    a = make_trace()
+    b = make_trace()
+    b["chains"] = [b["chains"][0][:1]]  # B: only A → B
+    d = path_diff(a, b)
+    assert d["shared"] == [("A", "A founded B", "B")] and d["only_b"] == []
+    assert {h[2] for h in d["only_a"]} == {"C", "E", "G"}
+    page = compare_html(a, b)
+    assert_safe(page)
+    edges = picture_json(page)["edges"]
+    assert sum("both runs" in e["title"] for e in edges) == 1 and sum("only run A" in e["title"] for e in edges) == 3
+    assert "only run A (3)" in page and "only run B (0)" in page
+    assert "Neither run has reasoning chains" in compare_html({"chains": []}, {"chains": []})
+
+
+def test_picture_cache_builds_once_per_key_and_is_bounded():
+    from tog_core.render.cache import PictureCache, trace_key
+
+    cache, built = PictureCache(max_entries=2), []
+
+    def build(tag):
+        return lambda: (built.append(tag), f"page {tag}")[1]
+
+    assert cache.get_or_build("a", build("a")) == cache.get_or_build("a", build("a2")) == "page a"
+    cache.get_or_build("b", build("b"))
+    cache.get_or_build("c", build("c"))  # evicts a, the least recently used
+    cache.get_or_build("a", build("a3"))
+    assert built == ["a", "b", "c", "a3"] and cache.hits == 1
+    t = make_trace()
+    before = trace_key(t)
+    t["steps"][0]["overrides"] = [{"id": "x"}]
+    assert trace_key(t) != before and trace_key(make_trace()) == before

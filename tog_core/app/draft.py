@@ -94,6 +94,25 @@ class RepetitionGuard:
         return res
 
 
+def support_sentences(engine: Any, state: Any, *, limit: int = 4) -> list[str]:
+    """The sentence of the source text that supports each link of the best chain (views.support_span), the
+    last link first: it names the answer, and a small model leans on what it reads first."""
+    from tog_core.app.views import support_span
+
+    out: list[str] = []
+    best = engine.best_paths(state)[:1]
+    for path in best:
+        for hop in reversed(path.hops):
+            rel = engine.graph.relationship(hop.ridx)
+            src, dst = engine.graph.title(hop.src), engine.graph.title(hop.dst)
+            for unit in engine.graph.evidence(hop.ridx)[:2]:
+                span = support_span(unit.text, relation=rel.description or hop.label, source=src, target=dst)
+                if span and unit.text[span[0]:span[1]] not in out:
+                    out.append(unit.text[span[0]:span[1]])
+                    break
+    return out[:limit]
+
+
 def draft_answer(engine: Any, state: Any, local_llm: Any, *, max_tokens: int = DRAFT_MAX_TOKENS,
                  on_token: Callable[[str], None] | None = None) -> Drafted:
     """A draft answer for an LLM-free run's state, written by `local_llm` behind a RepetitionGuard: the same
@@ -102,6 +121,9 @@ def draft_answer(engine: Any, state: Any, local_llm: Any, *, max_tokens: int = D
     eng = copy.copy(engine)  # the run's engine with the guarded local model as its writer; nothing else changes
     eng.llm = guard
     eng.config = replace(engine.config, answer_max_tokens=max_tokens, temperature_reasoning=0.0)
+    # the small model reads the supporting sentence of each link, not whole passages: a prompt it can take in
+    # (a few hundred tokens, seconds on two CPU threads) and nothing to wander off into
+    eng.evidence_texts = lambda st, **_kw: support_sentences(engine, st)
     start = state.with_(stage="answer", answer="", answer_by="")
     done = asyncio.run(eng.answer(start, on_token=on_token))
     if done.answer_by != "llm":  # the model failed: the engine fell back to the chains; say so

@@ -5,6 +5,8 @@ sessions never see each other's pictures by accident.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
@@ -48,6 +50,8 @@ def trace_key(trace: dict[str, Any]) -> tuple:
     """What identifies a trace's pictures cheaply: its run, how far it got, how it ended, its overrides and
     whether it carries evidence text."""
     steps = trace.get("steps") or []
-    return (trace.get("run_id") or id(trace), trace.get("created_at"), len(steps), trace.get("stop_reason"),
+    run = trace.get("run_id") or hashlib.sha1(json.dumps(  # no run id (a hand-made trace): its content names it
+        [trace.get(k) for k in ("question", "seeds", "steps", "chains")], default=str).encode()).hexdigest()
+    return (run, trace.get("created_at"), len(steps), trace.get("stop_reason"),
             len(trace.get("answer") or ""), sum(len(s.get("overrides") or []) for s in steps),
             len(trace.get("chains") or []), bool(trace.get("evidence")))

@@ -9,8 +9,22 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from tog_core.render.page import (FRONTIER_BORDER, build_page, depth_colour, empty_html, fade, legend, num, plain,
-                                  short, swatch, type_colour, type_items, vis_options)
+from tog_core.render.page import (
+    FRONTIER_BORDER,
+    arrows,
+    build_page,
+    depth_colour,
+    empty_html,
+    fade,
+    legend,
+    num,
+    plain,
+    short,
+    swatch,
+    type_colour,
+    type_items,
+    vis_options,
+)
 
 HOP_W = 280
 ROW_H = 110
@@ -108,7 +122,7 @@ def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420
             on = ci == emphasise
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1
-            edges.append({"from": ids[a] if stored_fwd else ids[b], "to": ids[b] if stored_fwd else ids[a],
+            edges.append({"from": ids[a], "to": ids[b], "arrows": arrows(stored_fwd),
                           "label": short(link.get("relation"), 40), "title": "\n".join(tip),
                           "width": 3 if on else 1, "color": {"color": "#343a40" if on else "#adb5bd"},
                           "smooth": {"enabled": True, "type": "curvedCW" if k % 2 == 0 else "curvedCCW",
@@ -176,7 +190,7 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
             ((ONLY_A, "only run A") if sides == {"a"} else (ONLY_B, "only run B"))
         link = e["link"]
         fwd = str(link.get("source_id") or link.get("source")) == s
-        edges.append({"from": ids[s] if fwd else ids[t], "to": ids[t] if fwd else ids[s], "label": short(rel, 36),
+        edges.append({"from": ids[s], "to": ids[t], "arrows": arrows(fwd), "label": short(rel, 36),
                       "title": plain(rel, 400) + f"\n{name} · hop {e['hop'] + 1}", "width": 3 if len(sides) == 2 else 2,
                       "dashes": sides == {"b"}, "color": {"color": colour},
                       "smooth": {"enabled": True, "type": "curvedCW" if sides == {"b"} else "curvedCCW",

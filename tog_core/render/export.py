@@ -3,18 +3,21 @@
 Every export starts from `public_trace`, which drops any secret-looking field (traces carry none by
 design; this is a second line of defence). Data text is escaped for the target format: Markdown
 writes `&<>` as entities and backslash-escapes every other character that could start a link, image,
-emphasis, code span or table cell, and breaks bare URLs; HTML uses `html.escape` and embeds pictures as sandboxed iframes.
+emphasis, code span or table cell, and breaks bare URLs; HTML uses `html.escape` and embeds pictures as
+sandboxed iframes. A trace that carries `evidence` (app/views.with_evidence: text-unit id → text and its supporting
+sentence) exports the source text of every link: the supporting sentence under each link, the passages in full in
+a "Source text" section. A trace with `diagnosis` ("why not X?") exports it in words.
 """
 from __future__ import annotations
 
 import html as _html
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, overridden_ids
+from tog_core.tog.diagnosis import diagnosis_text
 
 FORMATS = ("json", "md", "html")
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -93,6 +96,18 @@ def _overrides(step: dict[str, Any]) -> list[dict[str, Any]]:
             for c in step.get("candidates") or [] if str(c.get("id")) in ids]
 
 
+def _evidence(t: dict[str, Any]) -> dict[str, dict[str, str]]:
+    ev = t.get("evidence")
+    return {str(k): v for k, v in ev.items() if isinstance(v, dict)} if isinstance(ev, dict) else {}
+
+
+def _supports(t: dict[str, Any], link: dict[str, Any]) -> list[str]:
+    """The supporting sentences of a link's source text (distinct, in order), when the trace carries them."""
+    ev = _evidence(t)
+    out = [ev[str(u)].get("support") or "" for u in link.get("text_unit_ids") or [] if str(u) in ev]
+    return list(dict.fromkeys(x for x in out if x))
+
+
 def _step_rows(steps: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for i, s in enumerate(steps, start=1):
@@ -130,7 +145,8 @@ def export_markdown(trace: dict[str, Any]) -> str:
 
     seeds = t.get("seeds") or []
     out += ["## Topic entities", ""]
-    out += [f"- {md(s.get('title'))} ({md(s.get('how'))}, score {_cell(s.get('score', ''))})" for s in seeds] or ["*(none)*"]
+    out += [f"- {md(s.get('title'))} ({md(s.get('how'))}, score {_cell(s.get('score', ''))})"
+            for s in seeds] or ["*(none)*"]
     out += ["", "## Reasoning chains", ""]
     chains = [c for c in t.get("chains") or [] if c]
     if not chains:
@@ -142,7 +158,19 @@ def export_markdown(trace: dict[str, Any]) -> str:
             out.append(f"{hop}. **{md(link.get('source'))}** → {md(link.get('relation'))} → "
                        f"**{md(link.get('target'))}** (score {_cell(link.get('score', ''))}; relationship "
                        f"{md(link.get('relationship_id'))}; evidence text units: {units})")
+            for said in _supports(t, link):
+                out.append(f"   > “{md(said)}”")
         out.append("")
+    if t.get("diagnosis"):
+        out += ["## Why not …?", ""] + [md_block(diagnosis_text([d])) + "\n" for d in t["diagnosis"]]
+    evidence = _evidence(t)
+    if evidence:
+        out += ["## Source text", ""]
+        for uid, ev in evidence.items():
+            out += [f"### {md(uid)}", ""]
+            if ev.get("support"):
+                out += [f"Supporting sentence: **{md(ev['support'])}**", ""]
+            out += [md_block(ev.get("text")), ""]
 
     steps = t.get("steps") or []
     out += ["## Steps", ""]
@@ -171,11 +199,13 @@ padding:0 16px;color:#212529;line-height:1.45;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}td,th{border:1px solid #dee2e6;padding:3px 8px;
 text-align:left;vertical-align:top}th{background:#f8f9fa}.muted{color:#868e96}.answer{white-space:pre-wrap;
 background:#f8f9fa;padding:10px 14px;border-left:4px solid #4263eb}iframe{width:100%;border:1px solid #dee2e6}
-ol li{margin-bottom:4px}"""
+ol li{margin-bottom:4px}blockquote{margin:4px 0 4px 12px;color:#495057}mark{background:#fff3bf}
+.passage{white-space:pre-wrap}details{margin:6px 0}"""
 
 
 def _h(x: Any, limit: int | None = None) -> str:
-    s = _INVISIBLE.sub("", "" if x is None else (json.dumps(x, ensure_ascii=False) if isinstance(x, (dict, list)) else str(x)))
+    raw = "" if x is None else (json.dumps(x, ensure_ascii=False) if isinstance(x, (dict, list)) else str(x))
+    s = _INVISIBLE.sub("", raw)
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     return _html.escape(s)
@@ -208,20 +238,35 @@ def export_html(trace: dict[str, Any]) -> str:
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
     for ci, chain in enumerate(chains, start=1):
-        items = "".join(f"<li><strong>{_h(l.get('source'))}</strong> → {_h(l.get('relation'))} → "
-                        f"<strong>{_h(l.get('target'))}</strong> <span class=\"muted\">(relationship "
-                        f"{_h(l.get('relationship_id'))}; evidence {_h(', '.join(map(str, l.get('text_unit_ids') or [])) or 'none')})"
-                        f"</span></li>" for l in chain)
+        items = "".join(
+            f"<li><strong>{_h(link.get('source'))}</strong> → {_h(link.get('relation'))} → "
+            f"<strong>{_h(link.get('target'))}</strong> <span class=\"muted\">(relationship "
+            f"{_h(link.get('relationship_id'))}; evidence {_h(', '.join(map(str, link.get('text_unit_ids') or [])))})"
+            "</span>" + "".join(f"<blockquote><mark>{_h(x)}</mark></blockquote>" for x in _supports(t, link))
+            + "</li>" for link in chain)
         parts.append(f"<h3>Chain {ci}{' (used for the answer)' if ci == 1 else ''}</h3><ol>{items}</ol>")
     if chains:
         parts.append(_frame(chains_html(t, height="420px"), 420))
     else:
         parts.append("<p class=\"muted\">No chains.</p>")
+    if t.get("diagnosis"):
+        parts.append("<h2>Why not …?</h2>")
+        parts += [f"<p>{_h(diagnosis_text([d]))}</p>" for d in t["diagnosis"]]
     parts.append("<h2>Search</h2>")
-    parts.append(_frame(frontier_html(t, height="560px"), 560))
+    parts.append(_frame(frontier_html(t, height="560px", marks=t.get("diagnosis") or ()), 560))
+    evidence = _evidence(t)
+    if evidence:
+        parts.append("<h2>Source text</h2>")
+        for uid, ev in evidence.items():
+            text, said = str(ev.get("text") or ""), str(ev.get("support") or "")
+            at = text.find(said) if said else -1
+            body = _h(text) if at < 0 else (_h(text[:at]) + f"<mark>{_h(said)}</mark>" + _h(text[at + len(said):]))
+            parts.append(f"<details><summary>{_h(uid, 80)}: {_h(said or text, 160)}</summary>"
+                         f"<p class=\"passage\">{body}</p></details>")
     parts.append("<h2>Steps</h2>")
     parts.append(_html_table(["#", "depth", "stage", "candidates", "kept", "LLM calls", "tokens (prompt/completion)",
-                              "cache hits", "fallbacks", "overrides", "wall s", "note"], _step_rows(t.get("steps") or [])))
+                              "cache hits", "fallbacks", "overrides", "wall s", "note"],
+                             _step_rows(t.get("steps") or [])))
     parts.append("<h2>Configuration</h2>")
     parts.append(_html_table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]))
     if t.get("stats"):

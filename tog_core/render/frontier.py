@@ -13,9 +13,24 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from tog_core.render.page import (EDGE_LABELS_MAX, EXPECTED_COLOUR, FRONTIER_BORDER, OVERRIDE_COLOUR, build_page,
-                                  depth_colour, fade, legend, num, plain, short, swatch, type_colour, type_items,
-                                  vis_options)
+from tog_core.render.page import (
+    EDGE_LABELS_MAX,
+    EXPECTED_COLOUR,
+    FRONTIER_BORDER,
+    OVERRIDE_COLOUR,
+    arrows,
+    build_page,
+    depth_colour,
+    fade,
+    legend,
+    num,
+    plain,
+    short,
+    swatch,
+    type_colour,
+    type_items,
+    vis_options,
+)
 
 COLUMN_W = 340
 ROW_KEPT = 78
@@ -291,7 +306,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     for (src, dst, rel), v in visible:
         c = v["cand"]
         b_id = v.get("box", ids.get(dst))
-        a, b = (ids[src], b_id) if c.get("outgoing", True) else (b_id, ids[src])
+        a, b = ids[src], b_id
         tip = [plain(rel if not v.get("ghost") else c.get("relation"), 400)]
         if not v.get("ghost") and "box" not in v:
             tip.append(f"score {num(c.get('score'))} · " + ("kept" if v["kept"] else "pruned" if v["pending"] is None
@@ -302,7 +317,8 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
             tip.append(f"✎ overridden (automatic choice: {'kept' if c.get('auto_kept') else 'pruned'})")
         colour = ("#495057" if v["kept"] else "#1c7ed6" if v["pending"] else EXPECTED_COLOUR if v.get("ghost")
                   else "#ced4da")
-        out_edges.append({"from": a, "to": b, "label": short(rel, 40) if labelled and v["kept"] else "",
+        out_edges.append({"from": a, "to": b, "arrows": arrows(bool(c.get("outgoing", True))),
+                          "label": short(rel, 40) if labelled and v["kept"] else "",
                           "title": "\n".join(tip), "dashes": [2, 6] if v.get("ghost") else not v["kept"],
                           "width": 3 if v["over"] else (2 if v["kept"] else 1),
                           "color": {"color": OVERRIDE_COLOUR if v["over"] else colour, "highlight": FRONTIER_BORDER}})

@@ -9,8 +9,19 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from tog_core.render.page import (EDGE_LABELS_MAX, FRONTIER_BORDER, build_page, legend, num, plain, short, swatch,
-                                  type_colour, type_items, vis_options)
+from tog_core.render.page import (
+    EDGE_LABELS_MAX,
+    FRONTIER_BORDER,
+    build_page,
+    legend,
+    num,
+    plain,
+    short,
+    swatch,
+    type_colour,
+    type_items,
+    vis_options,
+)
 
 
 def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes: int = 150,

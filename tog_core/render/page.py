@@ -135,7 +135,9 @@ _FIT = """<script>
   function fit() { network.fit({animation: false}); }
   function sized() {
     var w = el.clientWidth, h = el.clientHeight, s = w + "x" + h;
-    if (w > 0 && h > 0 && s !== last) { last = s; network.setSize("100%", "100%"); network.redraw(); if (!moved) { fit(); } }
+    if (w > 0 && h > 0 && s !== last) {
+      last = s; network.setSize("100%", "100%"); network.redraw(); if (!moved) { fit(); }
+    }
   }
   network.on("dragStart", function () { moved = true; });
   network.on("zoom", function () { moved = true; });
@@ -171,6 +173,11 @@ _CLICK = """<script>
 </script>"""
 
 _EXTERNAL = re.compile(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+def arrows(forward: bool) -> dict[str, Any]:
+    """Edges are drawn left to right (from the nearer hop); the arrow shows the direction the graph stores."""
+    return {"to": {"enabled": forward, "scaleFactor": 0.5}, "from": {"enabled": not forward, "scaleFactor": 0.5}}
 
 
 def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:

@@ -9,8 +9,19 @@ from tog_core.render.cache import PICTURES, PictureCache, trace_key
 from tog_core.render.chains import chains_html, compare_html, path_diff, walk
 from tog_core.render.frontier import frontier_html, overridden_ids, trace_entity_types
 from tog_core.render.neighbourhood import neighbourhood_html
-from tog_core.render.page import (DEPTH_COLOURS, EDGE_LABELS_MAX, EXPECTED_COLOUR, FRONTIER_BORDER, OVERRIDE_COLOUR,
-                                  TOOLTIP_MAX, empty_html, picture_json, plain, short, type_colour)
+from tog_core.render.page import (
+                                  DEPTH_COLOURS,
+                                  EDGE_LABELS_MAX,
+                                  EXPECTED_COLOUR,
+                                  FRONTIER_BORDER,
+                                  OVERRIDE_COLOUR,
+                                  TOOLTIP_MAX,
+                                  empty_html,
+                                  picture_json,
+                                  plain,
+                                  short,
+                                  type_colour,
+)
 
 __all__ = ["DEPTH_COLOURS", "EDGE_LABELS_MAX", "EXPECTED_COLOUR", "FRONTIER_BORDER", "OVERRIDE_COLOUR", "PICTURES",
            "PictureCache", "TOOLTIP_MAX", "chains_html", "compare_html", "empty_html", "frontier_html",

@@ -24,7 +24,8 @@ For each expected title one entry:
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 MAX_HOPS = 6  # how far from X the nearest reached entity is looked for
 MAX_VISITS = 50_000  # graph entities visited at most per expected title
@@ -155,7 +156,7 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
         entry["lost"] = {**base, "depth": dn + 1, "stage": "max_depth", "step": None,
                          "note": f"{near_e.title} was reached at the last depth ({max_depth}){far}"}
         return
-    evals = [i for i, s in enumerate(steps) if s.get("stage") == "evaluate" and int(s.get("depth") or 0) >= dn
+    evals = [i for i, s in enumerate(steps) if s.get("stage") == "evaluate" and int(s.get("depth") or 0) == dn
              and any(c.get("id") == "sufficient" and c.get("kept") for c in s.get("candidates") or [])]
     if evals:
         i = evals[0]
@@ -165,14 +166,15 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
             entry["force"] = {"step": i, "candidate_id": "continue", "label": "search one level deeper",
                               "route": route, "from_id": near_e.id}
         return
+    limit = (trace.get("config") or {}).get("max_candidates", "K")
     if dn + 1 in depths_run:
         entry["lost"] = {**base, "depth": dn + 1, "stage": "relations", "step": None,
-                         "note": f"the relation towards {route_titles[1]} was cut before scoring "
-                                 f"(hub pre-filter, degree filter or the {(trace.get('config') or {}).get('max_candidates', 'K')}"
-                                 f"-candidate limit){far}"}
+                         "note": f"the relation towards {route_titles[1]} was cut before scoring (hub pre-filter, "
+                                 f"degree filter or the {limit}-candidate limit){far}"}
         return
     entry["lost"] = {**base, "depth": dn + 1, "stage": trace.get("stop_reason") or "stopped", "step": None,
-                     "note": f"the search ended ({trace.get('stop_reason') or 'unfinished'}) before depth {dn + 1}{far}"}
+                     "note": f"the search ended ({trace.get('stop_reason') or 'unfinished'}) before depth "
+                             f"{dn + 1}{far}"}
 
 
 def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list[dict[str, Any]]:
