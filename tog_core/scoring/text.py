@@ -1,18 +1,32 @@
 """Text normalisation for the cheap scorers and the LLM-free policy: words, stems, stop words, and the
 question's structure (which words each hop of the search is about).
 
-No model, no download: a regular expression for words, a small suffix stripper, one stop-word list.
+Any script: a word is a run of Unicode letters and digits (an underscore separates words, as in
+`place_of_death`); a run of a script written without spaces (Chinese, Japanese, Korean) becomes its characters
+and character pairs. Each text's language is guessed by which stop-word list it hits most (English or French
+here; add a language to LANGUAGES), and that language's stop words and stemmer apply: English keeps a small
+suffix stripper that lets "director"/"directed" and "writer"/"written" meet, other languages use the Snowball
+stemmer (PyStemmer). No model, no download.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
+import bm25s.stopwords as _stopwords
+
+_WORD = re.compile(r"[^\W_]+")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
 what which who whom whose when where why how that this these those it its as into about than then there their
 they them he she his her him i you we our your me my can could would should will shall may might has have had
 not no yes any all some one ones also film films movie movies""".split())
+_FRENCH_STOP = frozenset(_stopwords.STOPWORDS_FRENCH) | frozenset("""a l d qu s n c j m t est sont été quel quelle
+quels quelles qui que quoi où quand comment lequel laquelle""".split())
+_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset("的 了 是 在 谁 哪 什么 哪里 哪个 吗 呢 由 被 和 与".split())
+# language -> (stop words, Snowball stemmer name or None for the English suffix stripper)
+LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {"en": (_STOP, None), "fr": (_FRENCH_STOP, "french")}
 
 
 _WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
@@ -45,8 +59,9 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
     if not spans:
         return []
+    stop = LANGUAGES[language([w.lower() for w in _WORD.findall(question)])][0]
     content = [(m.start(), m.group(0)) for m in _WORD.finditer(question)
-               if m.group(0).lower() not in _STOP and not any(a <= m.start() < b for a, b in spans)]
+               if m.group(0).lower() not in stop and not any(a <= m.start() < b for a, b in spans)]
     if len(content) < 2:
         return []
 
@@ -69,17 +84,54 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     return [near] * (hops - 1) + [far]
 
 
+def language(words: list[str]) -> str:
+    """The language whose stop words the words hit most (English on a tie)."""
+    best, hits = "en", -1
+    for lang, (stop, _) in LANGUAGES.items():
+        n = sum(w in stop for w in words)
+        if n > hits:
+            best, hits = lang, n
+    return best
+
+
+@lru_cache(maxsize=8)
+def _snowball(name: str):  # noqa: ANN202
+    import Stemmer
+
+    return Stemmer.Stemmer(name)
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    chars = [c for c in run if c not in _CJK_STOP]
+    return chars + [a + b for a, b in zip(run, run[1:]) if a not in _CJK_STOP and b not in _CJK_STOP]
+
+
+@lru_cache(maxsize=200_000)
+def _tokens(text: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for run in _UNSPACED.findall(text):
+        out += _cjk_tokens(run)
+    words = [w.lower() for w in _WORD.findall(_UNSPACED.sub(" ", text))]
+    stop, stemmer = LANGUAGES[language(words)]
+    kept = [w for w in words if w not in stop]
+    out += _snowball(stemmer).stemWords(kept) if stemmer else [_stem(w) for w in kept]
+    return tuple(out)
+
+
 def tokens(text: str) -> list[str]:
-    return [_stem(t) for t in (w.lower() for w in _WORD.findall(text)) if t not in _STOP]
+    """Content words of a text, stemmed: stop words of its language out; characters and character pairs for
+    scripts without spaces."""
+    return list(_tokens(text))
 
 
 def without_words(text: str, drop: Counter[str]) -> str:
     """`text` with the first occurrences of the given stemmed content words removed (as often as counted)."""
     left = Counter(drop)
     kept = []
+    stop, stemmer = LANGUAGES[language([w.lower() for w in _WORD.findall(text)])]
     for m in _WORD.finditer(text):
         low = m.group(0).lower()
-        stem = _stem(low) if low not in _STOP else None
+        stem = None if low in stop else (_snowball(stemmer).stemWord(low) if stemmer else _stem(low))
         if stem is not None and left[stem] > 0:
             left[stem] -= 1
             continue

@@ -1,0 +1,24 @@
+"""Tokenization in any script: accents kept, French stop words and stems, Chinese characters and pairs."""
+from __future__ import annotations
+
+from tog_core.scoring.text import language, tokens
+
+
+def test_latin_words_keep_their_accents_and_underscores_separate_words():
+    assert tokens("Émile Zola") == tokens("émile zola") and tokens("Émile")[0].startswith("émil")  # accents stay
+    assert tokens("place_of_death") == tokens("place of death") == ["plac", "death"]
+
+
+def test_each_text_gets_its_own_languages_stop_words_and_stemmer():
+    assert language("qui a fondé l atelier".split()) == "fr" and language("who founded the guild".split()) == "en"
+    fr = tokens("Qui a fondé l'Atelier Garnier ?")
+    assert "qui" not in fr and "a" not in fr and "l" not in fr and "fond" in fr
+    assert tokens("les villes fondées") == tokens("une ville fondée")  # Snowball: plural and singular meet
+    assert tokens("the director") == tokens("directed")  # English: the suffix stripper still folds agent nouns
+
+
+def test_chinese_runs_become_characters_and_pairs_without_stop_characters():
+    toks = tokens("青山茶园是谁开辟的？")
+    assert "茶园" in toks and "开辟" in toks and "青" in toks
+    assert not any("是" in t or "谁" in t or "的" in t for t in toks)
+    assert set(tokens("林远山在光绪末年开辟了青山茶园。")) & set(toks) >= {"茶园", "开辟"}
