@@ -24,7 +24,8 @@ they them he she his her him i you we our your me my can could would should will
 not no yes any all some one ones also film films movie movies""".split())
 _FRENCH_STOP = frozenset(_stopwords.STOPWORDS_FRENCH) | frozenset("""a l d qu s n c j m t est sont été quel quelle
 quels quelles qui que quoi où quand comment lequel laquelle""".split())
-_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset("的 了 是 在 谁 哪 什么 哪里 哪个 吗 呢 由 被 和 与".split())
+_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset(
+    "的 了 是 在 谁 哪 什么 哪里 哪个 吗 呢 由 被 和 与".split())
 # language -> (stop words, Snowball stemmer name or None for the English suffix stripper)
 LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {"en": (_STOP, None), "fr": (_FRENCH_STOP, "french")}
 
