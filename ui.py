@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
+from collections.abc import Callable, Hashable
 
 import streamlit as st
 import streamlit.components.v1 as components

@@ -5,7 +5,8 @@ marked, and the cached pictures. The logic is in tog_core.app (runner, views, dr
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import streamlit as st
 

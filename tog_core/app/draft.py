@@ -13,7 +13,8 @@ import asyncio
 import copy
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from tog_core.llm.chat import LLMResult
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from tog_core.app.session import Settings
 from tog_core.runs.files import RunStore, new_run_id

@@ -5,7 +5,8 @@ st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph an
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from tog_core.render.chains import walk
 from tog_core.tog.state import Proposal
@@ -103,7 +104,7 @@ def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: in
     cur = list(current)
     out: list[str] = []
     titles = graph.all_titles()
-    for title, score, _ in process.extract(question, titles, scorer=fuzz.partial_ratio, limit=limit * 3,
+    for title, _score, _ in process.extract(question, titles, scorer=fuzz.partial_ratio, limit=limit * 3,
                                            score_cutoff=75, processor=lambda s: s.lower()):
         if len(title) >= 4:
             out.append(title)

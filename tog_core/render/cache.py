@@ -9,7 +9,8 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any
+from collections.abc import Callable, Hashable
 
 MAX_PICTURES = 48  # each page is ~0.7 MB (vis-network is inlined), so at most ~35 MB
 

@@ -11,7 +11,8 @@ where it was lost, or, when it was never a candidate, after the last column join
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from tog_core.render.page import (
     EDGE_LABELS_MAX,
@@ -244,10 +245,14 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
             border, width = OVERRIDE_COLOUR, 4
         if e["mark"] is not None:
             border, width = EXPECTED_COLOUR, 4
-        status = ("topic entity (" + plain(e["seed"], 40) + ")") if e["seed"] is not None else \
-            (f"kept at depth {d}" if e["kept"] else
-             ("proposed at depth %d: %s" % (d, "kept now" if e["pending"] else "not kept now"))
-             if e["pending"] is not None else ("not reached" if e.get("ghost") else f"pruned at depth {d}"))
+        if e["seed"] is not None:
+            status = "topic entity (" + plain(e["seed"], 40) + ")"
+        elif e["kept"]:
+            status = f"kept at depth {d}"
+        elif e["pending"] is not None:
+            status = f"proposed at depth {d}: " + ("kept now" if e["pending"] else "not kept now")
+        else:
+            status = "not reached" if e.get("ghost") else f"pruned at depth {d}"
         tip = [plain(e["title"], 300), (plain(etype, 40).lower() + " · " if etype else "") + status]
         if k in frontier:
             tip.append("in the current frontier")

@@ -25,7 +25,8 @@ import hashlib
 import html as _html
 import json
 import re
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 DEPTH_COLOURS = ("#4263eb", "#2f9e44", "#f08c00", "#ae3ec9", "#1098ad", "#e8590c", "#5c940d")
 TYPE_COLOURS = {"PERSON": "#4263eb", "ORGANIZATION": "#2f9e44", "ORG": "#2f9e44", "GEO": "#f08c00",
