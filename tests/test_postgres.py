@@ -22,7 +22,7 @@ from tog_core.graphrag.open import open_graph
 from tog_core.graphrag.pg_common import StoreError
 from tog_core.graphrag import pg_import
 from tog_core.graphrag.pg_import import import_graph
-from tog_core.graphrag.postgres import PgGraphStore
+from tog_core.graphrag.postgres import LRU, PgGraphStore
 from tog_core.runs.postgres import PgRunStore, open_run_store
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import EngineConfig
@@ -131,6 +131,52 @@ def test_hostile_values_and_relation_labels_survive_the_copy(pg_url, tmp_path):
         assert pg.search_titles("% off") == [(mem.find_title("50% off_sale"), "50% off_sale", pytest.approx(
             pg.search_titles("% off")[0][2]))]
         assert pg.search_titles("_") and all("_" in t for _, t, _ in pg.search_titles("_"))
+        second_twin = mem.all_titles().index("Twin", mem.find_title("Twin") + 1)  # edges go to the first
+        lonely = pg.neighbors_many([second_twin, second_twin])
+        assert list(lonely) == [second_twin] and [a.dtype for a in lonely[second_twin]] == \
+            [a.dtype for a in mem.neighbors(second_twin)] and lonely[second_twin][0].size == 0
+
+
+def test_big_candidate_sets_bypass_the_cache_with_the_same_answers(demo_pg, demo_mem, monkeypatch):
+    from tog_core.graphrag import postgres
+
+    monkeypatch.setattr(postgres, "BIG_BATCH", 10)
+    demo_pg.clear_cache()
+    rels = np.concatenate([np.arange(demo_mem.n_relationships), [0, 5, 5]])  # duplicates too
+    assert demo_pg.labels(rels) == demo_mem.labels(rels)
+    assert demo_pg.descriptions(rels) == demo_mem.descriptions(rels)  # served by the batch just fetched
+    assert demo_pg.relationship_ids(rels[::-1]) == demo_mem.relationship_ids(rels[::-1])
+    assert demo_pg.cache_info()["relationships"] == (0, 0)  # the per-row cache was not touched
+    with pytest.raises(IndexError, match="relationship index"):
+        demo_pg.labels(np.append(rels, demo_mem.n_relationships))
+
+
+def test_lru_is_bounded_and_counts():
+    c = LRU(2)
+    c.put("a", 1)
+    c.put_many([("b", 2), ("c", 3)])  # "a" is the least recently used: evicted
+    found, missing = c.split(["a", "b", "b", "c", "d", "d"])
+    assert found == {"b": 2, "c": 3} and missing == ["a", "d"] and (c.hits, c.misses) == (2, 2)
+    c.split(["b"])
+    c.put("e", 5)  # "c" is now the oldest
+    assert c.split(["c", "b", "e"])[1] == ["c"]
+
+
+def test_one_store_shared_by_threads(demo_pg, demo_mem):
+    from concurrent.futures import ThreadPoolExecutor
+
+    demo_pg.clear_cache()
+
+    def walk(seed):
+        rng = random.Random(seed)
+        ents = rng.sample(range(demo_mem.n_entities), 40)
+        nb = demo_pg.neighbors_many(ents)
+        return all(np.array_equal(nb[e][0], demo_mem.neighbors(e)[0]) for e in ents) and \
+            demo_pg.labels(np.concatenate([nb[e][0] for e in ents])) == \
+            demo_mem.labels(np.concatenate([demo_mem.neighbors(e)[0] for e in ents]))
+
+    with ThreadPoolExecutor(8) as ex:
+        assert all(ex.map(walk, range(32)))
 
 
 def test_search_titles_exact_then_substring_then_fuzzy(demo_pg, demo_mem):

@@ -85,8 +85,23 @@ class LRU:
             self.hits = self.misses = 0
 
 
-def _ints(idxs: Sequence[int] | np.ndarray) -> list[int]:
-    return np.asarray(idxs, dtype=np.int64).reshape(-1).tolist()
+# Candidate sets bigger than this (a hub in the frontier) bypass the per-row LRU: caching them would evict
+# everything else for rows no other stage asks for, and the per-row bookkeeping costs more than the fetch.
+BIG_BATCH = 20_000
+
+
+def _indices(idxs: Sequence[int] | np.ndarray, n: int, what: str) -> np.ndarray:
+    """Indices as int64, each checked to lie in 0..n-1 (IndexError naming the first one that does not)."""
+    a = np.asarray(idxs, dtype=np.int64).reshape(-1)
+    if a.size and (a.min() < 0 or a.max() >= n):
+        bad = int(a[(a < 0) | (a >= n)][0])
+        raise IndexError(f"{what} index {bad} out of range (the graph has {n})")
+    return a
+
+
+def _pg_ints(keys: Sequence[int] | np.ndarray) -> str:
+    """An int4[] literal: psycopg dumps a Python list element by element, ~1 µs each; this is a join."""
+    return "{" + ",".join(map(str, keys)) + "}"
 
 
 class PgGraphStore:
@@ -146,6 +161,7 @@ class PgGraphStore:
         self._ev = LRU(cache_size // 5)
         self._find = LRU(cache_size // 5)
         self._all_titles: list[str] | None = None
+        self._last_batch: tuple[bytes, list[tuple[Any, ...]]] | None = None
         self._degrees: np.ndarray | None = None
         self._pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), open=True, name=f"tog:{name}",
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
@@ -177,6 +193,7 @@ class PgGraphStore:
     def clear_cache(self) -> None:
         for c in (self._ent, self._rel, self._full, self._nbr, self._ev, self._find):
             c.clear()
+        self._last_batch = None
 
     def cache_info(self) -> dict[str, tuple[int, int]]:
         """(hits, misses) per cache."""
@@ -185,19 +202,16 @@ class PgGraphStore:
                                                     ("evidence", self._ev), ("find", self._find))}
 
     def _check(self, idx: Any, n: int, what: str) -> int:
-        i = int(idx)
-        if not 0 <= i < n:
-            raise IndexError(f"{what} index {i} out of range (the graph has {n})")
-        return i
+        return int(_indices([idx], n, what)[0])
 
     # ------------------------------------------------------------ entities
     def _entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
-        keys = [self._check(i, self.n_entities, "entity") for i in _ints(idxs)]
+        keys = _indices(idxs, self.n_entities, "entity").tolist()
         found, missing = self._ent.split(keys)
         if missing:
             got = {i: Entity(idx=i, id=eid, title=title, type=typ or "", description=desc or "", degree=deg,
                              placeholder=ph)
-                   for i, eid, title, typ, desc, deg, ph in self._rows("entities", (missing,), binary=True)}
+                   for i, eid, title, typ, desc, deg, ph in self._rows("entities", (_pg_ints(missing),), binary=True)}
             found.update(got)
             self._ent.put_many(got.items())
         return [found[k] for k in keys]
@@ -260,10 +274,10 @@ class PgGraphStore:
     def neighbors_many(self, idxs: Sequence[int] | np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Neighbours of several entities in one round trip: {idx: (relationship indices, neighbour indices,
         outgoing flags)}, each in the in-memory graph's order; arrays are read-only."""
-        keys = [self._check(i, self.n_entities, "entity") for i in _ints(idxs)]
+        keys = _indices(idxs, self.n_entities, "entity").tolist()
         found, missing = self._nbr.split(keys)
         if missing:
-            got = {r[0]: r[1:] for r in self._rows("neighbors", (missing,), binary=True)}
+            got = {r[0]: r[1:] for r in self._rows("neighbors", (_pg_ints(missing),), binary=True)}
             for k in missing:
                 if k in got:
                     rels, others, outs = got[k]
@@ -284,10 +298,21 @@ class PgGraphStore:
     # ------------------------------------------------------------ relationships
     def _rel_rows(self, ridxs: Sequence[int] | np.ndarray) -> list[tuple[Any, ...]]:
         """(id, src, dst, description, label) per relationship, one round trip for the uncached ones."""
-        keys = [self._check(i, self.n_relationships, "relationship") for i in _ints(ridxs)]
+        arr = _indices(ridxs, self.n_relationships, "relationship")
+        if arr.size > BIG_BATCH:  # a hub's candidates: labels() then descriptions() of the same set share a fetch
+            key = arr.tobytes()
+            last = self._last_batch
+            if last is not None and last[0] == key:
+                return last[1]
+            keys = arr.tolist()  # duplicates are harmless in `= ANY`: each row comes back once
+            got = {row[0]: row[1:] for row in self._rows("rels", (_pg_ints(keys),), binary=True)}
+            out = [got[k] for k in keys]
+            self._last_batch = (key, out)
+            return out
+        keys = arr.tolist()
         found, missing = self._rel.split(keys)
         if missing:
-            got = {row[0]: row[1:] for row in self._rows("rels", (missing,), binary=True)}
+            got = {row[0]: row[1:] for row in self._rows("rels", (_pg_ints(missing),), binary=True)}
             found.update(got)
             self._rel.put_many(got.items())
         return [found[k] for k in keys]
@@ -317,7 +342,7 @@ class PgGraphStore:
         r = self._check(ridx, self.n_relationships, "relationship")
         v = self._full.get(r)
         if v is _MISSING:
-            [(_i, weight, rev, tu_ids)] = self._rows("relationship", ([r],))
+            [(_i, weight, rev, tu_ids)] = self._rows("relationship", (_pg_ints([r]),))
             rid, s, t, desc, label = self._rel_rows([r])[0]
             src, dst = self._entities([s, t])
             desc = desc or ""
@@ -332,11 +357,11 @@ class PgGraphStore:
 
     def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
         """Source text units of several relationships in one round trip, each in text_unit_ids order."""
-        keys = [self._check(i, self.n_relationships, "relationship") for i in _ints(ridxs)]
+        keys = _indices(ridxs, self.n_relationships, "relationship").tolist()
         found, missing = self._ev.split(keys)
         if missing:
             got: dict[int, list[TextUnit]] = {k: [] for k in missing}
-            for rel, tid, text in self._rows("evidence", (missing,), binary=True):
+            for rel, tid, text in self._rows("evidence", (_pg_ints(missing),), binary=True):
                 got[rel].append(TextUnit(id=tid, text=text or ""))
             frozen = {k: tuple(v) for k, v in got.items()}
             found.update(frozen)
