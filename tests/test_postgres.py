@@ -242,15 +242,26 @@ def chains(engine, question):
     return [[(h.source_id, h.relationship_id, h.target_id) for h in c] for c in tr.chains], tr
 
 
-def test_parity_same_questions_same_chains(demo_pg, demo_mem):
+def engine_as_query_does(graph):
+    """What `query demo "<q>" --model none --pruner bm25` builds (compose: the LLM-free CheapPolicy)."""
+    from tog_core.compose import RunSpec, build_engine
+
+    return build_engine(RunSpec(model="none", relation_pruner="bm25"), graph=graph, info=None).engine
+
+
+def engine_plain(graph):
+    return ToGEngine(graph, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"))
+
+
+@pytest.mark.parametrize("build", [engine_as_query_does, engine_plain])
+def test_parity_same_questions_same_chains(demo_pg, demo_mem, build):
     """Every demo question, LLM-free: the engine on PostgreSQL follows exactly the in-memory chains."""
-    cfg = EngineConfig(relation_pruner="bm25", entity_pruner="bm25")
     questions = [json.loads(line)["question"] for line in (DEMO / "questions.jsonl").read_text().splitlines() if line]
     assert len(questions) >= 10
     walked = 0
     for q in questions:
-        want, tm = chains(ToGEngine(demo_mem, config=cfg), q)
-        got, tp = chains(ToGEngine(demo_pg, config=cfg), q)
+        want, tm = chains(build(demo_mem), q)
+        got, tp = chains(build(demo_pg), q)
         assert got == want, q
         assert (tp.answer, tp.stop_reason) == (tm.answer, tm.stop_reason)
         assert [[c.id for c in s.candidates] for s in tp.steps] == [[c.id for c in s.candidates] for s in tm.steps]
