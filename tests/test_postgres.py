@@ -19,7 +19,7 @@ from pg import find_bin, start_cluster
 from tog_core.cli.main import main
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.graphrag.open import open_graph
-from tog_core.graphrag.pg_common import StoreError
+from tog_core.graphrag.pg_common import StoreError, graph_generation
 from tog_core.graphrag import pg_import
 from tog_core.graphrag.pg_import import import_graph
 from tog_core.graphrag.postgres import LRU, PgGraphStore
@@ -304,7 +304,8 @@ def test_run_store_round_trip_after_every_step(pg_url, demo_pg):
 
 
 def test_run_store_lists_by_project_and_user_newest_first(pg_url, demo_pg):
-    ann, bob = PgRunStore(pg_url, user="ann-list"), PgRunStore(pg_url, user="bob-list")
+    ann = PgRunStore(pg_url, user="ann-list")
+    bob = ann.for_user("bob-list")  # a session's view on the same pool
     eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="demo")
     for i, (store, project) in enumerate([(ann, "p1"), (bob, "p1"), (ann, "p2")]):
         tr = eng.trace(eng.start("Who founded the Lanternwright Guild?"), run_id=f"list-{i}")
@@ -316,7 +317,6 @@ def test_run_store_lists_by_project_and_user_newest_first(pg_url, demo_pg):
     ann.delete("list-0")
     assert [r.run_id for r in ann.list(project="p1")] == ["list-1"]
     ann.close()
-    bob.close()
 
 
 def test_a_failing_save_leaves_the_previous_state(pg_url, demo_pg, monkeypatch):
@@ -350,6 +350,14 @@ def test_open_run_store_picks_files_or_postgres(pg_url, tmp_path):
     s = open_run_store(pg_url, user="u")
     assert isinstance(s, PgRunStore) and s.user == "u"
     s.close()
+    assert graph_generation(pg_url, "never-imported") is None
+
+
+def test_graph_generation_changes_on_reimport(pg_url):
+    import_graph(pg_url, DEMO, name="gen")
+    first = graph_generation(pg_url, "gen")
+    import_graph(pg_url, DEMO, name="gen")
+    assert first and graph_generation(pg_url, "gen") not in (None, first)
 
 
 # ------------------------------------------------------------------ command line

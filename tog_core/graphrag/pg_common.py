@@ -150,6 +150,14 @@ def list_records(conn: Any) -> list[GraphRecord]:
     return [GraphRecord.from_row(*r) for r in rows.fetchall()]
 
 
+def graph_generation(url: str, name: str) -> str | None:
+    """What changes whenever graph `name` is (re-)imported (its schema), or None when it is not in the store:
+    a cache key for a process that keeps open stores (the app), so a re-import is picked up."""
+    with connect(url) as conn:
+        rec = read_record(conn, name)
+    return rec.schema if rec else None
+
+
 def require_record(conn: Any, name: str, url: str) -> GraphRecord:
     rec = read_record(conn, name)
     if rec is None:

@@ -9,6 +9,7 @@ rows past its end.
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,13 @@ class PgRunStore:
         self._pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), open=True, name="tog:runs",
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
                                             "application_name": "tog-explorer"})
+
+    def for_user(self, user: str) -> "PgRunStore":
+        """The same store (same connection pool) recording another user/session: one pool per process, one
+        view per session. Close only the store the views were made from."""
+        view = copy.copy(self)
+        view.user = user
+        return view
 
     def close(self) -> None:
         self._pool.close()
