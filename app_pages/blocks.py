@@ -12,7 +12,7 @@ import streamlit as st
 
 import ui
 from tog_core.app import views as V
-from tog_core.app.session import K, settings_from_trace
+from tog_core.app.session import K
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, trace_entity_types
@@ -135,7 +135,6 @@ def draft_block(t: dict[str, Any], project: str) -> None:
         if wanted:
             from tog_core.app.draft import draft_answer
 
-            engine, _, _ = ui.engine_or_stop(settings_from_trace(t, project))
             box, parts = st.empty(), []
 
             def on_token(piece: str) -> None:
@@ -143,7 +142,7 @@ def draft_block(t: dict[str, Any], project: str) -> None:
                 box.markdown(V.md_text("".join(parts)))
 
             with st.spinner("The local model is writing…"):
-                d = draft_answer(engine, engine.restore(t), ui.local_client(project), on_token=on_token)
+                d = draft_answer(t, ui.project()[1], ui.local_client(project), on_token=on_token)
             box.empty()
             drafts[t["run_id"]] = {"text": d.text, "stopped": d.stopped}
         d = drafts.get(t["run_id"])

@@ -10,9 +10,8 @@ returning what came before the repetition.
 from __future__ import annotations
 
 import asyncio
-import copy
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
@@ -22,6 +21,7 @@ DRAFT_MAX_TOKENS = 160  # the cap asked of the server; a useful draft is one or 
 MIN_PERIOD = 12  # a repeated stretch shorter than this (characters) is not a loop ("very very")
 REPEATS = 3  # a stretch seen this many times in a row at the end is a loop
 _SPACE = re.compile(r"\s+")
+_MARKER = re.compile(r"^[\W\d_]*")  # a list marker or number at the start of a line: "[3] ", "2. ", "- "
 
 
 class _Repetition(Exception):
@@ -31,7 +31,7 @@ class _Repetition(Exception):
 def repetition_cut(text: str) -> int | None:
     """Where a repetition starts, or None: the end of the first copy when the text ends with REPEATS copies of
     a stretch of at least MIN_PERIOD characters, or the start of a line (≥ MIN_PERIOD characters) that has
-    already been written once."""
+    already been written once, its list marker or number aside."""
     n = len(text)
     for p in range(MIN_PERIOD, n // REPEATS + 1):
         tail = text[n - p:]
@@ -42,7 +42,7 @@ def repetition_cut(text: str) -> int | None:
         seen: set[str] = set()
         pos = 0
         for line in lines[:-1]:
-            key = _SPACE.sub(" ", line).strip().lower()
+            key = _MARKER.sub("", _SPACE.sub(" ", line).strip().lower())  # "[2] x" repeats "[1] x"
             if len(key) >= MIN_PERIOD and key in seen:
                 return pos
             seen.add(key)
@@ -95,40 +95,48 @@ class RepetitionGuard:
         return res
 
 
-def support_sentences(engine: Any, state: Any, *, limit: int = 4) -> list[str]:
-    """The sentence of the source text that supports each link of the best chain (views.support_span), the
-    last link first: it names the answer, and a small model leans on what it reads first."""
-    from tog_core.app.views import support_span
+def draft_messages(question: str, answer: str, facts: list[str]) -> list[dict[str, str]]:
+    """The draft's prompt: the question, the answer the chain reached, and the facts it rests on (the last link
+    first: it names the answer). The model is asked to phrase, not to find: a 135M model cannot search, but it
+    can often turn three facts and a name into one sentence."""
+    lines = "\n".join(f"- {f}" for f in facts)
+    return [{"role": "system", "content": "You write one short sentence that answers the question, using only the "
+                                          "facts given. Write nothing else."},
+            {"role": "user", "content": f"Facts:\n{lines}\n\nQuestion: {question}\nAnswer: {answer}\n\n"
+                                        "Write the answer as one sentence."}]
 
+
+def draft_facts(trace: dict[str, Any], graph: Any, *, limit: int = 4) -> list[str]:
+    """What the answer's chain rests on, last link first: each link's relation text and the sentence of its
+    source text that supports it (views.support_span), without repeats."""
+    from tog_core.app.views import answer_view, evidence
+
+    view = answer_view(trace)
     out: list[str] = []
-    best = engine.best_paths(state)[:1]
-    for path in best:
-        for hop in reversed(path.hops):
-            rel = engine.graph.relationship(hop.ridx)
-            src, dst = engine.graph.title(hop.src), engine.graph.title(hop.dst)
-            for unit in engine.graph.evidence(hop.ridx)[:2]:
-                span = support_span(unit.text, relation=rel.description or hop.label, source=src, target=dst)
-                if span and unit.text[span[0]:span[1]] not in out:
-                    out.append(unit.text[span[0]:span[1]])
-                    break
+    for link in reversed(evidence(graph, trace, view["chain_index"], per_link=2)):
+        said = [text[span[0]:span[1]] for _, text, span in link["units"] if span]
+        for fact in [link["description"] or link["relation"], *said[:1]]:
+            if fact and fact not in out:
+                out.append(fact)
     return out[:limit]
 
 
-def draft_answer(engine: Any, state: Any, local_llm: Any, *, max_tokens: int = DRAFT_MAX_TOKENS,
+def draft_answer(trace: dict[str, Any], graph: Any, local_llm: Any, *, max_tokens: int = DRAFT_MAX_TOKENS,
                  on_token: Callable[[str], None] | None = None) -> Drafted:
-    """A draft answer for an LLM-free run's state, written by `local_llm` behind a RepetitionGuard: the same
-    answer prompt as an LLM run (chains + source text), at temperature 0, at most `max_tokens`."""
+    """A one-sentence draft of an LLM-free run's answer, written by `local_llm` behind a RepetitionGuard at
+    temperature 0 and at most `max_tokens`. The run itself is not changed."""
+    from tog_core.app.views import answer_view
+    from tog_core.llm.errors import LLMError
+
+    answer = answer_view(trace)["entity"]
+    if not answer:
+        return Drafted(text="", stopped="no chain to draft from")
     guard = RepetitionGuard(local_llm, max_tokens=max_tokens)
-    eng = copy.copy(engine)  # the run's engine with the guarded local model as its writer; nothing else changes
-    eng.llm = guard
-    eng.config = replace(engine.config, answer_max_tokens=max_tokens, temperature_reasoning=0.0)
-    # the small model reads the supporting sentence of each link, not whole passages: a prompt it can take in
-    # (a few hundred tokens, seconds on two CPU threads) and nothing to wander off into
-    eng.evidence_texts = lambda st, **_kw: support_sentences(engine, st)
-    start = state.with_(stage="answer", answer="", answer_by="")
-    done = asyncio.run(eng.answer(start, on_token=on_token))
-    if done.answer_by != "llm":  # the model failed: the engine fell back to the chains; say so
-        return Drafted(text="", stopped="error: " + (done.error or "the local model did not answer"))
-    usage = done.extra_usage[-1] if done.extra_usage else {}
-    return Drafted(text=done.answer, stopped=guard.last_stop, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                   completion_tokens=int(usage.get("completion_tokens") or 0))
+    msgs = draft_messages(str(trace.get("question") or ""), answer, draft_facts(trace, graph))
+    try:
+        res = asyncio.run(guard.stream(msgs, temperature=0.0, max_tokens=max_tokens,
+                                       on_token=on_token or (lambda _t: None)))
+    except LLMError as err:
+        return Drafted(text="", stopped=f"error: {err}")
+    return Drafted(text=res.text.strip(), stopped=guard.last_stop, prompt_tokens=int(res.prompt_tokens or 0),
+                   completion_tokens=int(res.completion_tokens or 0))
