@@ -44,7 +44,8 @@ def typed_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
 
 
 def run(graph, question, seeds, policy=None, **cfg):
-    cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", **cfg}
+    """A search whose depth is the question's known number of hops (exact_depth), unless told otherwise."""
+    cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", "exact_depth": True, **cfg}
     eng = ToGEngine(graph, config=EngineConfig(**cfg), policy=policy or CheapPolicy())
     return eng, asyncio.run(eng.run(question, seeds=seeds))
 

@@ -44,7 +44,9 @@ def free_graph(edges: list[tuple[str, str, str]]) -> KnowledgeGraph:
 
 
 def search(graph, question, seed, *, policy, relations=None, entities=None, **cfg):
-    eng = ToGEngine(graph, config=EngineConfig(**{"relation_pruner": "bm25", "entity_pruner": "bm25", **cfg}),
+    """The depth given is the question's known number of hops (exact_depth) unless a test says otherwise."""
+    cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", "exact_depth": True, **cfg}
+    eng = ToGEngine(graph, config=EngineConfig(**cfg),
                     policy=policy, relation_scorer=relations, entity_scorer=entities)
     state = asyncio.run(eng.run(question, seeds=[seed]))
     return [[graph.title(p.start)] + [graph.title(h.dst) for h in p.hops] for p in eng.best_paths(state)], state
@@ -121,6 +123,29 @@ def test_the_coverage_judge_stops_when_the_question_is_covered_and_faithful_runs
     _, faithful = search(g, q, "Jaws", policy=FaithfulPolicy(), width=3, depth=3)
     assert faithful.stop_reason == "max_depth" and faithful.depth == 3
     assert {s.verdict["by"] for s in faithful.steps if s.stage == "evaluate"} == {"none", "depth"}
+
+
+def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_names_relations():
+    from tog_core.scoring.text import expected_hops
+
+    assert expected_hops("who directed the movies written by Paul", ["Paul"]) == 2
+    assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type
+    assert expected_hops("what is the child of X 's spouse 's parent ?", ["X"]) == 3
+    assert expected_hops("林秋水的师父的故乡在哪里？", ["林秋水"]) == 2
+    # the writer's films' directors: two relations, so at most depth 3 the search stops at 2
+    g = typed_graph([("Magnolia", "written_by", "Paul"), ("Magnolia", "directed_by", "Ruth"),
+                     ("Ruth", "has_genre", "Drama")])
+    q = "who directed the movies written by Paul"
+    planned, st = search(g, q, "Paul", policy=CheapPolicy(lookahead=False), width=1, depth=3, exact_depth=False)
+    assert st.depth == 2 and st.stop_reason == "sufficient" and planned[0] == ["Paul", "Magnolia", "Ruth"]
+    exact, st = search(g, q, "Paul", policy=CheapPolicy(lookahead=False), width=1, depth=3)
+    assert st.depth == 2  # covered: the coverage judge stops it either way here
+    unplanned, st = search(g, "zzz qqq", "Paul", policy=CheapPolicy(plan_hops=False, lookahead=False), width=1,
+                           depth=3, exact_depth=False)
+    assert st.depth == 3 and st.stop_reason == "max_depth"
+    planned, st = search(g, "zzz qqq", "Paul", policy=CheapPolicy(lookahead=False), width=1, depth=3,
+                         exact_depth=False)
+    assert st.depth == 1 and st.steps[-1].verdict["by"] == "plan"  # one run of words: one relation
 
 
 # ---------------------------------------------------------------- departures from the paper (EngineConfig)

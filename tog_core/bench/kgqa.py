@@ -266,7 +266,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     def engine_for(depth: int) -> Any:
         if depth not in engines:
             try:
-                config = replace(first.plan.config, depth=depth)
+                config = replace(first.plan.config, depth=depth, exact_depth=cfg.depth is None)
             except ValueError as err:
                 raise UsageError(str(err)) from None
             engines[depth] = build_engine(replace(first.plan, config=config), graph=graph, info=info, llm=llm,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
-from tog_core.scoring.text import question_bands, without_words
+from tog_core.scoring.text import expected_hops, question_bands, without_words
 from tog_core.tog.policy import NextHop, SearchContext, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
@@ -46,10 +46,22 @@ class CheapPolicy:
     entity_weight: float = 0.5
     # typed graphs: a relation reads as "a movie was directed by a person", scored on meaning (0.727 -> 0.777)
     type_templates: bool = True
+    # with a maximum depth (not the question's known one), plan as many hops as the question names relations
+    # (scoring/text.expected_hops): the last planned hop gets the far band, no whale filter and no lookahead, may not
+    # end at the start, and the search stops there unless the question is covered sooner (README: linked seeds)
+    plan_hops: bool = True
     _memo: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
 
+    def planned_depth(self, ctx: SearchContext, state: State) -> int:
+        """The maximum depth; with plan_hops and a depth that is only a maximum, as many hops as the question names
+        relations (never more than the maximum)."""
+        cfg = ctx.config
+        if not self.plan_hops or cfg.exact_depth:
+            return cfg.depth
+        return min(cfg.depth, expected_hops(state.question, [x.title for x in state.seeds]))
+
     def params(self) -> dict[str, Any]:
-        return {"hop_focus": self.hop_focus, "reuse_penalty": self.reuse_penalty, "lookahead": self.lookahead,
+        return {"plan_hops": self.plan_hops, "hop_focus": self.hop_focus, "reuse_penalty": self.reuse_penalty, "lookahead": self.lookahead,
                 "lookahead_weight": self.lookahead_weight, "floor": self.floor, "entity_weight": self.entity_weight,
                 "type_templates": self.type_templates}
 
@@ -102,7 +114,7 @@ class CheapPolicy:
         without the topics' names and the matched words."""
         if not self.hop_focus:
             return "", ""
-        bands = self._bands(state, ctx.config.depth)
+        bands = self._bands(state, self.planned_depth(ctx, state))
         focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
         p = state.paths[i]
         got = self.coverage(ctx, state, p)
@@ -139,7 +151,8 @@ class CheapPolicy:
         """Before the last hop, with cheap scorers on both stages: each candidate entity rated by the best relation
         it offers next (lookahead.py). {} when that does not apply."""
         cfg = ctx.config
-        if (not self.lookahead or state.depth >= cfg.depth or uses_llm(ctx.relation_scorer)
+        planned = self.planned_depth(ctx, state)
+        if (not self.lookahead or state.depth >= planned or uses_llm(ctx.relation_scorer)
                 or uses_llm(ctx.entity_scorer)):
             return {}
         keys = [(rc.key, o) for rc, ts in targets for o, _ in ts]
@@ -148,23 +161,28 @@ class CheapPolicy:
         used = {rc.key: frozenset(ctx.used_relations(state.paths[rc.path]) | {(rc.label, rc.outgoing)})
                 for rc, _ in targets}
         ext = [_extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
-        bands = self._bands(state, cfg.depth)
+        bands = self._bands(state, planned)
         scorer = ctx.relation_scorer if ctx.graph.has_relation_labels else ctx.prefilter
         ratings = await rate_next_hops(
             ctx.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
             candidates=[(used[k], o) for k, o in keys],
-            onward=lambda k, rels, others: ctx.open_edges(ext[k], rels, others),
+            onward=lambda k, rels, others: ctx.open_edges(ext[k], rels, others, planned),
             text_of=lambda label, ridx: self.type_text(ctx, label, ridx), reuse_penalty=self.reuse_penalty,
             floor=self.floor, per_entity=cfg.max_candidates)
         return dict(zip(keys, ratings))
 
     # ------------------------------------------------------------------ stop and answer
     def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
-        """Sufficient once a chain's relations match every question word (coverage.verdict); a chain back at its
-        start answers nothing (the question names its topic)."""
-        return coverage_verdict(state.question, [x.title for x in state.seeds],
-                                [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
-                                 if p.hops and p.end != p.start])
+        """Sufficient once a chain's relations match every question word (coverage.verdict; a chain back at its
+        start answers nothing: the question names its topic), or once the planned depth is reached."""
+        v = coverage_verdict(state.question, [x.title for x in state.seeds],
+                             [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
+                              if p.hops and p.end != p.start])
+        planned = self.planned_depth(ctx, state)
+        if v["sufficient"] or planned >= ctx.config.depth or state.depth < planned:
+            return v
+        return {"sufficient": True, "by": "plan",
+                "reason": f"the question names {planned} relation{'s' if planned > 1 else ''}; {v['reason']}"}
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""

@@ -138,3 +138,41 @@ def without_words(text: str, drop: Counter[str]) -> str:
             continue
         kept.append(m.group(0))
     return " ".join(kept)
+
+
+# question words, per language, after which the next word names the answer's type ("which town", "quelle ville")
+TYPE_ASKING: dict[str, frozenset[str]] = {
+    "en": frozenset("what which".split()),
+    "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
+}
+# per language: a relation named once but walked twice ("the films that share actors with X", "also directed")
+RECURS: dict[str, re.Pattern[str]] = {
+    "en": re.compile(r"\b(also|same|share[sd]?|sharing|co-\w+|co(?:wr\w+|star\w*|direct\w*|author\w*|found\w*))\b",
+                     re.IGNORECASE),
+}
+_CJK_OF = "的"  # Chinese possessive: X的A的B names two relations
+
+
+def expected_hops(question: str, topics: list[str]) -> int:
+    """How many relations the question chains, read from its wording alone: one per run of content words (stop
+    words and the topic's name separate runs; the noun right after a question word is the answer's type, not a
+    relation), one more when a relation recurs ("share", "also"). In a script without spaces, one per possessive
+    particle inside the question. At least 1. A guess: the engine combines it with what the graph shows."""
+    text = question
+    for t in sorted((t for t in topics if t), key=len, reverse=True):
+        text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
+    if _UNSPACED.search(text) and not _WORD.search(_UNSPACED.sub(" ", text).replace("\x00", "")):
+        inner = text.rstrip(" ？?。.!！").rstrip(_CJK_OF)
+        return max(1, inner.count(_CJK_OF))
+    words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
+    lang = language(words)
+    stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
+    runs, in_run, prev = 0, False, ""
+    for w in words:
+        content = w != "\x00" and w not in stop and len(w) > 1  # "s" of "'s" is no word
+        if content and prev in asking:  # "which town", "what films": the answer's type, not a relation
+            content = False
+        runs += content and not in_run
+        in_run, prev = content, w
+    recur = RECURS.get(lang)
+    return max(1, runs + (1 if recur is not None and recur.search(question) else 0))

@@ -45,7 +45,7 @@ class SearchContext(Protocol):
     entity_scorer: Any
     prefilter: Any
 
-    def open_edges(self, p: BeamPath, rels: Any, others: Any) -> Any: ...
+    def open_edges(self, p: BeamPath, rels: Any, others: Any, last_depth: int | None = None) -> Any: ...
     def used_relations(self, p: BeamPath) -> set[tuple[str, bool]]: ...
 
 
@@ -53,6 +53,7 @@ class SearchPolicy(Protocol):
     name: str
 
     def params(self) -> dict[str, Any]: ...
+    def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]: ...
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
@@ -76,6 +77,10 @@ class FaithfulPolicy:
 
     def params(self) -> dict[str, Any]:
         return {}
+
+    def planned_depth(self, ctx: SearchContext, state: State) -> int:
+        """The depth the search expects to answer at: the maximum (the LLM judge decides when to stop)."""
+        return ctx.config.depth
 
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
         """The relation as the graph names it: the `relation` column of a typed graph (as ToG shows Freebase

@@ -54,7 +54,8 @@ class StageProposals:
             return self.graph.descriptions([ridx])[0] or text
         return text
 
-    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray) -> np.ndarray:
+    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, last_depth: int | None = None
+                   ) -> np.ndarray:
         """Which edges of the path's end it may take next. A path never takes an edge it already took, nor that
         edge's reversed duplicate: the same fact written the other way (GraphRAG writes some relationships twice, B→A
         after A→B; on a typed graph, the same relation type both ways), so it never walks back along itself. A typed
@@ -75,7 +76,7 @@ class StageProposals:
                 if twin is not None and (not self.graph.has_relation_labels or
                                          self.graph.labels([twin])[0] == self.graph.labels([r.idx])[0]):
                     keep[k] = False
-        if len(p.hops) + 1 >= self.config.depth:
+        if len(p.hops) + 1 >= (last_depth or self.config.depth):
             keep &= others != p.start
         return keep
 
@@ -84,8 +85,9 @@ class StageProposals:
         rels, others, outs = self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
-        keep = self.open_edges(p, rels, others)
-        if self.config.degree_filter and state.depth < self.config.depth and len(others):
+        planned = self.policy.planned_depth(self, state)
+        keep = self.open_edges(p, rels, others, planned)
+        if self.config.degree_filter and state.depth < planned and len(others):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
             limit = self.config.degree_factor * max(self.graph.degree(x.start) for x in state.paths)

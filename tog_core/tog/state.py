@@ -52,6 +52,7 @@ class EngineConfig:
     max_tokens: int = 256
     answer_max_tokens: int = 512
     mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
+    exact_depth: bool = False  # depth is the question's known number of hops, not a maximum the policy plans within
     # -- departures from the paper (DEPARTURES below says what each changes); on by default, each switchable
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
     degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
