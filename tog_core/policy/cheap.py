@@ -61,9 +61,9 @@ class CheapPolicy:
         return min(cfg.depth, expected_hops(state.question, [x.title for x in state.seeds]))
 
     def params(self) -> dict[str, Any]:
-        return {"plan_hops": self.plan_hops, "hop_focus": self.hop_focus, "reuse_penalty": self.reuse_penalty, "lookahead": self.lookahead,
-                "lookahead_weight": self.lookahead_weight, "floor": self.floor, "entity_weight": self.entity_weight,
-                "type_templates": self.type_templates}
+        return {"plan_hops": self.plan_hops, "hop_focus": self.hop_focus, "reuse_penalty": self.reuse_penalty,
+                "lookahead": self.lookahead, "lookahead_weight": self.lookahead_weight, "floor": self.floor,
+                "entity_weight": self.entity_weight, "type_templates": self.type_templates}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
