@@ -86,7 +86,9 @@ if tabs[1].open:
         ids = list(names)
         c1, c2 = st.columns(2)
         a = c1.selectbox("Run A", ids, format_func=names.get, key=K.RUNS_A)
-        b = c2.selectbox("Run B", ids, index=min(1, len(ids) - 1), format_func=names.get, key=K.RUNS_B)
+        if ss.get("_runs_a_seen") != a:  # a new run A: compare it with its parent or the same question's last run
+            ss["_runs_a_seen"], ss[K.RUNS_B] = a, V.compare_default(rows, a)
+        b = c2.selectbox("Run B", ids, format_func=names.get, key=K.RUNS_B)
         ta, tb = (load(a) if a else None), (load(b) if b else None)
         if ta and tb:
             d = path_diff(ta, tb)

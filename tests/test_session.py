@@ -146,8 +146,10 @@ def test_app_args_and_answer_start():
     assert parse_app_args(["--project", "demo"]) == {"project": "demo"}
     assert parse_app_args(["--project=/x/y"]) == {"project": "/x/y"}
     assert parse_app_args([]) == {}
-    assert answer_start("[No LLM] This answer is composed.\nMost likely answer: Paris") == \
-        "[No LLM] Most likely answer: Paris"
+    assert answer_start("[No LLM] This answer is composed.\nMost likely answer: Paris\nChains: …") == "Paris (no LLM)"
+    assert answer_start("[No LLM] This answer is composed.\nNo reasoning chain was found.") == \
+        "[No LLM] No reasoning chain was found."
+    assert answer_start("The answer is " + "x" * 100, 20) == "The answer is xxxxx…"
 
 
 # ---------------------------------------------------------------------------------------------- stop, resume, force
@@ -343,6 +345,15 @@ def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
     every = run_rows(runs)
     assert [r["project"] for r in every] == ["demo", "demo", "other"]
+
+
+def test_compare_defaults_to_the_parent_then_the_same_question():
+    from tog_core.app.views import compare_default
+
+    rows = [{"run": "3", "question": "q1", "branch of": ""}, {"run": "2", "question": "q2", "branch of": "1"},
+            {"run": "1", "question": "q2", "branch of": ""}, {"run": "0", "question": "q1", "branch of": ""}]
+    assert compare_default(rows, "2") == "1" and compare_default(rows, "3") == "0"
+    assert compare_default(rows[:1] + rows[1:2], "3") == "2" and compare_default(rows[:1], "3") == "3"
 
 
 def test_graph_search_has_no_match_for_nonsense_and_did_you_mean_offers_close_titles():

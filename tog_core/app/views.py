@@ -206,7 +206,11 @@ def fallbacks(trace: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------- saved runs
 
 def answer_start(answer: str, n: int = 80) -> str:
-    """The informative start of an answer (an LLM-free answer's header line is shortened to "[No LLM]")."""
+    """The informative start of an answer: an LLM-free answer's entity and "(no LLM)"; else the text's start
+    (a header line "[No LLM] …" shortened to "[No LLM]")."""
+    m = re.search(r"(?m)^Most likely answer: (.+)$", answer or "")
+    if m and answer.lstrip().startswith("[No LLM]"):
+        return m.group(1).strip()[: n - 9] + " (no LLM)"
     lines = answer.strip().splitlines()
     if lines and lines[0].startswith("[No LLM]"):
         lines = ["[No LLM]"] + lines[1:]
@@ -235,6 +239,18 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
         rows.append(row)
     return rows
+
+
+def compare_default(rows: list[dict[str, Any]], a: str) -> str:
+    """Run B to compare run A with: the run it branched from, else the newest other run of the same question,
+    else the newest other run."""
+    by = {r["run"]: r for r in rows}
+    ra = by.get(a) or {}
+    if ra.get("branch of") in by:
+        return ra["branch of"]
+    same = [r["run"] for r in rows if r["run"] != a and r["question"] == ra.get("question")]
+    others = [r["run"] for r in rows if r["run"] != a]
+    return (same or others or [a])[0]
 
 
 def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:

@@ -229,6 +229,11 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         mid = (placed[-1][1] if placed else 0.0) / 2
         for k, yy in placed:
             ypos[k] = yy - mid
+    ghosts = [k for k in shown if by[k].get("ghost")]
+    if ghosts:  # below everything else, so the dotted line to the nearest point crosses nothing
+        low = max([y for k, y in ypos.items() if k not in ghosts] + [0.0]) + ROW_KEPT
+        for i, k in enumerate(ghosts):
+            ypos[k] = low + i * ROW_KEPT
 
     nodes = []
     for k in shown:
