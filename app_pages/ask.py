@@ -65,14 +65,14 @@ elif asked:
     ss.pop(K.ASK_TRACE, None)
     trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
                                                    model_info=model_info, run_id=run_id, **cb),
-                       max_depth=engine.config.depth)
+                       max_depth=engine.config.depth, llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())
 elif resume and (saved := load(resume)):
     engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
     ss[K.ASK_RUN] = resume
     trace = B.live_run(progress, lambda **cb: R.resume_question(engine, saved, store, model_info=model_info, **cb),
-                       max_depth=engine.config.depth, label="Resuming the run…")
+                       max_depth=engine.config.depth, label="Resuming the run…", llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())
 

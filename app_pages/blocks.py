@@ -27,7 +27,16 @@ def _stop_pressed() -> None:
     ss[K.ASK_STOPPED] = True
 
 
-def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…") -> Any:
+def _client_usage(llm: Any) -> dict[str, Any]:
+    u = getattr(llm, "usage", None)
+    if u is None:
+        return {}
+    return {"llm_calls": u.calls, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+            "cost_usd": u.cost_usd}
+
+
+def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…",
+             llm: Any = None) -> Any:
     """Run `work(**callbacks)` showing the stage, depth, calls, tokens and elapsed time as they change, the
     streamed answer in plain view, and a Stop button (pressing it interrupts the run; the next page run
     answers from what was saved). Everything goes into `slot`, a container the page always creates, so the
@@ -38,10 +47,18 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
     status = slot.status(label, expanded=True)
     box, parts = slot.empty(), []
     now = {"depth": 1, "stage": "linking", "usage": {}, "t0": time.perf_counter()}
+    base = _client_usage(llm)  # the client counts calls as they return: between stages, the line moves too
 
     def show() -> None:
         words = STAGE_WORDS.get(now["stage"], now["stage"])
-        status.update(label=V.progress_line(now["depth"], words, now["usage"], max_depth=max_depth,
+        live, done = _client_usage(llm), now["usage"]
+        usage = {k: max(done.get(k) or 0, (live.get(k) or 0) - (base.get(k) or 0))
+                 for k in ("llm_calls", "prompt_tokens", "completion_tokens")} if live else done
+        if live or done:
+            usage["cost_usd"] = done.get("cost_usd", 0.0) if done else (
+                None if live.get("cost_usd") is None or base.get("cost_usd") is None
+                else live["cost_usd"] - base["cost_usd"])
+        status.update(label=V.progress_line(now["depth"], words, usage, max_depth=max_depth,
                                             elapsed=time.perf_counter() - now["t0"]))
 
     def on_stage(depth: int, stage: str) -> None:
@@ -238,8 +255,8 @@ def marks_key(marks: list[dict[str, Any]]) -> tuple:
 
 
 def chains_picture(t: dict[str, Any], graph: Any, height: int = 460) -> None:
-    page = ui.cached(("chains", trace_key(t), height),
-                     lambda: chains_html(t, height=f"{height}px", types=types_of(graph, t)))
+    page = ui.cached(("chains", trace_key(t), height),  # tooltips quote each link's supporting sentence
+                     lambda: chains_html(V.with_evidence(t, graph), height=f"{height}px", types=types_of(graph, t)))
     ui.picture(page, height)
 
 

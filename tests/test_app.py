@@ -143,6 +143,8 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
     assert "Mara Quell → Tarnby" in seen.replace("**", "")
     pics = pictures(at)
     assert len(pics) == 1 and '"Tarnby"' in pics[0]  # only the open tab's picture is sent
+    tips = " ".join(e["title"] for e in picture_json(pics[0])["edges"])
+    assert "source: “" in tips and "Tarnby" in tips  # link tooltips quote the source text, not its hash
     at = open_tab(at, K.ASK_TAB, "Evidence")
     marked = [m.value for m in at.markdown if ":orange-background[" in m.value]
     assert any("Tarnby" in m for m in marked)  # the supporting sentence, highlighted
