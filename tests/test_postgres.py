@@ -188,6 +188,17 @@ def test_search_titles_exact_then_substring_then_fuzzy(demo_pg, demo_mem):
     assert demo_pg.search_titles("   ") == [] and demo_pg.search_titles("zzzqqqxxx") == []
 
 
+def test_search_titles_without_pg_trgm_is_substring_only(pg_url, demo_pg, demo_mem):
+    import dataclasses
+
+    with PgGraphStore(pg_url, "demo") as pg:
+        pg.record = dataclasses.replace(pg.record, trigram=False)  # as on a server without pg_trgm
+        hits = pg.search_titles("lantern", limit=50)
+        assert {t for _, t, _ in hits} == {t for t in demo_mem.all_titles() if "lantern" in t.lower()}
+        assert [len(t) for _, t, _ in hits] == sorted(len(t) for _, t, _ in hits)  # shortest (closest) first
+        assert pg.search_titles("Mara Quel")[0][1] == "Mara Quell" and pg.search_titles("Mara Qwell") == []
+
+
 def test_reimport_replaces_in_one_transaction(pg_url, demo_mem, monkeypatch):
     first = import_graph(pg_url, DEMO, name="twice")
     old = PgGraphStore(pg_url, "twice")
