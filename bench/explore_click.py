@@ -101,7 +101,7 @@ def measure(project: str, question: str, clicks: int, pruner: str) -> list[dict]
                 rows.append({"click": name, "server s": round(sum(runs), 3), "runs": len(runs),
                              "wall s": round(time.perf_counter() - t0, 3)})
 
-            click("Start (loads the embedder once)", lambda: page.get_by_role("button", name="Start").click())
+            click("Start (first proposal)", lambda: page.get_by_role("button", name="Start").click())
             page.get_by_text("Depth 1 · relations").wait_for(timeout=120_000)
             _idle(page)
             for _ in range(clicks):

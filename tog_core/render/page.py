@@ -173,7 +173,7 @@ _CLICK = """<script>
 })();
 </script>"""
 
-_EXTERNAL = re.compile(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+_EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""")  # searched in the lower-cased page
 
 
 def arrows(forward: bool) -> dict[str, Any]:
@@ -196,12 +196,27 @@ def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
     }
 
 
+_ENVS: dict[str, Any] = {}
+
+
+def _template_env(template_dir: str) -> Any:
+    """One jinja environment per pyvis template folder, so compiled templates are reused between pictures."""
+    env = _ENVS.get(template_dir)
+    if env is None:
+        from jinja2 import Environment, FileSystemLoader
+
+        env = _ENVS[template_dir] = Environment(loader=FileSystemLoader(template_dir), auto_reload=False)
+    return env
+
+
 def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
                legend_html: str, title: str, clickable: bool = False) -> str:
     """The standalone page for these nodes and edges (pyvis + our post-processing)."""
     from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
+    net.templateEnv = _template_env(net.template_dir)  # pyvis makes a new one per network: its templates,
+    # vis.js included, would be compiled again for every picture (~90 of ~120 ms)
     for n in nodes:
         n = dict(n)
         net.add_node(n.pop("id"), label=n.pop("label"), shape=n.pop("shape", "dot"), **n)
@@ -230,7 +245,7 @@ def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable:
     i = page.rfind("</body>")
     scripts = _FIT.replace("PHYSICS", "true" if physics else "false") + ("\n" + _CLICK if clickable else "")
     page = page[:i] + scripts + "\n" + page[i:]
-    if _EXTERNAL.search(page):
+    if _EXTERNAL.search(page.lower()):  # lower-casing first: 5 ms on a 0.7 MB page, an IGNORECASE search 11 ms
         raise RuntimeError("pyvis output still references an external resource; check the pyvis version")
     return page
 
