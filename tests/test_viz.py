@@ -342,3 +342,20 @@ def test_picture_cache_builds_once_per_key_and_is_bounded():
     before = trace_key(t)
     t["steps"][0]["overrides"] = [{"id": "x"}]
     assert trace_key(t) != before and trace_key(make_trace()) == before
+
+
+def test_relation_overrides_are_drawn_on_their_source_and_on_the_edges_they_open():
+    trace = make_trace()
+    rel = trace["steps"][0]
+    rel["candidates"][1].update(kept=True)  # a person kept "ate" (the policy had dropped it) ...
+    rel["candidates"][0].update(kept=False, auto_kept=True)  # ... and dropped "founded"
+    rel["overrides"] = [{"id": "rel:A:ate", "label": "ate", "auto_kept": False, "kept": True},
+                        {"id": "rel:A:founded", "label": "founded", "auto_kept": True, "kept": False}]
+    trace["steps"][1]["candidates"][0]["relation"] = "ate"  # B was reached through "ate"
+    page = frontier_html(trace)
+    nodes = {n["label"].rstrip(" ✎"): n for n in picture_json(page)["nodes"]}
+    a = nodes["A"]
+    assert a["label"].endswith("✎") and a["color"]["border"] == OVERRIDE_COLOUR
+    assert "✎ relation kept by a person: ate" in a["title"] and "✎ relation dropped by a person: founded" in a["title"]
+    [edge] = [e for e in picture_json(page)["edges"] if e["to"] == nodes["B"]["id"]]
+    assert edge["color"]["color"] == OVERRIDE_COLOUR and "relation a person kept" in edge["title"]

@@ -83,7 +83,8 @@ class _Ents:
     def get(self, key: str, title: str) -> dict[str, Any]:
         if key not in self.by:
             self.by[key] = {"title": title, "depth": None, "kept": False, "seed": None, "best": float("-inf"),
-                            "overridden": False, "parent": None, "pending": None, "ref": None, "mark": None}
+                            "overridden": False, "parent": None, "pending": None, "ref": None, "mark": None,
+                            "rel_over": []}
         return self.by[key]
 
 
@@ -94,12 +95,22 @@ def _collect(trace: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[_Ents,
         e.update(depth=0, kept=True, seed=s.get("how", ""))
     rel_summary: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    rel_kept_by_person: set[tuple[str, str]] = set()
     last_kept: list[str] = []
     for step in steps:
         d = int(step.get("depth", 0) or 0)
         if step.get("stage") == "relations":
+            over_rel = overridden_ids(step)
             for c in step.get("candidates") or []:
-                rel_summary[(str(c.get("source_id") or c.get("source_entity")), d)][0 if c.get("kept") else 1] += 1
+                src = str(c.get("source_id") or c.get("source_entity"))
+                rel_summary[(src, d)][0 if c.get("kept") else 1] += 1
+                if str(c.get("id")) in over_rel:  # a person kept or dropped this relation: drawn on its source
+                    e = ents.get(src, c.get("source_entity", ""))
+                    e["overridden"] = True
+                    e["rel_over"].append(("✎ relation kept by a person: " if c.get("kept") else
+                                          "✎ relation dropped by a person: ") + plain(c.get("label"), 200))
+                    if c.get("kept"):
+                        rel_kept_by_person.add((src, str(c.get("label") or "")))
             continue
         if step.get("stage") != "entities":
             continue
@@ -110,6 +121,7 @@ def _collect(trace: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[_Ents,
             ents.get(src, c.get("source_entity", ""))["kept"] = True  # only kept entities are expanded
             e = ents.get(dst, c.get("target") or c.get("label", ""))
             kept, over = bool(c.get("kept")), str(c.get("id")) in over_ids
+            via_person = (src, str(c.get("relation") or "")) in rel_kept_by_person
             if e["depth"] is None or (kept and not e["kept"]):
                 e["depth"], e["parent"] = d, src
             e["kept"] = e["kept"] or kept
@@ -123,7 +135,8 @@ def _collect(trace: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[_Ents,
             key = (src, dst, str(c.get("relation") or ""))
             old = edges.get(key)
             if old is None or (kept and not old["kept"]):
-                edges[key] = {"kept": kept, "over": over, "depth": d, "cand": c, "pending": None}
+                edges[key] = {"kept": kept, "over": over or via_person, "depth": d, "cand": c, "pending": None,
+                              "rel_person": via_person}
         last_kept = kept_here or last_kept
     return ents, rel_summary, edges, last_kept
 
@@ -262,7 +275,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         if k in frontier:
             tip.append("in the current frontier")
         if e["overridden"]:
-            tip.append("✎ overridden by a person")
+            tip += e["rel_over"] or ["✎ overridden by a person"]
         if e["mark"] is not None:
             tip.append("★ expected by you: " + plain(e["mark"], 200))
         if e["pending"] is not None and clickable:
@@ -323,7 +336,9 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
                                                              else "proposed") + f" at depth {v['depth']}")
         if c.get("reason"):
             tip.append("reason: " + plain(c.get("reason"), 400))
-        if v["over"]:
+        if v.get("rel_person"):
+            tip.append("✎ reached through a relation a person kept")
+        elif v["over"]:
             tip.append(f"✎ overridden (automatic choice: {'kept' if c.get('auto_kept') else 'pruned'})")
         colour = ("#495057" if v["kept"] else "#1c7ed6" if v["pending"] else EXPECTED_COLOUR if v.get("ghost")
                   else "#ced4da")
