@@ -243,3 +243,33 @@ def test_lookahead_rates_each_entity_by_its_best_onward_relation_relative_to_the
     damped = rate([(used_stars, idx["Birch"]), (frozenset(), idx["Birch"])], scorer=stars_first, reuse_penalty=0.1)
     assert "genre" in damped[0].text and "stars" in damped[1].text  # 0.6 x 0.1 < 0.4 only on the path that used it
     assert (damped[0].value, damped[1].value) == (pytest.approx(0.4 / 0.6, abs=1e-5), 1.0)
+
+
+# ---------------------------------------------------------------- choosing the answer
+def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for():
+    from tog_core.scoring.text import asked_type, type_matches
+
+    assert asked_type("In which town was the founder born?") == (["town"], True)
+    assert asked_type("who directed it")[1] is False and type_matches(asked_type("who directed it")[0], "PERSON")
+    assert type_matches(["town"], "GEO") and not type_matches(["town"], "PERSON") and type_matches([], "GEO") is None
+    # the search went one hop too far (Acme -> Ann -> Paris): "who" wants the person on the way
+    g = KnowledgeGraph.from_tables(
+        pa.table({"id": ["a", "b", "c"], "title": ["Acme", "Ann", "Paris"], "type": ["ORGANIZATION", "PERSON", "GEO"],
+                  "description": ["", "", ""]}),
+        pa.table({"id": ["r0", "r1"], "source": ["Acme", "Ann"], "target": ["Ann", "Paris"],
+                  "description": ["Acme was founded by Ann", "Ann was born in Paris"],
+                  "text_unit_ids": pa.array([[], []], pa.list_(pa.string()))}), None)
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=2, exact_depth=True),
+                    policy=CheapPolicy())
+    st = asyncio.run(eng.run("who founded Acme", seeds=["Acme"]))
+    choice = eng.answer_choice(st)
+    assert g.title(choice.entity) == "Ann" and choice.hop == 1 and "type fits" in choice.why
+    tr = eng.trace(st)
+    assert tr.answer_entity == "Ann" and 0 < tr.confidence <= 1 and tr.low_confidence == 0.4
+    assert st.answer.splitlines()[1].startswith("Most likely answer: Ann (confidence")
+    # where: the place at the chain's end; the faithful policy always takes the end
+    st = asyncio.run(eng.run("where was the founder of Acme born", seeds=["Acme"]))
+    assert g.title(eng.answer_choice(st).entity) == "Paris"
+    faithful = ToGEngine(g, config=eng.config, policy=FaithfulPolicy())
+    st = asyncio.run(faithful.run("who founded Acme", seeds=["Acme"]))
+    assert g.title(faithful.answer_choice(st).entity) == "Paris"

@@ -123,8 +123,8 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)
     ends = [graph.title(p.end) for p in state.paths if p.hops]
-    chains = engine.best_paths(state)  # the order the answer and the trace use
-    best_end = graph.title(chains[0].end) if chains else None
+    choice = engine.answer_choice(state)  # the entity the answer names
+    best_end = graph.title(choice.entity) if choice else None
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
-from tog_core.scoring.text import expected_hops, question_bands, without_words
-from tog_core.tog.policy import NextHop, SearchContext, uses_llm
+from tog_core.scoring.text import asked_type, expected_hops, question_bands, type_matches, without_words
+from tog_core.tog.policy import AnswerChoice, NextHop, SearchContext, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
 
@@ -188,6 +188,34 @@ class CheapPolicy:
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""
         cov = self.coverage(ctx, state, p).total() if ctx.llm is None else 0
         return (-p.score, -cov)
+
+
+    def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
+        """Any entity on a kept chain may be the answer: the furthest entity of the best chains whose type is what
+        the question asks for ("which town" -> a place, "who" -> a person or an organisation; GraphRAG's `type`
+        column, or a typed graph's), else the best chain's end. Confidence adds up the chain's share of the beam
+        (0.3), the type fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
+        if not paths:
+            return None
+        asked, _named = asked_type(state.question)
+        want = question_words(state.question, [x.title for x in state.seeds])
+        total = sum(p.score for p in paths) or 1.0
+        pick = None
+        for p in paths[:3]:
+            for k in range(len(p.hops), 0, -1):
+                dst = p.hops[k - 1].dst
+                if dst != p.start and type_matches(asked, ctx.graph.entity(dst).type):
+                    pick = (p, k)
+                    break
+            if pick:
+                break
+        p, k = pick or (paths[0], len(paths[0].hops))
+        fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)
+        got = covered(want, [self.hop_words(ctx, h) for h in p.hops[:k]]).total() / max(1, want.total())
+        conf = 0.3 * (p.score / total if total > 0 else 0) + 0.3 * (0.5 if fit is None else float(fit)) + 0.4 * got
+        why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
+               if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
+        return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
 
 
 def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:

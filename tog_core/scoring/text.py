@@ -176,3 +176,43 @@ def expected_hops(question: str, topics: list[str]) -> int:
         in_run, prev = content, w
     recur = RECURS.get(lang)
     return max(1, runs + (1 if recur is not None and recur.search(question) else 0))
+
+
+# what each question word asks for, per language, as words a type label or its description may contain
+ASKS_FOR: dict[str, dict[str, str]] = {
+    "en": {"who": "person people organization", "whom": "person people", "where": "place location geo",
+           "when": "year date time event"},
+    "fr": {"qui": "person people organization", "où": "place location geo", "quand": "year date time event"},
+}
+# GraphRAG's default entity types, in words a question uses for them (any other type reads as its own name)
+TYPE_WORDS: dict[str, str] = {
+    "PERSON": "person people man woman character who", "GEO": "place location town city country village region "
+    "island river street house where", "ORGANIZATION": "organization organisation company firm guild society bank "
+    "school club business", "EVENT": "event festival fair feast meeting when",
+}
+
+
+def asked_type(question: str) -> tuple[list[str], bool]:
+    """Stems of what the question asks for, read at its first question word, and whether the question names it:
+    the next content word after "which/what" ("which town", "what are the genres of": named), else what the
+    question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
+    not say."""
+    words = [w.lower() for w in _WORD.findall(question)]
+    lang = language(words)
+    stop, asking, wh = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset()), ASKS_FOR.get(lang, {})
+    first = next((k for k, w in enumerate(words) if w in asking or w in wh), None)
+    if first is None:
+        return [], False
+    if words[first] in wh:
+        return tokens(wh[words[first]]), False
+    noun = next((w for w in words[first + 1:] if w not in stop), None)
+    return (tokens(noun), True) if noun else ([], False)
+
+
+def type_matches(asked: list[str], entity_type: str) -> bool | None:
+    """Whether an entity type fits what the question asks for; None when either says nothing."""
+    if not asked or not entity_type:
+        return None
+    label = entity_type.upper()
+    words = set(tokens(TYPE_WORDS.get(label, "") + " " + entity_type.replace("_", " ")))
+    return bool(words & set(asked))

@@ -24,7 +24,7 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
+from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
@@ -201,17 +201,25 @@ class ToGEngine(StageProposals, Recording):
                         out.append(tu.text)
         return out[:limit]
 
+    def answer_choice(self, state: State) -> AnswerChoice | None:
+        """The entity the answer names, chosen by the policy over every entity of the kept chains."""
+        return self.policy.choose_answer(self, state, self.best_paths(state))
+
     def compose_answer(self, state: State) -> str:
-        """The LLM-free answer: the chains themselves, marked as not written by a language model."""
+        """The LLM-free answer: the chosen entity, its chain, the other candidates, marked as not written by a
+        language model."""
         best = self.best_paths(state)
         head = "[No LLM] This answer is composed from the reasoning chains; no language model wrote it."
-        if not best:
+        choice = self.answer_choice(state)
+        if choice is None:
             seeds = ", ".join(s.title for s in state.seeds) or "none"
             return f"{head}\nNo reasoning chain was found (topic entities: {seeds})."
-        ends = list(OrderedDict((self.graph.title(p.end), None) for p in best))
-        lines = [head, f"Most likely answer: {ends[0]}"]
-        if len(ends) > 1:
-            lines.append("Other candidates: " + ", ".join(ends[1:]))
+        top = self.graph.title(choice.entity)
+        ends = [t for t in OrderedDict((self.graph.title(p.end), None) for p in best) if t != top]
+        unsure = " — low confidence, treat it as a guess" if choice.confidence < LOW_CONFIDENCE else ""
+        lines = [head, f"Most likely answer: {top} (confidence {choice.confidence:.2f}{unsure}; {choice.why})"]
+        if ends:
+            lines.append("Other candidates: " + ", ".join(ends))
         lines.append("Chains:")
         lines += [f"[{k + 1}] {self.path_text(p)} (score {p.score:.2f})" for k, p in enumerate(best)]
         return "\n".join(lines)

@@ -28,6 +28,24 @@ if TYPE_CHECKING:  # the engine passes itself as the context; only for type name
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnswerChoice:
+    """The entity the answer names: which chain, how far along it, and how sure (0..1; below LOW_CONFIDENCE the
+    answer says it is unsure)."""
+
+    path: BeamPath
+    hop: int  # 1-based: the entity after this many hops of the chain
+    confidence: float
+    why: str
+
+    @property
+    def entity(self) -> int:
+        return self.path.hops[self.hop - 1].dst
+
+
+LOW_CONFIDENCE = 0.4  # below this the composed answer and the app say the answer is a guess
+
+
+@dataclass(frozen=True, kw_only=True)
 class NextHop:
     """How far a candidate entity can take the search: its best next relation, rated against the step's best."""
 
@@ -64,6 +82,7 @@ class SearchPolicy(Protocol):
                   ) -> tuple[float, str]: ...
     def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]: ...
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]: ...
+    def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None: ...
 
 
 def uses_llm(scorer: Any) -> bool:
@@ -108,3 +127,16 @@ class FaithfulPolicy:
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         return (-p.score,)
+
+    def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
+        """The end of the best chain; confidence: its share of the beam's score."""
+        return answer_at_end(paths)
+
+
+def answer_at_end(paths: list[BeamPath], *, bonus: float = 0.0,
+                  why: str = "the best chain's end") -> AnswerChoice | None:
+    if not paths:
+        return None
+    total = sum(p.score for p in paths) or 1.0
+    share = paths[0].score / total if total > 0 else 1.0 / len(paths)
+    return AnswerChoice(path=paths[0], hop=len(paths[0].hops), confidence=round(min(1.0, share + bonus), 3), why=why)

@@ -7,6 +7,7 @@ from datetime import datetime, UTC
 from typing import Any
 
 from tog_core.llm.usage import Usage, total
+from tog_core.tog.policy import LOW_CONFIDENCE
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 from tog_core.tog.trace import Link, Trace
 
@@ -21,6 +22,7 @@ class Recording:
     graph: Any
     config: Any
     policy: Any
+    answer_choice: Any
     project: str
 
     def stats(self, state: State, *, wall_s: float | None = None) -> dict[str, Any]:
@@ -61,7 +63,11 @@ class Recording:
         if fallbacks:
             stats["other_fallbacks"] = [{"name": u["fallback"], "detail": u.get("detail", ""), "where": u["stage"]}
                                         for u in fallbacks]
-        return Trace(question=state.question, project=self.project, config=config, seeds=list(state.seeds),
+        choice = self.answer_choice(state) if state.paths else None
+        picked = self.graph.entity(choice.entity) if choice else None
+        return Trace(answer_entity=picked.title if picked else None, answer_entity_id=picked.id if picked else None,
+                     confidence=choice.confidence if choice else None, low_confidence=LOW_CONFIDENCE,
+                     question=state.question, project=self.project, config=config, seeds=list(state.seeds),
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
                      created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state))

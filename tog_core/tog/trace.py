@@ -104,6 +104,10 @@ class Trace:
     chains: list[list[Link]] = field(default_factory=list)  # the current beam: one chain per path
     answer: str = ""
     answer_by: str = ""  # "llm" | "chains" (composed without an LLM, marked as such)
+    answer_entity: str | None = None  # the entity the answer names (title), chosen over every entity of the chains
+    answer_entity_id: str | None = None
+    confidence: float | None = None  # 0..1; below low_confidence the answer says it is a guess
+    low_confidence: float | None = None  # the threshold in force
     stop_reason: str | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     version: int = TRACE_VERSION
