@@ -404,3 +404,30 @@ def test_cli_store_errors_are_one_line_without_the_password(pg_url, capsys, monk
     assert "TOG_STORE" in capsys.readouterr().err
     assert main(["store", "import", str(DEMO), "--store", "host=127.0.0.1 password=s3cret-pw nonsense"]) == 2
     assert "s3cret-pw" not in capsys.readouterr().err
+
+
+def test_cli_query_and_bench_from_the_store_match_memory_and_save_the_run(pg_url, capsys, tmp_path, monkeypatch):
+    """The issue's must-show: `store import demo`, then `query demo "<q>" --model none --pruner bm25 --store URL
+    --json` gives the in-memory chains for every demo question, and the run is saved in the database."""
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    assert main(["store", "import", str(DEMO), "--store", pg_url, "--json"]) == 0
+    name = json.loads(capsys.readouterr().out)["name"]
+    questions = [json.loads(line)["question"] for line in (DEMO / "questions.jsonl").read_text().splitlines()]
+    runs = PgRunStore(pg_url)
+    for q in questions:
+        args = ["query", str(DEMO), q, "--model", "none", "--pruner", "bm25", "--json"]
+        assert main(args + ["--no-save"]) == 0
+        mem = json.loads(capsys.readouterr().out)
+        assert main(args + ["--store", pg_url]) == 0
+        pg = json.loads(capsys.readouterr().out)
+        ids = lambda t: [[(x["source_id"], x["relationship_id"], x["target_id"]) for x in c] for c in t["chains"]]  # noqa: E731
+        assert ids(pg) == ids(mem) and pg["answer_entity"] == mem["answer_entity"], q
+        saved = runs.load(pg["run_id"])
+        assert saved.question == q and len(saved.steps) == len(pg["steps"]) and saved.project == name
+    runs.close()
+    assert main(["bench", "kgqa", str(DEMO / "output"), "--questions", str(DEMO / "questions.jsonl"), "--pruner",
+                 "bm25", "--store", pg_url, "--name", name, "--json"]) == 0
+    from_store = json.loads(capsys.readouterr().out)["summary"]["all"]
+    assert main(["bench", "kgqa", str(DEMO / "output"), "--questions", str(DEMO / "questions.jsonl"), "--pruner",
+                 "bm25", "--json"]) == 0
+    assert from_store["chain_hits1"] == json.loads(capsys.readouterr().out)["summary"]["all"]["chain_hits1"]

@@ -227,6 +227,8 @@ class KGQAConfig:
     paper: bool = False  # every departure from the paper switched off
     without: tuple[str, ...] = ()  # departures switched off one by one
     link: bool = False  # topic entities linked from the question text (as the app does) instead of the given ones
+    store: str | None = None  # read the graph from this PostgreSQL store (`store import` first)
+    name: str | None = None  # the graph's name in the store
 
 
 def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
@@ -237,8 +239,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     `engine_hook(engine)` lets an experiment adjust each engine after it is built (bench scripts use it;
     the CLI does not)."""
     from tog_core.compose import RunSpec, build_engine, plan
-    from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.graphrag.project import open_project
+    from tog_core.graphrag.open import open_graph
     from tog_core.scoring.scorers import SCORERS
 
     if cfg.baseline and cfg.baseline not in SCORERS:
@@ -249,8 +250,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     t_load = time.perf_counter()
     info, graph = _loaded or (None, None)
     if graph is None:
-        info = open_project(data_dir)
-        graph = KnowledgeGraph.load(info)
+        info, graph = open_graph(str(data_dir), store=cfg.store, name=cfg.name)
         say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
     # the benchmark measures the LLM itself when a model is given: "auto" means llm then, and bm25 without one
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
@@ -293,8 +293,13 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         return list(await asyncio.gather(*(one(q) for q in questions)))
 
     t0 = time.perf_counter()
-    rows = asyncio.run(main())
-    total = time.perf_counter() - t0
+    try:
+        rows = asyncio.run(main())
+        total = time.perf_counter() - t0
+        baseline = _baseline(cfg, summarize(rows), say=say, loaded=(info, graph)) if cfg.baseline else None
+    finally:
+        if _loaded is None:  # the graph this call opened (a PostgreSQL store holds connections)
+            getattr(graph, "close", lambda: None)()
     config = {"data_dir": str(data_dir), "split": cfg.split, "pruner": pruner, "entity_pruner": ent_pruner,
               "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
@@ -302,8 +307,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
               "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link}
     result = {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
-    if cfg.baseline:
-        result["baseline"] = _baseline(cfg, result["summary"], say=say, loaded=(info, graph))
+    if baseline is not None:
+        result["baseline"] = baseline
     return result
 
 

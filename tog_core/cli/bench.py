@@ -35,6 +35,8 @@ def add_parser(sub: Any) -> None:
                    "its recall is their mean (default 1)")
     k.add_argument("--link", action="store_true", help="link topic entities from the question text as the app does "
                    "(instead of the given topic_entities); with --depth D the engine's own stop rule decides")
+    k.add_argument("--store", default=None, metavar="URL", help="read the graph from this PostgreSQL store")
+    k.add_argument("--name", default=None, help="the graph's name in the store (default: the folder's name)")
     k.add_argument("--paper", action="store_true", help="ToG as published: every departure from the paper off")
     k.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
@@ -57,7 +59,8 @@ def cmd(args: argparse.Namespace) -> int:
                      depth=args.depth, limit=args.limit, model=args.model, api_base=args.api_base,
                      prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
                      questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds,
-                     paper=args.paper, without=tuple(args.without), link=args.link)
+                     paper=args.paper, without=tuple(args.without), link=args.link, store=args.store,
+                     name=args.name)
     say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)

@@ -28,6 +28,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--paper", action="store_true", help="ToG as published: every departure below switched off")
     q.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
+    q.add_argument("--store", default=None, metavar="URL", help="read the graph from, and save the run to, this "
+                   "PostgreSQL store (see `store import`)")
+    q.add_argument("--name", default=None, help="the graph's name in the store (default: the project folder's name)")
     q.add_argument("--json", action="store_true", help="print the trace JSON only")
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
@@ -45,49 +48,52 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               width: int = 3, depth: int = 3, pruner: str | None = None, entity_pruner: str | None = None,
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
+              store_url: str | None = None, graph_name: str | None = None,
               say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
-    """One ToG run as the CLI does it; returns the Trace. Also used by benchmarks and tests."""
+    """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
+    the run saved there. Also used by benchmarks and tests."""
     import asyncio
+    import getpass
     import time
 
     from tog_core.compose import RunSpec, build_engine, plan
-    from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.graphrag.project import open_project
-    from tog_core.runs.files import RunStore, new_run_id
+    from tog_core.graphrag.open import open_graph
+    from tog_core.home import new_run_id
+    from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
-    info = open_project(project)
-    graph = KnowledgeGraph.load(info)
-    spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
-                   entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
-    p = plan(spec, info)
-    say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
-    built = build_engine(p, graph=graph, info=info)
-    engine, choice = built.engine, built.choice
-    store = RunStore() if save or resume else None
-    run_id = resume or new_run_id()
-    t0 = time.perf_counter()
-    state = None
-    if resume:
-        assert store is not None
-        state = engine.restore(store.load(resume))
-
-    def save_state(st: Any) -> None:
-        if store is not None:
-            store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
-                                    model_info=choice.public_dict()))
-
-    def on_step(step: Any) -> None:
-        say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
-            + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
-
-    cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
+    info, graph = open_graph(project, store=store_url, name=graph_name)
+    store = None
     try:
-        seeds_arg = seeds or None
-        state = asyncio.run(engine.run(question, seeds=seeds_arg, callbacks=cb, state=state))
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    return engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+        spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
+                       entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
+        p = plan(spec, info)
+        say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
+        built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
+        engine, choice = built.engine, built.choice
+        store = open_run_store(store_url, user=getpass.getuser()) if save or resume else None
+        run_id = resume or new_run_id()
+        t0 = time.perf_counter()
+        state = engine.restore(store.load(resume)) if resume and store is not None else None
+
+        def save_state(st: Any) -> None:
+            if store is not None:
+                store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
+                                        model_info=choice.public_dict()))
+
+        def on_step(step: Any) -> None:
+            say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
+                + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
+
+        cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
+        try:
+            state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state))
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        return engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+    finally:
+        for closable in (store, graph):
+            getattr(closable, "close", lambda: None)()
 
 
 def _print_trace(t: Any) -> None:
@@ -109,7 +115,7 @@ def cmd(args: argparse.Namespace) -> int:
     trace = run_query(args.project, args.question, model=args.model, api_base=args.api_base, width=args.width,
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
                       mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
-                      resume=args.resume, say=say)
+                      resume=args.resume, say=say, store_url=args.store, graph_name=args.name)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
