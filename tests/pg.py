@@ -47,7 +47,7 @@ class Cluster:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         data, sock = self.dir / "data", self.dir / "sock"
         sock.mkdir()
         if self.as_postgres:

@@ -117,7 +117,7 @@ class GraphRecord:
     audit: tuple[str, ...] = ()
 
     @classmethod
-    def from_row(cls, name: str, schema: str, imported_at: Any, source: str, meta: Any) -> "GraphRecord":
+    def from_row(cls, name: str, schema: str, imported_at: Any, source: str, meta: Any) -> GraphRecord:
         m = meta if isinstance(meta, dict) else json.loads(meta)
         if not GRAPH_SCHEMA.match(schema):
             raise StoreError(f"catalog row of graph {name!r} names schema {schema!r}, which this tool did not "

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -184,7 +185,7 @@ class PgGraphStore:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> "PgGraphStore":
+    def __enter__(self) -> PgGraphStore:
         return self
 
     def __exit__(self, *_exc: Any) -> None:

@@ -77,7 +77,7 @@ class PgRunStore:
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
                                             "application_name": "tog-explorer"})
 
-    def for_user(self, user: str) -> "PgRunStore":
+    def for_user(self, user: str) -> PgRunStore:
         """The same store (same connection pool) recording another user/session: one pool per process, one
         view per session. Close only the store the views were made from."""
         view = copy.copy(self)
@@ -87,7 +87,7 @@ class PgRunStore:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> "PgRunStore":
+    def __enter__(self) -> PgRunStore:
         return self
 
     def __exit__(self, *_exc: Any) -> None:
