@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test install install-dev browser postgres bench clean
+.PHONY: run test lint install install-dev browser postgres bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,9 @@ run: install
 
 test: install-dev browser postgres
 	$(BIN)/python -m pytest -q
+
+lint: install-dev
+	$(BIN)/ruff check .
 
 bench: install-dev
 	$(BIN)/python bench/graph_load.py
