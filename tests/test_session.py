@@ -147,6 +147,8 @@ def test_app_args_and_answer_start():
     assert parse_app_args(["--project=/x/y"]) == {"project": "/x/y"}
     assert parse_app_args([]) == {}
     assert answer_start("[No LLM] This answer is composed.\nMost likely answer: Paris\nChains: …") == "Paris (no LLM)"
+    assert answer_start("[No LLM] …\nMost likely answer: Paris (confidence 0.87; most of the beam)") == \
+        "Paris (no LLM)"
     assert answer_start("[No LLM] This answer is composed.\nNo reasoning chain was found.") == \
         "[No LLM] No reasoning chain was found."
     assert answer_start("The answer is " + "x" * 100, 20) == "The answer is xxxxx…"
@@ -322,8 +324,12 @@ def test_answer_view_states_the_entity_its_chain_and_confidence():
     assert confidence_line(v) == ""
     v = answer_view({**t, "answer_entity": "Bob", "confidence": {"value": 0.3, "low": True, "reason": "close call"}})
     assert v["entity"] == "Bob" and v["chain_index"] == 1 and v["hops"][0][2] == "Bob"
-    assert confidence_line(v) == "confidence 0.30 (low): close call"
+    assert confidence_line(v) == "confidence 0.30 (low: treat it as a guess): close call"
     assert confidence_line(answer_view({**t, "confidence": 0.91})) == "confidence 0.91"
+    assert confidence_line(answer_view({**t, "confidence": 0.87, "low_confidence": 0.4})) == "confidence 0.87"
+    assert confidence_line(answer_view({**t, "confidence": 0.2, "low_confidence": 0.4})) == "confidence 0.20 (low: treat it as a guess)"
+    v = answer_view({**t, "answer_entity": "Alice"})  # an answer on a chain's prefix: its chain stops there
+    assert v["hops"] == [("Acme", "Alice founded Acme", "Alice")] and v["chain_index"] == 0
 
 
 def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():

@@ -30,13 +30,19 @@ def answer_view(trace: dict[str, Any]) -> dict[str, Any]:
     walks = [walk(c, seed_ids) for c in chains]
     ends = [w[-1][1] for w in walks if w]
     entity = trace.get("answer_entity") or (ends[0] if ends else None)
-    pick = ends.index(entity) if entity in ends else 0
+    # the chain that names the answer: ending at it, else passing through it (the answer may be a chain's prefix)
+    pick = ends.index(entity) if entity in ends else next(
+        (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
     hops = []
     if walks:
         w, chain = walks[pick], chains[pick]
         hops = [(w[i][1], str(link.get("relation") or ""), w[i + 1][1]) for i, link in enumerate(chain)]
+        stop = next((i for i, h in enumerate(hops) if h[2] == entity), len(hops) - 1)
+        hops = hops[: stop + 1]
     conf = trace.get("confidence")
     value, low, why = None, trace.get("low_confidence"), ""
+    if isinstance(low, (int, float)) and not isinstance(low, bool):  # the trace's threshold (tog/policy.py)
+        low = isinstance(conf, (int, float)) and not isinstance(conf, bool) and float(conf) < float(low)
     if isinstance(conf, dict):
         value, low, why = conf.get("value", conf.get("score")), conf.get("low", low), str(conf.get("reason") or "")
     elif isinstance(conf, (int, float)) and not isinstance(conf, bool):
@@ -52,7 +58,7 @@ def confidence_line(view: dict[str, Any]) -> str:
     """How sure, in words: the trace's confidence when it has one, else nothing is claimed."""
     if view["confidence"] is None:
         return ""
-    word = "low" if view["low"] else ("high" if view["low"] is False else "")
+    word = "low: treat it as a guess" if view["low"] else ""
     return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
         (f": {view['why']}" if view["why"] else "")
 
@@ -210,7 +216,7 @@ def answer_start(answer: str, n: int = 80) -> str:
     (a header line "[No LLM] …" shortened to "[No LLM]")."""
     m = re.search(r"(?m)^Most likely answer: (.+)$", answer or "")
     if m and answer.lstrip().startswith("[No LLM]"):
-        return m.group(1).strip()[: n - 9] + " (no LLM)"
+        return m.group(1).split(" (confidence")[0].strip()[: n - 9] + " (no LLM)"
     lines = answer.strip().splitlines()
     if lines and lines[0].startswith("[No LLM]"):
         lines = ["[No LLM]"] + lines[1:]
