@@ -327,7 +327,8 @@ def test_answer_view_states_the_entity_its_chain_and_confidence():
     assert confidence_line(v) == "confidence 0.30 (low: treat it as a guess): close call"
     assert confidence_line(answer_view({**t, "confidence": 0.91})) == "confidence 0.91"
     assert confidence_line(answer_view({**t, "confidence": 0.87, "low_confidence": 0.4})) == "confidence 0.87"
-    assert confidence_line(answer_view({**t, "confidence": 0.2, "low_confidence": 0.4})) == "confidence 0.20 (low: treat it as a guess)"
+    assert confidence_line(answer_view({**t, "confidence": 0.2, "low_confidence": 0.4})) == \
+        "confidence 0.20 (low: treat it as a guess)"
     v = answer_view({**t, "answer_entity": "Alice"})  # an answer on a chain's prefix: its chain stops there
     assert v["hops"] == [("Acme", "Alice founded Acme", "Alice")] and v["chain_index"] == 0
 
