@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from builders import write_project
-from tog_core.tog import prompts
+from tog_core.prompting import prompts
 from tog_core.tog.engine import ToGEngine
 from tog_core.render.export import export_html, export_markdown
 from tog_core.graphrag.graph import KnowledgeGraph
