@@ -273,3 +273,15 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
     faithful = ToGEngine(g, config=eng.config, policy=FaithfulPolicy())
     st = asyncio.run(faithful.run("who founded Acme", seeds=["Acme"]))
     assert g.title(faithful.answer_choice(st).entity) == "Paris"
+
+
+def test_the_judge_searches_on_while_no_chain_ends_in_the_asked_type():
+    # "share actors" plans two hops; the films reached there are not the languages asked for
+    g = typed_graph([("Seedfilm", "starred_actors", "Kim"), ("Aster", "starred_actors", "Kim"),
+                     ("Aster", "in_language", "French")])
+    q = "the films that share actors with Seedfilm were in which languages"
+    gated, st = search(g, q, "Seedfilm", policy=CheapPolicy(), width=3, depth=3, exact_depth=False)
+    assert gated[0] == ["Seedfilm", "Kim", "Aster", "French"] and st.depth == 3
+    assert "type" in [s.verdict["by"] for s in st.steps if s.stage == "evaluate"]
+    plain, st = search(g, q, "Seedfilm", policy=CheapPolicy(type_gate=False), width=3, depth=3, exact_depth=False)
+    assert st.depth == 2 and plain[0][-1] == "Aster"
