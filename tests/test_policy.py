@@ -132,6 +132,7 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
     assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type
     assert expected_hops("what is the child of X 's spouse 's parent ?", ["X"]) == 3
     assert expected_hops("林秋水的师父的故乡在哪里？", ["林秋水"]) == 2
+    assert expected_hops("What was the name of Scrooge's little sister?", ["Scrooge"]) == 1  # "name" frames it
     # the writer's films' directors: two relations, so at most depth 3 the search stops at 2
     g = typed_graph([("Magnolia", "written_by", "Paul"), ("Magnolia", "directed_by", "Ruth"),
                      ("Ruth", "has_genre", "Drama")])

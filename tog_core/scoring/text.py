@@ -145,6 +145,9 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
     "en": frozenset("what which".split()),
     "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
 }
+# per language: words that frame a question without naming a relation ("what is the name of", "list the")
+FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
+                                      "fr": frozenset("nom noms appelle".split())}
 # per language: a relation named once but walked twice ("the films that share actors with X", "also directed")
 RECURS: dict[str, re.Pattern[str]] = {
     "en": re.compile(r"\b(also|same|share[sd]?|sharing|co-\w+|co(?:wr\w+|star\w*|direct\w*|author\w*|found\w*))\b",
@@ -167,9 +170,10 @@ def expected_hops(question: str, topics: list[str]) -> int:
     words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
     lang = language(words)
     stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
+    framing = FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
     for w in words:
-        content = w != "\x00" and w not in stop and len(w) > 1  # "s" of "'s" is no word
+        content = w != "\x00" and w not in stop and len(w) > 1 and w not in framing  # "s" of "'s" is no word
         if content and prev in asking:  # "which town", "what films": the answer's type, not a relation
             content = False
         runs += content and not in_run
