@@ -1,6 +1,6 @@
 """What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence with
-the supporting sentence marked, progress lines, saved-run rows and comparisons, and text made inert for
-st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns rows or strings.
+the supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and text
+made inert for st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns rows or strings.
 """
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ from typing import Any
 from collections.abc import Iterable
 
 from tog_core.render.chains import walk
+from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'”’)]*|$)")
-_STOP = frozenset("the a an of and or in on at to for by with from is are was were be been its it this that "
-                  "as his her their who which".split())
 
 
 # ---------------------------------------------------------------------------------------------- answer
@@ -127,57 +124,6 @@ def entity_matches(graph: Any, query: str, *, limit: int = 12) -> list[tuple[int
 
 
 # ---------------------------------------------------------------------------------------------- evidence
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP}
-
-
-def support_span(passage: str, *, relation: str, source: str, target: str) -> tuple[int, int] | None:
-    """(start, end) of the sentence of `passage` that best supports the link: most words shared with the
-    relation text, plus each endpoint's name found in it. None when no sentence shares anything."""
-    key = _words(relation) | _words(source) | _words(target)
-    best, best_score = None, 0.0
-    for m in _SENTENCE.finditer(passage):
-        sent = m.group(0)
-        low = sent.lower()
-        score = len(_words(sent) & key) + 2.0 * (source.lower() in low) + 2.0 * (target.lower() in low)
-        if score > best_score:
-            a = m.start() + len(sent) - len(sent.lstrip())
-            best, best_score = (a, m.start() + len(sent.rstrip())), score
-    return best
-
-
-def evidence(graph: Any, trace: dict[str, Any], chain: int = 0, *, per_link: int = 3) -> list[dict[str, Any]]:
-    """Each link of one chain with its relationship description and source passages: (id, text, support
-    span or None), the supporting sentence marked by `support_span`."""
-    chains = [c for c in trace.get("chains") or [] if c]
-    if not 0 <= chain < len(chains):
-        return []
-    out = []
-    for link in chains[chain]:
-        ridx = graph.find_relationship(str(link.get("relationship_id")))
-        desc = graph.relationship(ridx).description if ridx is not None else ""
-        src, dst, rel = str(link.get("source", "")), str(link.get("target", "")), str(link.get("relation", ""))
-        units = [(u.id, u.text, support_span(u.text, relation=desc or rel, source=src, target=dst))
-                 for u in (graph.evidence(ridx)[:per_link] if ridx is not None else [])]
-        out.append({"source": src, "relation": rel, "target": dst, "description": desc, "units": units,
-                    "more": max(0, len(link.get("text_unit_ids") or []) - len(units))})
-    return out
-
-
-def with_evidence(trace: dict[str, Any], graph: Any, *, per_link: int = 3) -> dict[str, Any]:
-    """A copy of the trace that carries the source text of every chain link: `evidence` maps each text-unit
-    id to {"text", "support"} (the supporting sentence), for the exports."""
-    out = dict(trace)
-    ev: dict[str, dict[str, str]] = {}
-    for ci in range(len([c for c in trace.get("chains") or [] if c])):
-        for link in evidence(graph, trace, ci, per_link=per_link):
-            for uid, text, span in link["units"]:
-                if uid not in ev:
-                    ev[uid] = {"text": text, "support": text[span[0]:span[1]] if span else ""}
-    out["evidence"] = ev
-    return out
-
 
 def marked_md(text: str, span: tuple[int, int] | None) -> str:
     """A passage for st.markdown, inert (md_text), with the span on a highlighted background."""
