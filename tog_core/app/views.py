@@ -1,6 +1,7 @@
-"""What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence with
-the supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and text
-made inert for st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns rows or strings.
+"""What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence
+with the supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and
+text made inert for st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns
+rows or strings.
 """
 from __future__ import annotations
 
