@@ -31,6 +31,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--store", default=None, metavar="URL", help="read the graph from, and save the run to, this "
                    "PostgreSQL store (see `store import`)")
     q.add_argument("--name", default=None, help="the graph's name in the store (default: the project folder's name)")
+    q.add_argument("--expect", action="append", default=[], metavar="TITLE",
+                   help="an entity you expected in the answer (repeatable): the trace's diagnosis says where the "
+                        "search lost it, or that it never was a candidate")
     q.add_argument("--json", action="store_true", help="print the trace JSON only")
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
@@ -48,7 +51,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               width: int = 3, depth: int = 3, pruner: str | None = None, entity_pruner: str | None = None,
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
-              store_url: str | None = None, graph_name: str | None = None,
+              store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
               say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
     the run saved there. Also used by benchmarks and tests."""
@@ -90,7 +93,14 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
             state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state))
         except ValueError as err:
             raise UsageError(str(err)) from None
-        return engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+        if expect:
+            from tog_core.tog.diagnosis import diagnose
+
+            trace.diagnosis = diagnose(trace.to_dict(), expect, graph)
+            if store is not None:
+                store.save(trace)
+        return trace
     finally:
         for closable in (store, graph):
             getattr(closable, "close", lambda: None)()
@@ -104,6 +114,10 @@ def _print_trace(t: Any) -> None:
         for k, chain in enumerate(t.chains, 1):
             parts = [chain[0].source] + [f"--[{link.relation[:80]}]--> {link.target}" for link in chain]
             print(f"  [{k}] " + " ".join(parts))
+    if t.diagnosis:
+        from tog_core.tog.diagnosis import diagnosis_text
+
+        print("\n" + diagnosis_text(t.diagnosis))
     s = t.stats
     cost = "unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
     print(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
@@ -115,7 +129,8 @@ def cmd(args: argparse.Namespace) -> int:
     trace = run_query(args.project, args.question, model=args.model, api_base=args.api_base, width=args.width,
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
                       mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
-                      resume=args.resume, say=say, store_url=args.store, graph_name=args.name)
+                      resume=args.resume, say=say, store_url=args.store, graph_name=args.name,
+                      expect=args.expect)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path

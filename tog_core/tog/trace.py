@@ -117,6 +117,7 @@ class Trace:
     branched_at: int | None = None  # number of steps taken over from the parent
     error: str | None = None
     state: dict[str, Any] = field(default_factory=dict)  # what the engine needs to resume
+    diagnosis: list[dict[str, Any]] | None = None  # `query --expect TITLE`: where each expected entity was lost
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
