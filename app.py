@@ -1,108 +1,27 @@
 """ToG Explorer: `streamlit run app.py -- --project demo`. Navigation and the sidebar (project, model, search).
 
-The pages live in app_pages/ (not pages/: Streamlit runs a `pages/` folder as its old multipage app on a fresh
-server's first visit to a page URL, skipping this script and its sidebar). With TOG_TIMING=FILE set, every
+The frame (sidebar) is shell.py; the pages are pages/*.py. With TOG_TIMING=FILE set, every
 script run appends "<page> <seconds>" to FILE (bench/explore_click.py reads it).
 """
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import streamlit as st
 
-import ui
-from tog_core.app.session import (
-    MODES,
-    PRUNERS,
-    K,
-    parse_app_args,
-    recent_projects,
-    remember_project,
-    resolve_project_path,
-    sidebar_defaults,
-)
-from tog_core.graphrag.project import ProjectError
+import shell
 
 _t0 = time.perf_counter()
-st.set_page_config(page_title="ToG Explorer", layout="wide")
-ss = st.session_state
-# Widget ids include the running script's hash, which differs on the very first run of a session, so
-# widget values would reset on the second run; re-assigning each value as session state keeps it.
-for _k in K.PERSISTENT:
-    if _k in ss:
-        ss[_k] = ss[_k]
-if K.PROJECT_INPUT not in ss:
-    ss[K.PROJECT_INPUT] = parse_app_args(sys.argv[1:]).get("project") or str(ui.APP_DIR / "demo")
-for _k, _v in sidebar_defaults().items():
-    ss.setdefault(_k, _v)
-
-
-def _pick_recent() -> None:
-    if ss.get(K.RECENT_PICK):
-        ss[K.PROJECT_INPUT] = ss[K.RECENT_PICK]
-
-
-with st.sidebar:
-    st.subheader("Project")
-    st.text_input("GraphRAG project folder", key=K.PROJECT_INPUT,
-                  help="A GraphRAG root (with settings.yaml), its output folder, or a folder of parquet files")
-    wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
-    if wanted != ss.get(K.PROJECT_OK):
-        try:
-            ui.load_project(wanted)
-            ss[K.PROJECT_OK] = wanted
-            remember_project(wanted)
-        except ProjectError as err:
-            st.error(f"Cannot open this project: {err}")
-            if ss.get(K.PROJECT_OK):
-                st.caption("Still using the previous project.")
-    cur = ui.project()
-    if cur is not None:
-        info, graph = cur
-        c = graph.counts
-        st.caption(f"**{info.name}** · GraphRAG {info.version} · {c['entities']} entities · "
-                   f"{c['relationships']} relationships · {c['text_units']} text units")
-        found = ui.problems(ss[K.PROJECT_OK])
-        if found:
-            with st.expander(f"{len(found)} problem(s) found in this project"):
-                for p in found:
-                    st.text(p)
-    recent = [r for r in recent_projects() if r != ss.get(K.PROJECT_OK)]
-    if recent:
-        st.selectbox("Recent projects", recent, index=None, key=K.RECENT_PICK, on_change=_pick_recent,
-                     placeholder="Switch to a recent project")
-
-    st.subheader("Model")
-    st.text_input("Model (LiteLLM string, `local` or `none`)", key=K.MODEL, placeholder="default: the project's",
-                  help="e.g. openai/gpt-4.1-mini, ollama/llama3.1. Empty: the project's model when its key is "
-                       "set, else no LLM (the answer is composed from the chains). `local`: the packaged 135M "
-                       "model, a demo that often repeats itself or invents facts.")
-    st.text_input("API base", key=K.API_BASE, placeholder="provider default")
-    st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
-                  help="Kept in this browser session's memory only; never saved.")
-    st.caption(ui.model_note(ui.settings()))
-
-    st.subheader("Search")
-    a, b = st.columns(2)
-    a.number_input("Width N", 1, 10, key=K.WIDTH)
-    b.number_input("Depth D", 1, 6, key=K.DEPTH)
-    a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER)
-    b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER)
-    with st.expander("More"):
-        st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE)
-        st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON)
-        st.radio("Mode", MODES, key=K.MODE, horizontal=True,
-                 help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
-
-pages = [st.Page("app_pages/ask.py", title="Ask", default=True),
-         st.Page("app_pages/explore.py", title="Explore step by step"),
-         st.Page("app_pages/graph.py", title="Graph browser"),
-         st.Page("app_pages/runs.py", title="Saved runs")]
+shell.draw()
+pages = [st.Page("pages/ask.py", title="Ask", default=True),
+         st.Page("pages/explore.py", title="Explore step by step"),
+         st.Page("pages/graph.py", title="Graph browser"),
+         st.Page("pages/runs.py", title="Saved runs")]
 page = st.navigation(pages)
 try:
-    page.run()
+    with shell.drawn():
+        page.run()
 finally:
     if os.environ.get("TOG_TIMING"):
         with open(os.environ["TOG_TIMING"], "a", encoding="utf-8") as _f:

@@ -69,7 +69,8 @@ def settings() -> Settings:
                     depth=ss.get(K.DEPTH, d.depth), relation_pruner=ss.get(K.REL_PRUNER, d.relation_pruner),
                     entity_pruner=ss.get(K.ENT_PRUNER, d.entity_pruner),
                     temperature_exploration=ss.get(K.T_EXPLORE, d.temperature_exploration),
-                    temperature_reasoning=ss.get(K.T_REASON, d.temperature_reasoning), mode=ss.get(K.MODE, d.mode))
+                    temperature_reasoning=ss.get(K.T_REASON, d.temperature_reasoning), mode=ss.get(K.MODE, d.mode),
+                    without=tuple(ss.get(K.WITHOUT, ())))
 
 
 def model_note(s: Settings) -> str:

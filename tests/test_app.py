@@ -2,7 +2,7 @@
 
 How AppTest drives st.navigation (Streamlit 1.67): `AppTest.from_file("app.py").run()` runs the entry
 script (sidebar + st.navigation, which runs the default page, Ask). Later runs, and
-`at.switch_page("app_pages/x.py").run()`, execute only the page file: AppTest builds a fresh PagesManager per
+`at.switch_page("pages/x.py").run()`, execute only the page file: AppTest builds a fresh PagesManager per
 run, so the entry script (and its sidebar) is not re-run and its elements are absent from the tree. The
 sidebar's values therefore go in as session state by their declared keys (`at.session_state[K.MODEL]`),
 which is exactly what the pages read; the sidebar itself is checked on the first run. Buttons are found by
@@ -266,7 +266,7 @@ def _editor_rows(at: AppTest):
 
 def test_explore_override_at_depth_1_changes_depth_2_and_is_saved(home):
     at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
-    at.switch_page("app_pages/explore.py").run()
+    at.switch_page("pages/explore.py").run()
     at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
     assert at.multiselect(key=K.EXPLORE_SEEDS).value == ["Lanternwright Guild"]
     at = click(at, "Start")
@@ -307,7 +307,7 @@ def test_explore_override_at_depth_1_changes_depth_2_and_is_saved(home):
 
 def test_explore_a_click_on_a_proposed_candidate_keeps_or_drops_it():
     at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
-    at.switch_page("app_pages/explore.py").run()
+    at.switch_page("pages/explore.py").run()
     at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
     at = click(click(at, "Start"), "Continue")
     _, rows = _editor_rows(at)
@@ -329,7 +329,7 @@ def test_explore_a_click_on_a_proposed_candidate_keeps_or_drops_it():
 
 def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
     at = app(**{K.MODEL: "none", K.REL_PRUNER: "random", K.ENT_PRUNER: "random", K.WIDTH: 1})
-    at.switch_page("app_pages/explore.py").run()
+    at.switch_page("pages/explore.py").run()
     at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
     at = click(at, "Start")
     at = click(at, "Auto-finish")
@@ -350,7 +350,7 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
 
 def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
     at = app()
-    at.switch_page("app_pages/graph.py").run()
+    at.switch_page("pages/graph.py").run()
     at.text_input(key=K.GRAPH_QUERY).set_value("xyzzy").run()
     assert "No entity matches “xyzzy”" in texts(at) and not pictures(at)
     at.text_input(key=K.GRAPH_QUERY).set_value("Mara").run()
@@ -385,7 +385,7 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     empty = RunStore().load(rid)
     empty.run_id, empty.steps = "20200101-000000-empty1", []
     RunStore().save(empty)  # abandoned before its first step
-    at.switch_page("app_pages/runs.py").run()
+    at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     listed = at.dataframe[0].value
     assert sorted(listed["question"]) == sorted([QUESTION, CORIN]) and "project" not in listed.columns
@@ -405,7 +405,7 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     at = click(at, "Resume on the Ask page")
     assert not at.exception, at.exception
     assert RunStore().load(rid).answer and at.session_state[K.ASK_TRACE]["run_id"] == rid
-    at.switch_page("app_pages/runs.py").run()
+    at.switch_page("pages/runs.py").run()
     at.selectbox(key=K.RUNS_OPEN).set_value(rid).run()
     at = click(at, "Delete this run")
     assert rid not in {r.run_id for r in RunStore().list()}
@@ -417,7 +417,7 @@ def test_runs_compare_is_one_path_diff_picture():
     at.session_state[K.REL_PRUNER] = at.session_state[K.ENT_PRUNER] = "random"
     at.session_state[K.WIDTH] = 1
     at = ask(at, CORIN)
-    at.switch_page("app_pages/runs.py").run()
+    at.switch_page("pages/runs.py").run()
     at = open_tab(at, K.RUNS_TAB, "Compare two runs")
     assert not at.exception, at.exception
     [page] = pictures(at)

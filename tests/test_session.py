@@ -372,3 +372,15 @@ def test_graph_search_has_no_match_for_nonsense_and_did_you_mean_offers_close_ti
     assert entity_matches(g, "Mara")[0][1] == "Mara Quell"
     alts = did_you_mean(g, "Who founded the Lanternwrite Guild?", ["Lanternwright Guild"])
     assert "Lanternwright Guild" not in alts
+
+
+def test_departures_switched_off_in_the_sidebar_reach_the_engine_and_come_back_from_a_trace():
+    from tog_core.app.session import settings_from_trace
+    from tog_core.compose import DEPARTURES, plan
+
+    p = plan(run_spec(Settings(model="none", without=("degree_filter", "cumulative_score"))), None)
+    assert "degree_filter" not in p.config.departures() and not p.config.cumulative_score
+    trace = {"config": {"departures": p.config.departures(), "mode": "faithful"}}
+    assert set(settings_from_trace(trace, "demo").without) == {"degree_filter", "cumulative_score"}
+    assert settings_from_trace({"config": {"departures": []}}, "demo").without == tuple(DEPARTURES)  # --paper
+    assert settings_from_trace({"config": {}}, "demo").without == ()  # an older trace: the defaults

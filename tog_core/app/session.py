@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tog_core.compose import MODES, PRUNERS, RunSpec
+from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
 from tog_core.runs.files import atomic_write_text, tog_home
 
-__all__ = ["K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "parse_app_args", "recent_projects",
+__all__ = ["DEPARTURES", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "parse_app_args", "recent_projects",
            "remember_project", "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace",
            "sidebar_defaults", "with_settings"]
 
@@ -75,9 +75,10 @@ class K:
     RUNS_ALL = "runs_all_projects"
     RUNS_SEARCH = "runs_search"
     RUNS_TAB = "runs_tab"
+    WITHOUT = "without_departures"  # departures from the paper the person switched off
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
     PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE,
-                  T_REASON, MODE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
+                  T_REASON, MODE, WITHOUT, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
                   EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH)
 
 
@@ -95,6 +96,7 @@ class Settings:
     temperature_exploration: float = 0.4
     temperature_reasoning: float = 0.0
     mode: str = "faithful"
+    without: tuple[str, ...] = ()  # departures from the paper switched off (names from compose.DEPARTURES)
 
 
 def sidebar_defaults() -> dict[str, Any]:
@@ -102,7 +104,8 @@ def sidebar_defaults() -> dict[str, Any]:
     d = Settings()
     return {K.MODEL: d.model, K.API_BASE: d.api_base, K.API_KEY: "", K.WIDTH: d.width, K.DEPTH: d.depth,
             K.REL_PRUNER: d.relation_pruner, K.ENT_PRUNER: d.entity_pruner,
-            K.T_EXPLORE: d.temperature_exploration, K.T_REASON: d.temperature_reasoning, K.MODE: d.mode}
+            K.T_EXPLORE: d.temperature_exploration, K.T_REASON: d.temperature_reasoning, K.MODE: d.mode,
+            K.WITHOUT: list(d.without)}
 
 
 def run_spec(settings: Settings, *, api_key: str | None = None) -> RunSpec:
@@ -110,7 +113,8 @@ def run_spec(settings: Settings, *, api_key: str | None = None) -> RunSpec:
     return RunSpec(model=settings.model or None, api_base=settings.api_base or None, api_key=api_key,
                    width=settings.width, depth=settings.depth, relation_pruner=settings.relation_pruner,
                    entity_pruner=settings.entity_pruner, temperature_exploration=settings.temperature_exploration,
-                   temperature_reasoning=settings.temperature_reasoning, mode=settings.mode)
+                   temperature_reasoning=settings.temperature_reasoning, mode=settings.mode,
+                   without=tuple(settings.without))
 
 
 def settings_from_trace(trace: dict[str, Any], project: str) -> Settings:
@@ -137,7 +141,8 @@ def settings_from_trace(trace: dict[str, Any], project: str) -> Settings:
                     entity_pruner=str(cfg.get("entity_pruner") or d.entity_pruner),
                     temperature_exploration=num("temperature_exploration", d.temperature_exploration, float),
                     temperature_reasoning=num("temperature_reasoning", d.temperature_reasoning, float),
-                    mode=str(cfg.get("mode") or d.mode) if cfg.get("mode") in MODES else d.mode)
+                    mode=str(cfg.get("mode") or d.mode) if cfg.get("mode") in MODES else d.mode,
+                    without=tuple(x for x in DEPARTURES if x not in cfg.get("departures", list(DEPARTURES))))
 
 
 def settings_dict(s: Settings) -> dict[str, Any]:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+import shell
 import ui
-from app_pages import blocks as B
+import ui_blocks as B
 from tog_core.app import runner as R
 from tog_core.app.session import K, settings_from_trace
 from tog_core.runs.files import new_run_id
+
+shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
 info, graph = ui.need_project()
@@ -89,7 +92,7 @@ if R.is_unfinished(t):
     if c2.button("Continue step by step"):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(t, project))
         ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
-        st.switch_page("app_pages/explore.py")
+        st.switch_page("pages/explore.py")
 B.answer_block(t)
 B.draft_block(t, project)
 B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, {"question": t["question"],

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import shell
 import ui
-from app_pages import blocks as B
+import ui_blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K
@@ -14,6 +15,8 @@ from tog_core.llm.errors import LLMError
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.linking import link_question, search_entities
+
+shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
 info, graph = ui.need_project()

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import shell
 import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
 from tog_core.render.neighbourhood import neighbourhood_html
+
+shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
 info, graph = ui.need_project()
@@ -38,7 +41,7 @@ if e.description:
     st.markdown(V.md_text(e.description))
 if st.button("Ask from here", type="primary", help="Start a question with this entity as the topic entity"):
     ss[K.ASK_SEEDS] = [e.title]
-    st.switch_page("app_pages/ask.py")
+    st.switch_page("pages/ask.py")
 
 
 def move(value: dict) -> None:

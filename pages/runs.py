@@ -5,14 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import shell
 import ui
-from app_pages import blocks as B
+import ui_blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, settings_from_trace
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import compare_html, path_diff
 from tog_core.render.export import export_html, export_json, export_markdown
+
+shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
 st.title("Saved runs")
@@ -57,12 +60,12 @@ if tabs[0].open:
                 if R.is_unfinished(t) and cur:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
                         ss[K.ASK_RESUME] = t["run_id"]
-                        st.switch_page("app_pages/ask.py")
+                        st.switch_page("pages/ask.py")
                     if st.button("Continue step by step", icon=":material/footprint:"):
                         s = settings_from_trace(t, ss[K.PROJECT_OK])
                         engine, model_info, _ = ui.engine_or_stop(s)
                         ss[K.EXPLORE] = R.explore_from_trace(engine, s, t, model_info=model_info)
-                        st.switch_page("app_pages/explore.py")
+                        st.switch_page("pages/explore.py")
                 full = V.with_evidence(t, graph) if graph is not None and t.get("project") == project else t
                 base = f"tog-{t['run_id']}"
                 st.download_button("JSON trace", export_json(full), f"{base}.json", "application/json")

@@ -1,0 +1,120 @@
+"""The app's frame: page config, session defaults and the sidebar (project, model, search).
+
+app.py draws it on every run before the page. Streamlit runs a file of pages/ by itself, without app.py, on a
+fresh server's first visit to a page's address (its older folder-based multipage mode); each page therefore
+calls `ensure()`, which draws the frame when app.py has not.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+import ui
+from tog_core.app.session import (
+    DEPARTURES,
+    MODES,
+    PRUNERS,
+    K,
+    parse_app_args,
+    recent_projects,
+    remember_project,
+    resolve_project_path,
+    sidebar_defaults,
+)
+from tog_core.graphrag.project import ProjectError
+
+_inside = threading.local()  # set while app.py runs a page: the frame is drawn
+
+
+def ensure() -> None:
+    """Draw the frame unless app.py already did in this run."""
+    if not getattr(_inside, "on", False):
+        draw()
+
+
+@contextmanager
+def drawn() -> Iterator[None]:
+    _inside.on = True
+    try:
+        yield
+    finally:
+        _inside.on = False
+
+
+def _pick_recent() -> None:
+    ss = st.session_state
+    if ss.get(K.RECENT_PICK):
+        ss[K.PROJECT_INPUT] = ss[K.RECENT_PICK]
+
+
+def draw() -> None:
+    st.set_page_config(page_title="ToG Explorer", layout="wide")
+    ss = st.session_state
+    # Widget ids include the running script's hash, which differs on the very first run of a session, so
+    # widget values would reset on the second run; re-assigning each value as session state keeps it.
+    for _k in K.PERSISTENT:
+        if _k in ss:
+            ss[_k] = ss[_k]
+    if K.PROJECT_INPUT not in ss:
+        ss[K.PROJECT_INPUT] = parse_app_args(sys.argv[1:]).get("project") or str(ui.APP_DIR / "demo")
+    for _k, _v in sidebar_defaults().items():
+        ss.setdefault(_k, _v)
+
+
+    with st.sidebar:
+        st.subheader("Project")
+        st.text_input("GraphRAG project folder", key=K.PROJECT_INPUT,
+                      help="A GraphRAG root (with settings.yaml), its output folder, or a folder of parquet files")
+        wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
+        if wanted != ss.get(K.PROJECT_OK):
+            try:
+                ui.load_project(wanted)
+                ss[K.PROJECT_OK] = wanted
+                remember_project(wanted)
+            except ProjectError as err:
+                st.error(f"Cannot open this project: {err}")
+                if ss.get(K.PROJECT_OK):
+                    st.caption("Still using the previous project.")
+        cur = ui.project()
+        if cur is not None:
+            info, graph = cur
+            c = graph.counts
+            st.caption(f"**{info.name}** · GraphRAG {info.version} · {c['entities']} entities · "
+                       f"{c['relationships']} relationships · {c['text_units']} text units")
+            found = ui.problems(ss[K.PROJECT_OK])
+            if found:
+                with st.expander(f"{len(found)} problem(s) found in this project"):
+                    for p in found:
+                        st.text(p)
+        recent = [r for r in recent_projects() if r != ss.get(K.PROJECT_OK)]
+        if recent:
+            st.selectbox("Recent projects", recent, index=None, key=K.RECENT_PICK, on_change=_pick_recent,
+                         placeholder="Switch to a recent project")
+
+        st.subheader("Model")
+        st.text_input("Model (LiteLLM string, `local` or `none`)", key=K.MODEL, placeholder="default: the project's",
+                      help="e.g. openai/gpt-4.1-mini, ollama/llama3.1. Empty: the project's model when its key is "
+                           "set, else no LLM (the answer is composed from the chains). `local`: the packaged 135M "
+                           "model, a demo that often repeats itself or invents facts.")
+        st.text_input("API base", key=K.API_BASE, placeholder="provider default")
+        st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
+                      help="Kept in this browser session's memory only; never saved.")
+        st.caption(ui.model_note(ui.settings()))
+
+        st.subheader("Search")
+        a, b = st.columns(2)
+        a.number_input("Width N", 1, 10, key=K.WIDTH)
+        b.number_input("Depth D", 1, 6, key=K.DEPTH)
+        a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER)
+        b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER)
+        with st.expander("More"):
+            st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE)
+            st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON)
+            st.radio("Mode", MODES, key=K.MODE, horizontal=True,
+                     help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
+            st.multiselect("Departures from the paper to switch off", list(DEPARTURES), key=K.WITHOUT,
+                           help="; ".join(f"{k}: {v[1]}" for k, v in DEPARTURES.items()))
