@@ -6,6 +6,7 @@ calls `ensure()`, which draws the frame when app.py has not.
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from tog_core.app.session import (
     resolve_project_path,
     sidebar_defaults,
 )
+from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
 _inside = threading.local()  # set while app.py runs a page: the frame is drawn
@@ -69,13 +71,17 @@ def draw() -> None:
         st.subheader("Project")
         st.text_input("GraphRAG project folder", key=K.PROJECT_INPUT,
                       help="A GraphRAG root (with settings.yaml), its output folder, or a folder of parquet files")
+        st.text_input("PostgreSQL store (optional)", key=K.STORE, type="password",
+                      placeholder="TOG_STORE" if os.environ.get("TOG_STORE") else "in memory",
+                      help="postgresql://… : read the graph imported with `python -m tog_core store import` "
+                           "and keep runs there. Empty: TOG_STORE if set, else the project in memory.")
         wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
-        if wanted != ss.get(K.PROJECT_OK):
+        if f"{wanted}|{ui.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
                 ui.load_project(wanted)
-                ss[K.PROJECT_OK] = wanted
+                ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{ui.store_url()}"
                 remember_project(wanted)
-            except ProjectError as err:
+            except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
                 st.error(f"Cannot open this project: {err}")
                 if ss.get(K.PROJECT_OK):
                     st.caption("Still using the previous project.")
@@ -83,7 +89,9 @@ def draw() -> None:
         if cur is not None:
             info, graph = cur
             c = graph.counts
-            st.caption(f"**{info.name}** · GraphRAG {info.version} · {c['entities']} entities · "
+            where = (f"**{info.name}** · GraphRAG {info.version}" if info
+                     else f"**{getattr(graph, 'name', '')}** (store)")
+            st.caption(f"{where} · {c['entities']} entities · "
                        f"{c['relationships']} relationships · {c['text_units']} text units")
             found = ui.problems(ss[K.PROJECT_OK])
             if found:

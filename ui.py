@@ -9,6 +9,7 @@ tog_core/app/picture_component/index.html). Logic lives in tog_core.app; this fi
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Hashable
@@ -19,7 +20,8 @@ import streamlit.components.v1 as components
 from tog_core.app.session import K, Settings, run_spec
 from tog_core.compose import build_engine, plan
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.graphrag.project import ProjectInfo, open_project
+from tog_core.errors import UsageError
+from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
 from tog_core.llm.factory import build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
 from tog_core.runs.files import RunStore
@@ -29,18 +31,56 @@ APP_DIR = Path(__file__).resolve().parent
 _PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
 
 
-@st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
-def load_project(resolved_path: str) -> tuple[ProjectInfo, KnowledgeGraph]:
-    """Keyed by the resolved path; raises ProjectError (shown in plain words by the caller)."""
+def fingerprint(resolved_path: str, store_url: str = "") -> str:
+    """What changes when the project's graph changes: the tables' sizes and modification times (a re-index), or
+    the store's generation of the graph (a re-import). Part of the graph cache's key."""
+    if store_url:
+        from tog_core.graphrag.pg_common import graph_generation, graph_name
+
+        info = open_project(resolved_path) if Path(resolved_path).is_dir() else None
+        return f"store:{graph_generation(store_url, graph_name(resolved_path, info))}"
     info = open_project(resolved_path)
-    return info, KnowledgeGraph.load(info)
+    return "|".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(info.tables.values()))
+
+
+def store_url() -> str:
+    """The PostgreSQL store the app reads graphs from and saves runs to: the sidebar's field, else TOG_STORE."""
+    return (st.session_state.get(K.STORE) or os.environ.get("TOG_STORE", "")).strip()
+
+
+@st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
+def _load(resolved_path: str, url: str, _fingerprint: str) -> tuple[ProjectInfo | None, Any]:
+    from tog_core.graphrag.open import open_graph
+
+    return open_graph(resolved_path, store=url or None)
+
+
+def load_project(resolved_path: str) -> tuple[ProjectInfo, KnowledgeGraph]:
+    """The graph, cached per (path, store, content fingerprint): a re-indexed or re-imported project is loaded
+    anew. Raises ProjectError (shown in plain words by the caller)."""
+    url = store_url()
+    return _load(resolved_path, url, fingerprint(resolved_path, url))
 
 
 @st.cache_resource(show_spinner="Starting the model…", max_entries=4)
-def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) -> tuple[Any, Any]:
+def _shared_client(resolved_path: str, model: str, api_base: str) -> tuple[Any, Any]:
+    """A client whose key comes from the environment or the project's .env: shared by every session."""
     info, _ = load_project(resolved_path)
-    choice = choose_model(model or None, info, api_base=api_base or None, api_key=api_key or None)
-    return build_llm(choice)
+    return build_llm(choose_model(model or None, info, api_base=api_base or None))
+
+
+def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) -> tuple[Any, Any]:
+    """The LLM client. A key typed in the sidebar stays in this session: its client is kept in the session's state,
+    never in a process-wide cache whose key would hold the secret."""
+    if not api_key:
+        return _shared_client(resolved_path, model, api_base)
+    mine = st.session_state.get(K.CLIENT)
+    wanted = (resolved_path, model, api_base, hash(api_key))
+    if mine is None or mine[0] != wanted:
+        info, _ = load_project(resolved_path)
+        mine = (wanted, build_llm(choose_model(model or None, info, api_base=api_base or None, api_key=api_key)))
+        st.session_state[K.CLIENT] = mine
+    return mine[1]
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…", max_entries=2)
@@ -58,7 +98,12 @@ def problems(resolved_path: str) -> list[str]:
 def project() -> tuple[ProjectInfo, KnowledgeGraph] | None:
     """The current project (the last one that loaded), or None."""
     path = st.session_state.get(K.PROJECT_OK)
-    return load_project(path) if path else None
+    if not path:
+        return None
+    try:
+        return load_project(path)
+    except (ProjectError, UsageError):  # moved, deleted, or a store that cannot be read: the sidebar says why
+        return None
 
 
 def settings() -> Settings:
@@ -122,8 +167,22 @@ def local_client(project_path: str) -> Any:
     return _client(project_path, "local", "", None)[0]
 
 
-def store() -> RunStore:
-    return RunStore()
+def store() -> Any:
+    """The run store: PostgreSQL when a store URL is set (one shared pool, this session's user id), else files."""
+    url = store_url()
+    if not url:
+        return RunStore()
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return _pg_runs(url).for_user(ctx.session_id if ctx else "")
+
+
+@st.cache_resource(max_entries=2)
+def _pg_runs(url: str) -> Any:
+    from tog_core.runs.postgres import PgRunStore
+
+    return PgRunStore(url)
 
 
 def cached(key: Hashable, build: Callable[[], str]) -> str:

@@ -431,3 +431,33 @@ def test_cli_query_and_bench_from_the_store_match_memory_and_save_the_run(pg_url
     assert main(["bench", "kgqa", str(DEMO / "output"), "--questions", str(DEMO / "questions.jsonl"), "--pruner",
                  "bm25", "--json"]) == 0
     assert from_store["chain_hits1"] == json.loads(capsys.readouterr().out)["summary"]["all"]["chain_hits1"]
+
+
+def test_the_app_reads_the_graph_from_the_store_and_keeps_its_runs_there(pg_url, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tog_core.app.session import K
+
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TOG_STORE", pg_url)
+    monkeypatch.chdir(ROOT)
+    import_graph(pg_url, DEMO)  # under the folder's name, as `store import demo` does
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    assert "(store)" not in " ".join(c.value for c in at.sidebar.caption)  # the folder is here: its settings too
+    at.text_area(key=K.ASK_QUESTION).set_value("Who founded the Lanternwright Guild?")
+    [ask] = [b for b in at.button if b.label == "Ask"]
+    ask.click()
+    at.run()
+    assert not at.exception, at.exception
+    with PgRunStore(pg_url) as runs:
+        mine = [r for r in runs.list() if r.question == "Who founded the Lanternwright Guild?"]
+    assert mine and mine[0].answer  # the run went to PostgreSQL, not to the files under TOG_HOME
+    assert not list((tmp_path / "home").glob("runs/*.json"))
+    monkeypatch.setenv("TOG_STORE", pg_url.replace("postgresql://", "postgresql://nobody:wrong@"))
+    bad = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    bad.run()
+    assert not bad.exception, bad.exception  # a store that cannot be read: a message, not a traceback
+    assert any("Cannot open this project" in e.value for e in bad.sidebar.error)
+    assert "wrong" not in " ".join(e.value for e in bad.sidebar.error)  # the URL's password is never shown

@@ -76,9 +76,12 @@ class K:
     RUNS_SEARCH = "runs_search"
     RUNS_TAB = "runs_tab"
     WITHOUT = "without_departures"  # departures from the paper the person switched off
+    PROJECT_KEY = "project_key"  # path|store of the last project that loaded
+    STORE = "store_url"  # a PostgreSQL store URL typed in the sidebar (else TOG_STORE)
+    CLIENT = "llm_client"  # this session's LLM client when its key was typed here (never process-wide)
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
-    PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE,
-                  T_REASON, MODE, WITHOUT, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
+    PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE, T_REASON,
+                  MODE, WITHOUT, STORE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
                   EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH)
 
 
