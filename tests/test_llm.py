@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from tog_core.testing.server import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
 from tog_core.llm.client import LLMClient, LLMConfig, LLMError, Usage, register_zero_cost
+from tog_core.llm.limits import all_limiters
 from tog_core.testing.scripted import ScriptedLLM
 
 KEY = "sk-test-DO-NOT-LEAK-7f3a9c"
@@ -272,11 +274,21 @@ def test_rate_limit_honours_retry_after() -> None:
                     "finally"])
     with FakeOpenAIServer(lambda r: next(replies)) as srv:
         sleeps = Sleeps()
-        client = make_client(srv, sleeps, retry_after_max_s=20.0)
+        client = make_client(srv, sleeps, retry_after_max_s=20.0, deadline_s=60.0)
         result = asyncio.run(client.complete(user("x"), temperature=0))
         assert result.text == "finally" and result.retries == 2
         assert sleeps.delays[0] == pytest.approx(7.0)
         assert sleeps.delays[1] == pytest.approx(20.0)  # an hour is capped
+
+
+def test_retry_after_beyond_the_call_deadline_fails_at_once() -> None:
+    with FakeOpenAIServer(lambda r: Reply(status=429, headers={"Retry-After": "7"}, text="slow down")) as srv:
+        sleeps = Sleeps()
+        client = make_client(srv, sleeps, retry_after_max_s=20.0, deadline_s=5.0)
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        assert caught.value.kind == "rate_limit" and caught.value.attempts == 1
+        assert sleeps.delays == [] and len(srv.requests) == 1  # waiting 7 s would break the 5 s deadline
 
 
 def test_rate_limit_exhausted_is_rate_limit_error() -> None:
@@ -291,7 +303,7 @@ def test_rate_limit_exhausted_is_rate_limit_error() -> None:
 def test_timeout_after_max_retries() -> None:
     with FakeOpenAIServer(lambda r: Reply(delay_s=30, text="too late")) as srv:
         sleeps = Sleeps()
-        client = make_client(srv, sleeps, timeout_s=0.2, max_retries=1)
+        client = make_client(srv, sleeps, timeout_s=0.2, max_retries=1, deadline_s=2.0)
         with pytest.raises(LLMError) as caught:
             asyncio.run(client.complete(user("x"), temperature=0))
         assert caught.value.kind == "timeout" and caught.value.attempts == 2
@@ -327,6 +339,81 @@ def test_bad_request_is_not_retried() -> None:
         with pytest.raises(LLMError) as caught:
             asyncio.run(client.complete(user("x"), temperature=0))
         assert caught.value.kind == "bad_request" and len(srv.requests) == 1
+
+
+# --- bounded time for a hung provider ---------------------------------------------------------
+
+def test_a_hung_provider_costs_at_most_the_call_deadline() -> None:
+    with FakeOpenAIServer(lambda r: Reply(delay_s=30, text="too late")) as srv:
+        # real backoff sleeps: everything (attempts, backoff) must fit in 1.5 x timeout_s = 0.45 s
+        client = LLMClient(LLMConfig(model=MODEL, api_base=srv.base_url, api_key=KEY, timeout_s=0.3,
+                                     max_retries=5, backoff_base_s=0.05))
+        t0 = time.monotonic()
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("x"), temperature=0))
+        spent = time.monotonic() - t0
+        assert caught.value.kind == "timeout" and caught.value.attempts >= 2  # a retry got what was left
+        assert len(srv.requests) < 6  # five retries would be allowed, the deadline stops them
+        assert 0.3 <= spent < 0.45 + 0.35, spent
+        assert "at most 0.45s a call" in str(caught.value)
+
+
+def test_the_streamed_answer_gets_a_longer_timeout_than_a_scoring_call() -> None:
+    with FakeOpenAIServer(lambda r: Reply(delay_s=0.4, text="slow but fine")) as srv:
+        client = make_client(srv, timeout_s=0.2, max_retries=0)  # stream: 3 x 0.2 = 0.6 s a try
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.complete(user("score"), temperature=0))
+        assert caught.value.kind == "timeout"
+        tokens: list[str] = []
+        result = asyncio.run(client.stream(user("answer"), temperature=0, on_token=tokens.append))
+        assert result.text == "slow but fine" == "".join(tokens)
+
+
+def test_a_hung_stream_costs_at_most_its_deadline() -> None:
+    with FakeOpenAIServer(lambda r: Reply(delay_s=30, text="never")) as srv:
+        client = LLMClient(LLMConfig(model=MODEL, api_base=srv.base_url, api_key=KEY, timeout_s=5,
+                                     stream_timeout_s=0.3, max_retries=5, backoff_base_s=0.05))
+        t0 = time.monotonic()
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(client.stream(user("x"), temperature=0, on_token=lambda t: None))
+        spent = time.monotonic() - t0
+        assert caught.value.kind == "timeout" and 0.3 <= spent < 0.45 + 0.35, spent
+
+
+# --- keys are never part of anything process-wide ---------------------------------------------
+
+def test_clients_with_different_keys_share_cached_replies_and_no_key_is_stored(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    alice, bob = "sk-test-alice-1111111111", "sk-test-bob-2222222222"
+    first = make_client(server, cache_dir=cache, api_key=alice)
+    second = make_client(server, cache_dir=cache, api_key=bob)
+    a = asyncio.run(first.complete(user("capital of France?"), temperature=0))
+    b = asyncio.run(second.complete(user("capital of France?"), temperature=0))
+    assert not a.cached and b.cached and b.text == a.text == "Paris"
+    assert len(server.requests) == 1 and server.auth_headers == [f"Bearer {alice}"]
+    stored = [p for p in cache.rglob("*") if p.is_file()]
+    assert stored
+    for path in stored:
+        assert alice not in path.read_text() and bob not in path.read_text()
+        assert alice not in str(path) and bob not in str(path)
+    assert first.limiter is second.limiter
+    assert all(alice not in repr(k) and bob not in repr(k) for k in all_limiters())
+
+
+def test_a_session_view_has_its_own_key_usage_and_session_and_shares_the_rest(server: FakeOpenAIServer) -> None:
+    shared = make_client(server, api_key=None)  # what a process-wide cache of clients would hold: no key
+    alice = shared.for_session(session="alice", api_key="sk-test-alice-1111111111")
+    bob = shared.for_session(session="bob", api_key="sk-test-bob-2222222222")
+    asyncio.run(alice.complete(user("capital of France?"), temperature=0))
+    again = asyncio.run(bob.complete(user("capital of France?"), temperature=0))
+    asyncio.run(bob.complete(user("something else"), temperature=0))
+    assert again.cached  # one response cache for everyone on this provider
+    assert server.auth_headers == ["Bearer sk-test-alice-1111111111", "Bearer sk-test-bob-2222222222"]
+    assert (alice.usage.calls, bob.usage.calls, bob.usage.cache_hits, shared.usage.calls) == (1, 1, 1, 0)
+    assert alice.limiter is bob.limiter is shared.limiter
+    assert (alice.config.session, bob.config.session, shared.config.api_key) == ("alice", "bob", None)
+    assert "sk-test-alice" not in repr(alice) and "sk-test-alice" not in repr(alice.config)
 
 
 # --- concurrency -----------------------------------------------------------------------------

@@ -21,9 +21,14 @@ class LLMConfig:
     api_version: str | None = None  # Azure API version
     api_key_env: str | None = None  # NAME of the env var holding the key; read at call time
     api_key: str | None = field(default=None, repr=False)  # a typed-in key; never shown anywhere
-    timeout_s: float = 60.0  # per HTTP attempt
-    max_retries: int = 3  # extra attempts on 429, 5xx, timeouts, dropped connections
-    concurrency: int = 8  # in-flight requests per event loop
+    timeout_s: float = 20.0  # per HTTP attempt of a scoring/judging call (complete)
+    stream_timeout_s: float | None = None  # per attempt of the streamed answer, and per chunk; None: 3 x timeout_s
+    deadline_s: float | None = None  # a complete call's bound, retries + backoff included; None: 1.5 x timeout_s
+    #                                  (the stream's is 1.5 x its per-attempt timeout)
+    max_retries: int = 3  # extra attempts on 429, 5xx, timeouts, dropped connections (within the deadline)
+    concurrency: int | None = None  # requests in flight to this provider, process-wide (llm/limits.py);
+    #                                  None: TOG_LLM_CONCURRENCY, else 8
+    session: str | None = None  # whose calls these are, for fairness between sessions (llm/limits.py)
     cache_dir: Path | None = None  # one JSON file per response; None = in-memory cache only
     use_cache: bool = True  # False = every call goes to the provider (benchmarks of raw calls)
     json_mode: bool = True  # ask for JSON output (schema or json_object) when a schema is given
@@ -35,14 +40,29 @@ class LLMConfig:
         if not self.model or not self.model.strip():
             raise ValueError("LLMConfig.model is empty: give a LiteLLM model string such as "
                              "'openai/gpt-4.1-mini' or 'ollama/llama3'")
-        if self.timeout_s <= 0:
-            raise ValueError(f"LLMConfig.timeout_s must be > 0, got {self.timeout_s}")
+        for name in ("timeout_s", "stream_timeout_s", "deadline_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"LLMConfig.{name} must be > 0 seconds, got {value}")
         if self.max_retries < 0:
             raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
-        if self.concurrency < 1:
-            raise ValueError(f"LLMConfig.concurrency must be >= 1, got {self.concurrency}")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValueError(f"LLMConfig.concurrency must be >= 1 (or None for the process default), "
+                             f"got {self.concurrency}")
         if self.cache_dir is not None and not isinstance(self.cache_dir, Path):
             object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+
+    def attempt_s(self, *, stream: bool) -> float:
+        """How long one attempt may take: the answer stream gets longer than a scoring call."""
+        if stream:
+            return self.stream_timeout_s if self.stream_timeout_s is not None else 3.0 * self.timeout_s
+        return self.timeout_s
+
+    def call_deadline_s(self, *, stream: bool) -> float:
+        """How long one call may take from its first attempt, retries and backoff included."""
+        if stream or self.deadline_s is None:
+            return 1.5 * self.attempt_s(stream=stream)
+        return self.deadline_s
 
     def public_dict(self) -> dict:
         """What a trace may record about the model: never the key."""

@@ -3,7 +3,11 @@
 Everything the rest of ToG Explorer needs from a chat model goes through :class:`LLMClient`, which
 fits the :class:`~tog_core.llm.chat.ChatModel` protocol: ``complete`` for scoring/evaluation prompts
 and ``stream`` for the final answer. LiteLLM's own retries are switched off (``num_retries=0``) so every
-retry is ours: bounded, counted, with exponential backoff + jitter, honouring ``Retry-After``.
+retry is ours: bounded, counted, with exponential backoff + jitter, honouring ``Retry-After``, and all
+within one deadline per call (``LLMConfig.timeout_s`` a try for scoring, ``stream_timeout_s`` for the answer,
+1.5 x that a call), so a hung provider costs a bounded time. Requests in flight are bounded per provider for
+the whole process, fairly between sessions (``llm/limits.py``); ``for_session`` gives an app session its view
+(its id, its typed key) of a shared client.
 LiteLLM is imported at the first call (``llm/_litellm.py``), not when this module is imported.
 
 Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, or read
@@ -23,14 +27,15 @@ import random
 import re
 import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, Usage, estimate_tokens
 from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
+from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
@@ -63,6 +68,31 @@ def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | Non
     return float(prompt_cost + completion_cost)
 
 
+class _Deadline:
+    """One call's time. Each attempt gets its per-attempt timeout, cut to what is left of the call's deadline;
+    the clock starts at the first attempt (time queued for the first slot is the process's, not the provider's)."""
+
+    def __init__(self, config: LLMConfig, *, stream: bool) -> None:
+        self.attempt_s = config.attempt_s(stream=stream)
+        self.deadline_s = config.call_deadline_s(stream=stream)
+        self._ends: float | None = None
+
+    def budget_s(self) -> float:
+        now = time.monotonic()
+        if self._ends is None:
+            self._ends = now + self.deadline_s
+        left = self._ends - now
+        if left <= 0:
+            raise TimeoutError(f"the call's deadline of {self.deadline_s:g}s passed")
+        return min(self.attempt_s, left)
+
+    def room_for(self, delay_s: float) -> bool:
+        """Whether a retry after ``delay_s`` would still get a useful share of an attempt."""
+        if self._ends is None:
+            return True
+        return self._ends - time.monotonic() - delay_s >= 0.1 * min(self.attempt_s, self.deadline_s)
+
+
 # --------------------------------------------------------------------------------------------
 # the client
 
@@ -79,9 +109,27 @@ class LLMClient:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._cache = ResponseCache(model=config.model, directory=config.cache_dir, enabled=config.use_cache)
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
-            weakref.WeakKeyDictionary()
+        limit = config.concurrency if config.concurrency is not None else default_concurrency()
+        self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
+
+    def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
+        """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
+        own usage; ``session`` for fairness; the session's typed ``api_key`` (held by this view only, so a
+        process-wide client cache never needs the key)."""
+        view = object.__new__(LLMClient)
+        view.config = replace(self.config, session=session or self.config.session,
+                              api_key=api_key or self.config.api_key)
+        view.usage = Usage()
+        view._clock, view._sleep, view._rng = self._clock, self._sleep, random.Random()
+        view._lock = threading.Lock()
+        view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level
+        return view
+
+    @property
+    def limiter(self) -> ProviderLimiter:
+        """The process-wide limiter of this client's provider (peak in flight: ``limiter.stats().peak``)."""
+        return self._limiter
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.config.model!r}, api_base={self.config.api_base!r})"
@@ -97,13 +145,16 @@ class LLMClient:
         level = self._json_level_for(json_schema)
         attempt = 0  # transient-failure retries used
         degraded = 0  # extra requests made after a response_format rejection
+        clock = _Deadline(self.config, stream=False)
         while True:
             kwargs = self._kwargs(messages, temperature, max_tokens)
             if level is not None and json_schema is not None:
                 kwargs["response_format"] = self._response_format(level, json_schema)
             try:
-                async with self._semaphore():
-                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), self._guard_s())
+                async with self._limiter.slot(self._session()):
+                    budget = clock.budget_s()
+                    kwargs["timeout"] = budget
+                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), budget)
                 text, prompt_tokens, completion_tokens = self._read_response(response, attempt)
                 break
             except LLMError:
@@ -119,7 +170,7 @@ class LLMClient:
                     with self._lock:
                         self.usage.retries += 1
                     continue
-                await self._retry_or_raise(failure, attempt)
+                await self._retry_or_raise(failure, attempt, clock)
                 attempt += 1
         retries = attempt + degraded
         return self._finish(key, text, prompt_tokens, completion_tokens, started, retries,
@@ -135,18 +186,20 @@ class LLMClient:
                 on_token(hit["text"])
             return self._hit_result(hit, started)
         retries = 0
+        clock = _Deadline(self.config, stream=True)
         for attempt in range(self.config.max_retries + 1):
             pieces: list[str] = []
             usage: Any = None
             kwargs = self._kwargs(messages, temperature, max_tokens)
             kwargs.update(stream=True, stream_options={"include_usage": True})
             try:
-                async with self._semaphore():
-                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), self._guard_s())
+                async with self._limiter.slot(self._session()):
+                    kwargs["timeout"] = clock.budget_s()
+                    response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), kwargs["timeout"])
                     iterator = response.__aiter__()
                     while True:
                         try:
-                            chunk = await asyncio.wait_for(iterator.__anext__(), self._guard_s())
+                            chunk = await asyncio.wait_for(iterator.__anext__(), clock.budget_s())
                         except StopAsyncIteration:
                             break
                         usage = getattr(chunk, "usage", None) or usage
@@ -165,7 +218,7 @@ class LLMClient:
                     received = sum(len(p) for p in pieces)
                     failure = _Failure(kind=failure.kind, retryable=False, status=failure.status,
                                        detail=f"stream broke after {received} characters: {failure.detail}")
-                await self._retry_or_raise(failure, attempt)
+                await self._retry_or_raise(failure, attempt, clock)
                 retries += 1
         text = "".join(pieces)
         if not text.strip():  # a 200 whose body was not an SSE stream (bad JSON, no choices) yields nothing
@@ -182,8 +235,7 @@ class LLMClient:
     def _kwargs(self, messages: list[dict], temperature: float, max_tokens: int) -> dict:
         cfg = self.config
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages, "temperature": temperature,
-                                  "max_tokens": max_tokens, "timeout": cfg.timeout_s,
-                                  "num_retries": 0, "drop_params": True}
+                                  "max_tokens": max_tokens, "num_retries": 0, "drop_params": True}
         if cfg.api_base:
             kwargs["api_base"] = cfg.api_base
         if cfg.api_version:
@@ -239,18 +291,8 @@ class LLMClient:
                     "json_schema": {"name": name, "schema": json_schema, "strict": False}}
         return {"type": "json_object"}
 
-    def _guard_s(self) -> float:
-        """Outer bound of one HTTP step; LiteLLM's own timeout normally fires first."""
-        return self.config.timeout_s * 1.25 + 1.0
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            semaphore = self._semaphores.get(loop)
-            if semaphore is None:
-                semaphore = asyncio.Semaphore(self.config.concurrency)
-                self._semaphores[loop] = semaphore
-            return semaphore
+    def _session(self) -> str:
+        return self.config.session or current_session()
 
     # --- responses, retries, errors --------------------------------------------------------
     def _read_response(self, response: Any, attempt: int) -> tuple[str, int, int]:
@@ -268,12 +310,12 @@ class LLMClient:
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return str(content), prompt_tokens, completion_tokens
 
-    async def _retry_or_raise(self, failure: _Failure, attempt: int) -> None:
-        if not failure.retryable or attempt >= self.config.max_retries:
-            self._fail(failure.kind, failure.detail, status=failure.status, attempts=attempt + 1)
+    async def _retry_or_raise(self, failure: _Failure, attempt: int, clock: _Deadline) -> None:
         delay = self._backoff_s(attempt)
         if failure.retry_after_s is not None:
             delay = max(delay, min(failure.retry_after_s, self.config.retry_after_max_s))
+        if not failure.retryable or attempt >= self.config.max_retries or not clock.room_for(delay):
+            self._fail(failure.kind, failure.detail, status=failure.status, attempts=attempt + 1, clock=clock)
         log.warning("%s: %s on attempt %d/%d; retrying in %.2fs", self.config.model, failure.kind,
                     attempt + 1, self.config.max_retries + 1, delay)
         with self._lock:
@@ -293,14 +335,16 @@ class LLMClient:
     def _scrub(self, text: str) -> str:
         return _scrub(text, self._secrets())
 
-    def _fail(self, kind: str, detail: str, *, status: int | None = None, attempts: int = 1) -> None:
+    def _fail(self, kind: str, detail: str, *, status: int | None = None, attempts: int = 1,
+              clock: _Deadline | None = None) -> None:
         cfg = self.config
         where = cfg.api_base or "the provider's default endpoint"
+        per_attempt, per_call = (clock.attempt_s, clock.deadline_s) if clock else (cfg.timeout_s, cfg.timeout_s)
         hints = {
-            "timeout": f"no reply within {cfg.timeout_s:g}s ({attempts} attempt(s)); raise the timeout "
-                       f"or check that {where} is up and not overloaded",
+            "timeout": f"no reply within {per_attempt:g}s a try ({attempts} attempt(s), at most {per_call:g}s "
+                       f"a call); raise the timeout or check that {where} is up and not overloaded",
             "rate_limit": f"the provider is rate limiting ({attempts} attempt(s)); lower concurrency "
-                          f"(now {cfg.concurrency}) or wait and try again",
+                          f"(now {self._limiter.limit} in flight, TOG_LLM_CONCURRENCY) or wait and try again",
             "server": f"the server failed (HTTP {status}) {attempts} time(s); try again later or "
                       f"check the server at {where}",
             "connection": (f"the connection to {where} dropped in the middle of the reply; try again"

@@ -110,7 +110,7 @@ def _classify(exc: BaseException) -> _Failure | None:
     chain = _exception_chain(exc)
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
-    detail = str(exc)
+    detail = str(exc) or f"{type(exc).__name__}: no reply in time"
     if any(isinstance(e, (TimeoutError, asyncio.TimeoutError, openai.APITimeoutError,
                           httpx.TimeoutException, aiohttp.ServerTimeoutError)) for e in chain):
         return _Failure(kind="timeout", retryable=True, detail=detail, status=status)

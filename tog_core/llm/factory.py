@@ -66,9 +66,12 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
                        "(choose 'local' to draft one with the small local model)")
 
 
-def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 60.0,
-              max_retries: int = 3, concurrency: int = 8) -> tuple[Any | None, ModelChoice]:
-    """The LLM client for a choice (None for `none`). Starts the local server when needed."""
+def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 20.0,
+              stream_timeout_s: float = 60.0, deadline_s: float | None = None, max_retries: int = 3,
+              concurrency: int | None = None) -> tuple[Any | None, ModelChoice]:
+    """The LLM client for a choice (None for `none`). Starts the local server when needed. ``timeout_s`` bounds a
+    scoring/judging try, ``stream_timeout_s`` the answer's; ``concurrency`` None = TOG_LLM_CONCURRENCY, else 8,
+    requests in flight to the provider for the whole process (llm/limits.py)."""
     from tog_core.llm.client import LLMClient, LLMConfig
 
     if choice.kind == NONE:
@@ -83,11 +86,13 @@ def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: 
             raise ModelChoiceError(f"the local model cannot start: {err}") from None
         resolved = ModelChoice(kind=LOCAL, model=info.litellm_model, api_base=info.api_base, note=choice.note)
         cfg = LLMConfig(model=info.litellm_model, api_base=info.api_base, api_key="none", cache_dir=cache,
-                        timeout_s=max(timeout_s, 120.0), max_retries=1, concurrency=2)
+                        timeout_s=max(timeout_s, 120.0), stream_timeout_s=max(stream_timeout_s, 120.0),
+                        max_retries=1, concurrency=2)
         return LLMClient(cfg), resolved
     cfg = LLMConfig(model=choice.model, api_base=choice.api_base, api_version=choice.api_version,
                     api_key_env=choice.api_key_env, api_key=choice.api_key, cache_dir=cache, timeout_s=timeout_s,
-                    max_retries=max_retries, concurrency=concurrency)
+                    stream_timeout_s=stream_timeout_s, deadline_s=deadline_s, max_retries=max_retries,
+                    concurrency=concurrency)
     return LLMClient(cfg), choice
 
 
