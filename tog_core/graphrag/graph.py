@@ -132,6 +132,10 @@ class KnowledgeGraph:
         a, b = self._indptr[int(idx)], self._indptr[int(idx) + 1]
         return self._nbr_rel[a:b], self._nbr_other[a:b], self._nbr_out[a:b]
 
+    def neighbors_many(self, idxs: Sequence[int] | np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """neighbors() of several entities at once (a store on a server answers this in one round trip)."""
+        return {int(i): self.neighbors(int(i)) for i in idxs}
+
     def relationship(self, ridx: int) -> Relationship:
         r = int(ridx)
         s, t = int(self._src[r]), int(self._dst[r])

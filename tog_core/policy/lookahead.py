@@ -44,8 +44,9 @@ async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
     typed = graph.has_relation_labels
     scan = 5000 if typed else per_entity  # edges read per candidate: a type repeats, a description does not
     options: list[list[tuple[tuple[str, bool], str]]] = []  # per candidate: ((label, out), text) of each group
+    nbrs = graph.neighbors_many(sorted({o for _, o in candidates}))  # one round trip for all candidates
     for k, (_used, o) in enumerate(candidates):
-        rels, others, outs = graph.neighbors(o)
+        rels, others, outs = nbrs[o]
         keep = onward(k, rels, others)
         rels, outs = rels[keep][:scan], outs[keep][:scan]
         firsts: dict[tuple[str, bool], int] = {}

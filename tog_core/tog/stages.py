@@ -80,9 +80,9 @@ class StageProposals:
             keep &= others != p.start
         return keep
 
-    def _groups(self, state: State, i: int) -> list[RelChoice]:
+    def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
         p = state.paths[i]
-        rels, others, outs = self.graph.neighbors(p.end)
+        rels, others, outs = (nbrs or {}).get(p.end) or self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
         planned = self.policy.planned_depth(self, state)
@@ -117,9 +117,10 @@ class StageProposals:
         cfg = self.config
         chains = self._chain_texts(state.paths)
         limit = cfg.max_candidates if cfg.hub_prefilter else None
+        nbrs = self.graph.neighbors_many(sorted({p.end for p in state.paths}))  # one round trip for the frontier
 
         async def one(i: int) -> tuple[list[RelChoice], ScoreResult | None, list[float], list[str], list[str], str]:
-            groups = self._groups(state, i)
+            groups = self._groups(state, i, nbrs)
             title = self.graph.title(state.paths[i].end)
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
@@ -293,8 +294,9 @@ class StageProposals:
         cfg = self.config
         items: list[tuple[int, RelChoice, int, int]] = []  # path, relation group, target, relationship
         notes = []
+        nbrs = self.graph.neighbors_many(sorted({p.end for p in state.paths}))
         for i, p in enumerate(state.paths):
-            groups = self._groups(state, i)
+            groups = self._groups(state, i, nbrs)
             if not groups:
                 notes.append(f"{self.graph.title(p.end)}: dead end")
                 continue
