@@ -70,17 +70,26 @@ def _shared_client(resolved_path: str, model: str, api_base: str) -> tuple[Any, 
 
 
 def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) -> tuple[Any, Any]:
-    """The LLM client. A key typed in the sidebar stays in this session: its client is kept in the session's state,
-    never in a process-wide cache whose key would hold the secret."""
+    """The LLM client as this session sees it (LLMClient.for_session: the provider's process-wide limit served
+    round-robin by session, this session's own usage). A key typed in the sidebar stays in this session: its client
+    is kept in the session's state, never in a process-wide cache whose key would hold the secret."""
     if not api_key:
-        return _shared_client(resolved_path, model, api_base)
-    mine = st.session_state.get(K.CLIENT)
-    wanted = (resolved_path, model, api_base, hash(api_key))
-    if mine is None or mine[0] != wanted:
-        info, _ = load_project(resolved_path)
-        mine = (wanted, build_llm(choose_model(model or None, info, api_base=api_base or None, api_key=api_key)))
-        st.session_state[K.CLIENT] = mine
-    return mine[1]
+        llm, choice = _shared_client(resolved_path, model, api_base)
+    else:
+        mine = st.session_state.get(K.CLIENT)
+        wanted = (resolved_path, model, api_base, hash(api_key))
+        if mine is None or mine[0] != wanted:
+            info, _ = load_project(resolved_path)
+            built = build_llm(choose_model(model or None, info, api_base=api_base or None, api_key=api_key))
+            mine = (wanted, built)
+            st.session_state[K.CLIENT] = mine
+        llm, choice = mine[1]
+    if llm is not None and hasattr(llm, "for_session"):
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        llm = llm.for_session(session=ctx.session_id if ctx else None)
+    return llm, choice
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…", max_entries=2)
