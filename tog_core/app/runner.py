@@ -85,6 +85,20 @@ async def _with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None]
         ticker.cancel()
 
 
+def _saving_callbacks(saver: Saver, last: list[State], *, on_stage: Callable[[int, str], None] | None,
+                      on_token: Callable[[str], None] | None, on_usage: Callable[[dict[str, Any]], None] | None,
+                      on_step: Callable[[Any], None] | None, on_answer_reset: Callable[[], None] | None) -> Callbacks:
+    """Callbacks that save the trace after every step (`last` holds the latest state) and pass the rest on."""
+
+    def on_state(st: State) -> None:
+        last[:] = [st]
+        saver.save(st)
+
+    return Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
+                     on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
+                     on_answer_reset=on_answer_reset or (lambda: None))
+
+
 def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = None, store: RunStore | None = None,
                  model_info: dict[str, Any] | None = None, run_id: str | None = None,
                  on_stage: Callable[[int, str], None] | None = None,
@@ -99,21 +113,15 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     person pressed Stop, or closed the page) leaves the last saved step in the store and propagates."""
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id())
     last: list[State] = []
-
-    def on_state(st: State) -> None:
-        last[:] = [st]
-        saver.save(st)
-
-    cb = Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
-                   on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
-                   on_answer_reset=on_answer_reset or (lambda: None))
+    cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
+                           on_answer_reset=on_answer_reset)
     seeds_list = list(seeds) if seeds else None
 
     async def work() -> State:
         if on_stage:
             on_stage(1, "linking")
         start = await engine.start_async(question, seeds_list)  # bad input (empty question) raises here
-        on_state(start)
+        cb.on_state(start)
         if on_start:
             on_start(start)
         return await engine.run(question, state=start, callbacks=cb)
@@ -161,14 +169,8 @@ def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, 
     saver = _saver_for(engine, trace, store, model_info)
     state0 = engine.restore(trace)
     last: list[State] = [state0]
-
-    def on_state(st: State) -> None:
-        last[:] = [st]
-        saver.save(st)
-
-    cb = Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
-                   on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
-                   on_answer_reset=on_answer_reset or (lambda: None))
+    cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
+                           on_answer_reset=on_answer_reset)
 
     async def work() -> State:
         return await engine.run(state0.question, state=state0, callbacks=cb)
