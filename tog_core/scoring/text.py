@@ -156,6 +156,14 @@ RECURS: dict[str, re.Pattern[str]] = {
 _CJK_OF = "的"  # Chinese possessive: X的A的B names two relations
 
 
+def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: frozenset[str]) -> bool:
+    """Whether the run of content words starting at k runs straight into the topic's name (no stop word between)."""
+    j = k
+    while j < len(words) and words[j] != "\x00" and words[j] not in stop and words[j] not in framing:
+        j += 1
+    return j < len(words) and words[j] == "\x00"
+
+
 def expected_hops(question: str, topics: list[str]) -> int:
     """How many relations the question chains, read from its wording alone: one per run of content words (stop
     words and the topic's name separate runs; the noun right after a question word is the answer's type, not a
@@ -172,10 +180,12 @@ def expected_hops(question: str, topics: list[str]) -> int:
     stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
     framing = FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
-    for w in words:
+    for k, w in enumerate(words):
         content = w != "\x00" and w not in stop and len(w) > 1 and w not in framing  # "s" of "'s" is no word
         if content and prev in asking:  # "which town", "what films": the answer's type, not a relation
             content = False
+        if content and not in_run and _names_the_topic(words, k, stop, framing):
+            content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
         runs += content and not in_run
         in_run, prev = content, w
     recur = RECURS.get(lang)
