@@ -253,6 +253,8 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
     from tog_core.scoring.text import asked_type, type_matches
 
     assert asked_type("In which town was the founder born?") == (["town"], True)
+    assert type_matches(asked_type("陈小舟的母亲出身于什么地方？")[0], "GEO")  # Chinese: what the question word says
+    assert asked_type("斗茶会在哪座茶楼举行？") == ([], False)  # "which" + a measure word says no type
     assert asked_type("who directed it")[1] is False and type_matches(asked_type("who directed it")[0], "PERSON")
     assert type_matches(["town"], "GEO") and not type_matches(["town"], "PERSON") and type_matches([], "GEO") is None
     # the search went one hop too far (Acme -> Ann -> Paris): "who" wants the person on the way

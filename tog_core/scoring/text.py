@@ -198,6 +198,12 @@ ASKS_FOR: dict[str, dict[str, str]] = {
            "when": "year date time event"},
     "fr": {"qui": "person people organization", "où": "place location geo", "quand": "year date time event"},
 }
+# Chinese question words (found as substrings) and what they ask for
+# (only words that say the type by themselves: "哪座" is "which" + a measure word, a teahouse or a temple alike)
+CJK_ASKS_FOR: dict[str, str] = {
+    "谁": "person people organization", "哪里": "place location geo", "哪儿": "place location geo",
+    "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
+}
 # GraphRAG's default entity types, in words a question uses for them (any other type reads as its own name)
 TYPE_WORDS: dict[str, str] = {
     "PERSON": "person people man woman character who", "GEO": "place location town city country village region "
@@ -211,6 +217,10 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
     not say."""
+    if _UNSPACED.search(question):
+        hit = min(((question.find(k), v) for k, v in CJK_ASKS_FOR.items() if k in question), default=None)
+        if hit is not None:
+            return tokens(hit[1]), False
     words = [w.lower() for w in _WORD.findall(question)]
     lang = language(words)
     stop, asking, wh = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset()), ASKS_FOR.get(lang, {})
