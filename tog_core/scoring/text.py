@@ -204,11 +204,15 @@ CJK_ASKS_FOR: dict[str, str] = {
     "谁": "person people organization", "哪里": "place location geo", "哪儿": "place location geo",
     "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
 }
-# GraphRAG's default entity types, in words a question uses for them (any other type reads as its own name)
+# GraphRAG's default entity types, in words a question uses for them, English and French (any other type reads as
+# its own name)
 TYPE_WORDS: dict[str, str] = {
-    "PERSON": "person people man woman character who", "GEO": "place location town city country village region "
-    "island river street house where", "ORGANIZATION": "organization organisation company firm guild society bank "
-    "school club business", "EVENT": "event festival fair feast meeting when",
+    "PERSON": "person people man woman character who personne homme femme",
+    "GEO": "place location town city country village region island river street house where lieu ville pays "
+           "région île rivière rue",
+    "ORGANIZATION": "organization organisation company firm guild society bank school club business entreprise "
+                    "société banque école atelier manufacture maison",
+    "EVENT": "event festival fair feast meeting when événement fête foire concours",
 }
 
 
