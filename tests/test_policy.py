@@ -256,6 +256,9 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
     assert type_matches(asked_type("陈小舟的母亲出身于什么地方？")[0], "GEO")  # Chinese: what the question word says
     assert asked_type("斗茶会在哪座茶楼举行？") == ([], False)  # "which" + a measure word says no type
     assert type_matches(asked_type("Dans quelle ville se trouve l'école ?")[0], "GEO")  # French type words
+    assert asked_type("what are the genres of X")[0] == asked_type("which genre")[0]  # "are the" skipped
+    assert asked_type("what films did X act in") == ([], False)  # not "x": the word after "what" names it or nothing
+    assert type_matches(asked_type("Under which merchant did he serve?")[0], "PERSON")  # a role is a person
     assert asked_type("who directed it")[1] is False and type_matches(asked_type("who directed it")[0], "PERSON")
     assert type_matches(["town"], "GEO") and not type_matches(["town"], "PERSON") and type_matches([], "GEO") is None
     # the search went one hop too far (Acme -> Ann -> Paris): "who" wants the person on the way

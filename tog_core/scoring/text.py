@@ -140,6 +140,11 @@ def without_words(text: str, drop: Counter[str]) -> str:
     return " ".join(kept)
 
 
+# per language: words between a question word and the type it names ("what are the genres of", "quels sont les")
+AUXILIARIES: dict[str, frozenset[str]] = {
+    "en": frozenset("is are was were be been the a an do does did kind kinds sort sorts type types".split()),
+    "fr": frozenset("est sont était étaient le la les l un une".split()),
+}
 # question words, per language, after which the next word names the answer's type ("which town", "quelle ville")
 TYPE_ASKING: dict[str, frozenset[str]] = {
     "en": frozenset("what which".split()),
@@ -207,12 +212,14 @@ CJK_ASKS_FOR: dict[str, str] = {
 # GraphRAG's default entity types, in words a question uses for them, English and French (any other type reads as
 # its own name)
 TYPE_WORDS: dict[str, str] = {
-    "PERSON": "person people man woman character who personne homme femme",
-    "GEO": "place location town city country village region island river street house where lieu ville pays "
-           "région île rivière rue",
-    "ORGANIZATION": "organization organisation company firm guild society bank school club business entreprise "
-                    "société banque école atelier manufacture maison",
-    "EVENT": "event festival fair feast meeting when événement fête foire concours",
+    "PERSON": "person people man woman character who merchant official clerk servant master owner founder captain "
+              "mentor teacher student wife husband father mother son daughter brother sister friend partner nephew "
+              "niece uncle aunt king queen writer author director actor personne homme femme",
+    "GEO": "place location town city country village region island river street house where part district "
+           "quarter lieu ville pays région île rivière rue",
+    "ORGANIZATION": "organization organisation company firm guild society bank school club business shop "
+                    "publisher entreprise société banque école atelier manufacture maison",
+    "EVENT": "event festival fair feast meeting when game party dinner événement fête foire concours",
 }
 
 
@@ -227,14 +234,16 @@ def asked_type(question: str) -> tuple[list[str], bool]:
             return tokens(hit[1]), False
     words = [w.lower() for w in _WORD.findall(question)]
     lang = language(words)
-    stop, asking, wh = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset()), ASKS_FOR.get(lang, {})
+    asking, wh = TYPE_ASKING.get(lang, frozenset()), ASKS_FOR.get(lang, {})
     first = next((k for k, w in enumerate(words) if w in asking or w in wh), None)
     if first is None:
         return [], False
     if words[first] in wh:
         return tokens(wh[words[first]]), False
-    noun = next((w for w in words[first + 1:] if w not in stop), None)
-    return (tokens(noun), True) if noun else ([], False)
+    aux = AUXILIARIES.get(lang, frozenset())
+    noun = next((w for w in words[first + 1:] if w not in aux), None)  # "what are the genres": skip "are the"
+    named = tokens(noun) if noun else []  # "what films": a stop word names no type
+    return (named, True) if named else ([], False)
 
 
 def type_matches(asked: list[str], entity_type: str) -> bool | None:
