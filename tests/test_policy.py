@@ -132,6 +132,9 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
     assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type
     assert expected_hops("what is the child of X 's spouse 's parent ?", ["X"]) == 3
     assert expected_hops("林秋水的师父的故乡在哪里？", ["林秋水"]) == 2
+    assert expected_hops("青山茶园是谁开辟的？", ["青山茶园"]) == 1  # a final 的 is a particle
+    assert expected_hops("陈小舟的父亲开的茶行在哪条街上？", ["陈小舟"]) == 3  # a predicate after the last noun
+    assert expected_hops("陈小舟的母亲是谁？", ["陈小舟"]) == 1  # "是谁" asks, it names no relation
     assert expected_hops("What was the name of Scrooge's little sister?", ["Scrooge"]) == 1  # "name" frames it
     assert expected_hops("Quel navire le capitaine Jules Caradec commande-t-il ?", ["Jules Caradec"]) == 1  # a title
     assert expected_hops("who directed the movies written by the writer of X", ["X"]) == 3  # "writer of X" counts

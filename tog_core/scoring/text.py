@@ -161,6 +161,29 @@ RECURS: dict[str, re.Pattern[str]] = {
 _CJK_OF = "的"  # Chinese possessive: X的A的B names two relations
 
 
+_CJK_ASKING = ("什么地方", "什么时候", "哪一年", "哪里", "哪儿", "什么", "谁", "哪")
+_CJK_CLAUSE = re.compile(r"[，,；;]")
+
+
+def _cjk_hops(text: str) -> int:
+    """Chinese: one relation per possessive 的 inside each clause, one more for a clause without 的 that says
+    something besides the question word, and one more for a predicate after a clause's last noun ("…的茶行在哪条
+    街上": located on which street), read as more than three characters left once the question word and the
+    copula 是 are taken out (Chinese nouns are one to three characters)."""
+    text = text.rstrip(" ？?。.!！")
+    text = text[:-1] if text.endswith(_CJK_OF) else text  # a final 的 is a particle ("是谁开辟的")
+    hops = 0
+    for clause in _CJK_CLAUSE.split(text):
+        parts = clause.split(_CJK_OF)
+        rest = parts[-1]
+        for w in _CJK_ASKING:
+            rest = rest.replace(w, "")
+        rest = rest.replace("是", "").replace("\x00", "").strip()
+        hops += len(parts) - 1
+        hops += bool(rest) if len(parts) == 1 else len(rest) > 3
+    return max(1, hops)
+
+
 def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: frozenset[str]) -> bool:
     """Whether the run of content words starting at k runs straight into the topic's name (no stop word between)."""
     j = k
@@ -178,8 +201,7 @@ def expected_hops(question: str, topics: list[str]) -> int:
     for t in sorted((t for t in topics if t), key=len, reverse=True):
         text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
     if _UNSPACED.search(text) and not _WORD.search(_UNSPACED.sub(" ", text).replace("\x00", "")):
-        inner = text.rstrip(" ？?。.!！").rstrip(_CJK_OF)
-        return max(1, inner.count(_CJK_OF))
+        return _cjk_hops(text)
     words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
     lang = language(words)
     stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
