@@ -21,3 +21,22 @@ def test_expect_adds_a_diagnosis_to_the_trace_and_says_it_in_words(capsys, tog_h
     assert "Pell Ardent: never a candidate" in out and "Lost at depth 1 (relations)" in out
     assert main(["query", "demo", Q, "--model", "none", "--no-save", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["diagnosis"] is None  # nothing expected, nothing diagnosed
+
+
+def test_cli_export_carries_the_source_text_of_every_link(tmp_path, capsys, tog_home):
+    out = tmp_path / "t.json"
+    assert main(["query", "demo", "Who founded the Lanternwright Guild?", "--model", "none", "--no-save",
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(out), "--format", "md"]) == 0  # the trace's own project is here: read from it
+    md = capsys.readouterr().out
+    assert "## Source text" in md and "was founded by Mara Quell" in md
+    trace = json.loads(out.read_text())
+    trace["project"] = str(tmp_path / "gone")
+    out.write_text(json.dumps(trace))
+    assert main(["export", str(out), "--format", "md"]) == 0  # project elsewhere: exported as it is
+    assert "## Source text" not in capsys.readouterr().out
+    assert main(["export", str(out), "--format", "md", "--project", "demo"]) == 0
+    assert "was founded by Mara Quell" in capsys.readouterr().out
+    assert main(["export", str(out), "--project", str(tmp_path / "nowhere")]) == 2
+    assert "--project" in capsys.readouterr().err

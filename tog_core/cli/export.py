@@ -15,6 +15,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("trace", help="trace JSON file (from `query --out` or the app)")
     s.add_argument("--format", choices=FORMATS, help="default: from the --out suffix, else md")
     s.add_argument("--out", help="file to write (default: stdout)")
+    s.add_argument("--project", default=None, help="the GraphRAG project the trace ran on, to include the source "
+                   "text of every link (default: the trace's own project path, when it is here)")
 
 
 def load_trace_file(path: str) -> dict[str, Any]:
@@ -38,9 +40,31 @@ def load_trace_file(path: str) -> dict[str, Any]:
     return data
 
 
+def _with_source_text(data: dict[str, Any], project: str | None) -> dict[str, Any]:
+    """The trace with the source text of every link, read from its project when that can be opened here; a
+    trace that already carries it (saved by the app) or whose project is elsewhere is exported as it is."""
+    if data.get("evidence") and not project:
+        return data
+    where = project or str(data.get("project") or "")
+    if not where or not Path(where).exists():
+        if project:
+            raise UsageError(f"--project {project}: no such folder; give the GraphRAG project the trace ran on")
+        return data
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import ProjectError
+    from tog_core.render.evidence import with_evidence
+
+    try:
+        return with_evidence(data, KnowledgeGraph.load(where))
+    except ProjectError:
+        if project:
+            raise
+        return data
+
+
 def cmd(args: argparse.Namespace) -> int:
 
-    data = load_trace_file(args.trace)
+    data = _with_source_text(load_trace_file(args.trace), args.project)
     fmt = args.format
     if fmt is None:
         suffix = Path(args.out).suffix.lower() if args.out else ""
