@@ -55,7 +55,8 @@ def _with_source_text(data: dict[str, Any], project: str | None) -> dict[str, An
     from tog_core.render.evidence import with_evidence
 
     try:
-        return with_evidence(data, KnowledgeGraph.load(where))
+        grounded = with_evidence(data, KnowledgeGraph.load(where))
+        return grounded if grounded.get("evidence") else data  # none of its links is in that project: as it is
     except ProjectError:
         if project:
             raise
