@@ -64,12 +64,15 @@ def test_bands_put_words_by_the_question_word_last_and_words_by_the_topic_first(
 
 
 def test_a_lone_question_word_is_the_last_band_and_no_question_word_splits_by_distance():
-    # nothing sits next to "when": the question word itself says the answer is a year
+    # one phrase per hop: each hop reads its own, in walking order
     assert question_bands("when were the movies starred by Michel Blanc released", ["Michel Blanc"], 2) == \
-        ["starred released", "when"]
-    # no question word: the nearer half of the words goes first
-    assert question_bands("movies starred by Michel Blanc released later", ["Michel Blanc"], 2) == \
-        ["starred released", "later"]
+        ["starred", "released"]
+    # more hops than phrases: nothing sits next to "when", so the question word itself is the last band
+    assert question_bands("when were the movies starred by Michel Blanc released", ["Michel Blanc"], 3) == \
+        ["starred released", "starred released", "when"]
+    # no question word and more hops than phrases: the nearer half of the words goes first
+    assert question_bands("movies starred by Michel Blanc released later", ["Michel Blanc"], 3) == \
+        ["starred released", "starred released", "later"]
     assert question_bands("who directed X", ["X"], 1) == []  # one hop: no bands
     assert question_bands("who directed it", ["X"], 2) == []  # topic not in the question
 

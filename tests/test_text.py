@@ -22,3 +22,15 @@ def test_chinese_runs_become_characters_and_pairs_without_stop_characters():
     assert "茶园" in toks and "开辟" in toks and "青" in toks
     assert not any("是" in t or "谁" in t or "的" in t for t in toks)
     assert set(tokens("林远山在光绪末年开辟了青山茶园。")) & set(toks) >= {"茶园", "开辟"}
+
+
+def test_hop_phrases_come_in_the_order_a_path_walks_them():
+    from tog_core.scoring.text import hop_phrases, question_bands
+
+    assert hop_phrases("the child of X 's spouse 's heir ?", ["X"]) == ["spouse", "heir", "child"]
+    assert hop_phrases("who directed the movies written by the writer of Hard Eight", ["Hard Eight"]) == \
+        ["writer", "written", "directed"]
+    assert hop_phrases("what films did Robert Benchley act in", ["Robert Benchley"]) == ["act"]
+    # one phrase per hop: each hop reads its own; otherwise the near/far bands
+    assert question_bands("the child of X 's spouse 's heir ?", ["X"], 3) == ["spouse", "heir", "child"]
+    assert len(question_bands("the films that share actors with the film Y are written by who", ["Y"], 3)) == 3

@@ -46,6 +46,48 @@ def _stem(tok: str) -> str:
     return tok
 
 
+def hop_phrases(question: str, topics: list[str]) -> list[str]:
+    """The question's relation phrases in the order a path walks them: the possessive chain after the topic first
+    ("X 's spouse 's heir": spouse, heir), then the phrases before the topic from the nearest out ("the child of
+    the heir of X": heir, child), then the rest after it ("… X act in"). Runs of content words, as expected_hops
+    counts them. [] when no topic occurs or the text has no spaces."""
+    low = question.lower()
+    at = min((low.find(t.lower()) for t in topics if t and t.lower() in low), default=-1)
+    if at < 0 or _UNSPACED.search(question):
+        return []
+    end = max(low.find(t.lower()) + len(t) for t in topics if t and t.lower() in low)
+    words = [w.lower() for w in _WORD.findall(question)]
+    lang = language(words)
+    stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
+    framing = FRAMING.get(lang, frozenset())
+
+    def runs(text: str) -> list[tuple[bool, str]]:
+        """(follows a possessive 's, phrase) for each run of content words."""
+        out: list[tuple[bool, str]] = []
+        cur: list[str] = []
+        prev, poss = "", False
+        for m in re.finditer(r"'s\b|[^\W_]+(?:_[^\W_]+)*", text):
+            w = m.group(0).lower()
+            content = w not in stop and len(w) > 1 and w not in framing and w != "'s" and prev not in asking
+            if content:
+                cur.append(m.group(0))
+            elif cur:
+                out.append((poss, " ".join(cur)))
+                cur = []
+            if not content:
+                poss = w == "'s"
+            prev = w
+        if cur:
+            out.append((poss, " ".join(cur)))
+        return out
+
+    left = runs(question[:at])
+    right = runs(question[end:])
+    possessive = [p for is_poss, p in right if is_poss]
+    rest = [p for is_poss, p in right if not is_poss]
+    return possessive + [p for _, p in reversed(left)] + rest
+
+
 def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
     first hops ("films acted by the actors in X"), the words next to the question word the last ("who
@@ -56,6 +98,9 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     [] when there is one hop or no topic title occurs in the question."""
     if hops < 2:
         return []
+    ordered = hop_phrases(question, topics)
+    if len(ordered) == hops:  # one phrase per hop: each hop reads its own
+        return ordered
     low = question.lower()
     spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
     if not spans:
