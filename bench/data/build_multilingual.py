@@ -38,21 +38,8 @@ TYPES = frozenset({"PERSON", "ORGANIZATION", "GEO", "EVENT", "OBJECT"})
 CREATION_DATE = "2025-06-01 09:00:00 +0000"
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
-LIST_STR = pa.list_(pa.string())
-SCHEMAS = {
-    "entities": pa.schema([("id", pa.string()), ("human_readable_id", pa.int64()), ("title", pa.string()),
-                           ("type", pa.string()), ("description", pa.string()), ("text_unit_ids", LIST_STR),
-                           ("frequency", pa.int64()), ("degree", pa.int64())]),
-    "relationships": pa.schema([("id", pa.string()), ("human_readable_id", pa.int64()), ("source", pa.string()),
-                                ("target", pa.string()), ("description", pa.string()), ("weight", pa.float64()),
-                                ("combined_degree", pa.int64()), ("text_unit_ids", LIST_STR)]),
-    "text_units": pa.schema([("id", pa.string()), ("human_readable_id", pa.int64()), ("text", pa.string()),
-                             ("n_tokens", pa.int64()), ("document_id", pa.string()), ("entity_ids", LIST_STR),
-                             ("relationship_ids", LIST_STR), ("covariate_ids", LIST_STR)]),
-    "documents": pa.schema([("id", pa.string()), ("human_readable_id", pa.int64()), ("title", pa.string()),
-                            ("text", pa.string()), ("text_unit_ids", LIST_STR), ("creation_date", pa.string()),
-                            ("metadata", pa.null())]),
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
+from tog_core.testing.schemas import SCHEMAS  # noqa: E402  (the GraphRAG 3.x tables)
 
 
 class WorldError(ValueError):
