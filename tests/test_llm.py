@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tog_core.testing.server import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
-from tog_core.llm.client import LLMClient, LLMConfig, LLMError, Usage, register_zero_cost
+from tog_core.llm.client import LLMClient, LLMConfig, LLMError, ClientUsage, register_zero_cost
 from tog_core.llm.limits import all_limiters
 from tog_core.testing.scripted import ScriptedLLM
 
@@ -499,7 +499,7 @@ def test_register_zero_cost(server: FakeOpenAIServer) -> None:
 
 
 def test_usage_since_snapshot() -> None:
-    usage = Usage(calls=3, prompt_tokens=30, cost_usd=0.5)
+    usage = ClientUsage(calls=3, prompt_tokens=30, cost_usd=0.5)
     before = usage.snapshot()
     usage.calls += 2
     usage.prompt_tokens += 7

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["LLMConfig", "LLMResult", "Usage", "ChatModel", "estimate_tokens"]
+__all__ = ["LLMConfig", "LLMResult", "ClientUsage", "ChatModel", "estimate_tokens"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +83,10 @@ class LLMResult:
 
 
 @dataclass(kw_only=True)
-class Usage:
-    """Running totals. ``calls`` counts provider requests (each once, however many retries);
-    HTTP attempts = calls + retries. Cache hits cost nothing and are counted apart."""
+class ClientUsage:
+    """A client's running totals across every run it serves, with what only a client knows (retries, failures).
+    ``calls`` counts provider requests (each once, however many retries); HTTP attempts = calls + retries. Cache
+    hits cost nothing and are counted apart. A run's own usage is tog_core.llm.usage.Usage."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -95,14 +96,14 @@ class Usage:
     retries: int = 0
     failures: int = 0  # calls that ended in LLMError
 
-    def snapshot(self) -> Usage:
+    def snapshot(self) -> ClientUsage:
         return replace(self)
 
-    def since(self, earlier: Usage) -> Usage:
+    def since(self, earlier: ClientUsage) -> ClientUsage:
         """The usage accrued after ``earlier`` (a snapshot of this object)."""
         cost = None if self.cost_usd is None or earlier.cost_usd is None \
             else self.cost_usd - earlier.cost_usd
-        return Usage(calls=self.calls - earlier.calls, cache_hits=self.cache_hits - earlier.cache_hits,
+        return ClientUsage(calls=self.calls - earlier.calls, cache_hits=self.cache_hits - earlier.cache_hits,
                      prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
                      completion_tokens=self.completion_tokens - earlier.completion_tokens,
                      cost_usd=cost, retries=self.retries - earlier.retries,

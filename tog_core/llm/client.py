@@ -33,11 +33,11 @@ from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
-from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, Usage, estimate_tokens
+from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, estimate_tokens
 from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
-__all__ = ["LLMConfig", "LLMResult", "LLMError", "Usage", "LLMClient", "ChatModel",
+__all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class LLMClient:
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
                  rng: random.Random | None = None):
         self.config = config
-        self.usage = Usage()
+        self.usage = ClientUsage()
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -120,7 +120,7 @@ class LLMClient:
         view = object.__new__(LLMClient)
         view.config = replace(self.config, session=session or self.config.session,
                               api_key=api_key or self.config.api_key)
-        view.usage = Usage()
+        view.usage = ClientUsage()
         view._clock, view._sleep, view._rng = self._clock, self._sleep, random.Random()
         view._lock = threading.Lock()
         view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level

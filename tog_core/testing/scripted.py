@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tog_core.llm.chat import LLMConfig, LLMResult, Usage, estimate_tokens
+from tog_core.llm.chat import LLMConfig, LLMResult, ClientUsage, estimate_tokens
 from tog_core.llm.errors import LLMError
 
 __all__ = ["ScriptedLLM"]
@@ -21,7 +21,7 @@ class ScriptedLLM:
     def __init__(self, reply: Callable[[list[dict]], str], *, model: str = "scripted/test"):
         self.reply = reply
         self.config = LLMConfig(model=model)
-        self.usage = Usage()
+        self.usage = ClientUsage()
         self.calls: list[dict] = []
 
     def _call(self, messages: list[dict], temperature: float, max_tokens: int,
