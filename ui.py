@@ -37,10 +37,17 @@ def fingerprint(resolved_path: str, store_url: str = "") -> str:
     if store_url:
         from tog_core.graphrag.pg_common import graph_generation, graph_name
 
-        info = open_project(resolved_path) if Path(resolved_path).is_dir() else None
+        info = _info(resolved_path) if Path(resolved_path).is_dir() else None
         return f"store:{graph_generation(store_url, graph_name(resolved_path, info))}"
-    info = open_project(resolved_path)
-    return "|".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(info.tables.values()))
+    return "|".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                    for p in sorted(_info(resolved_path).tables.values()))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _info(resolved_path: str) -> ProjectInfo:
+    """Where a project's tables are (read once per path: settings and parquet schemas take ~10 ms, and the
+    fingerprint is asked for on every rerun; a re-index rewrites the same files, whose stats then change)."""
+    return open_project(resolved_path)
 
 
 def store_url() -> str:

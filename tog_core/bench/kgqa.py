@@ -296,7 +296,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     try:
         rows = asyncio.run(main())
         total = time.perf_counter() - t0
-        baseline = _baseline(cfg, summarize(rows), say=say, loaded=(info, graph)) if cfg.baseline else None
+        summary = summarize(rows)
+        baseline = _baseline(cfg, summary, say=say, loaded=(info, graph)) if cfg.baseline else None
     finally:
         if _loaded is None:  # the graph this call opened (a PostgreSQL store holds connections)
             getattr(graph, "close", lambda: None)()
@@ -305,7 +306,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
               "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link}
-    result = {"config": config, "summary": summarize(rows), "wall_s": round(total, 2),
+    result = {"config": config, "summary": summary, "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
     if baseline is not None:
         result["baseline"] = baseline

@@ -56,10 +56,7 @@ def hop_phrases(question: str, topics: list[str]) -> list[str]:
     if at < 0 or _UNSPACED.search(question):
         return []
     end = max(low.find(t.lower()) + len(t) for t in topics if t and t.lower() in low)
-    words = [w.lower() for w in _WORD.findall(question)]
-    lang = language(words)
-    stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
-    framing = FRAMING.get(lang, frozenset())
+    lang = language([w.lower() for w in _WORD.findall(question)])
 
     def runs(text: str) -> list[tuple[bool, str]]:
         """(follows a possessive 's, phrase) for each run of content words."""
@@ -68,7 +65,7 @@ def hop_phrases(question: str, topics: list[str]) -> list[str]:
         prev, poss = "", False
         for m in re.finditer(r"'s\b|[^\W_]+(?:_[^\W_]+)*", text):
             w = m.group(0).lower()
-            content = w not in stop and len(w) > 1 and w not in framing and w != "'s" and prev not in asking
+            content = _relation_word(w, prev, lang)
             if content:
                 cur.append(m.group(0))
             elif cur:
@@ -229,6 +226,13 @@ def _cjk_hops(text: str) -> int:
     return max(1, hops)
 
 
+def _relation_word(w: str, prev: str, lang: str) -> bool:
+    """Whether a (lower-case) word may name a relation: not a stop word or a framing word of its language ("name
+    of"), not the noun right after "which/what" (the answer's type: "which town"), not a single letter or "'s"."""
+    return (len(w) > 1 and w != "'s" and w not in LANGUAGES[lang][0] and w not in FRAMING.get(lang, ())
+            and prev not in TYPE_ASKING.get(lang, ()))
+
+
 def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: frozenset[str]) -> bool:
     """Whether the run of content words starting at k runs straight into the topic's name (no stop word between)."""
     j = k
@@ -249,13 +253,10 @@ def expected_hops(question: str, topics: list[str]) -> int:
         return _cjk_hops(text)
     words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
     lang = language(words)
-    stop, asking = LANGUAGES[lang][0], TYPE_ASKING.get(lang, frozenset())
-    framing = FRAMING.get(lang, frozenset())
+    stop, framing = LANGUAGES[lang][0], FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
     for k, w in enumerate(words):
-        content = w != "\x00" and w not in stop and len(w) > 1 and w not in framing  # "s" of "'s" is no word
-        if content and prev in asking:  # "which town", "what films": the answer's type, not a relation
-            content = False
+        content = _relation_word(w, prev, lang)  # the topic's mark and the "s" of "'s" are single characters
         if content and not in_run and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
         runs += content and not in_run

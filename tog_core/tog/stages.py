@@ -69,10 +69,12 @@ class StageProposals:
             keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64))
             # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
             back = np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
+            reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
+            for t in taken if len(back) else ():
+                reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
             for k in back:
                 r = self.graph.relationship(int(rels[k]))
-                twin = r.reverse_of if r.reverse_of in taken else next(
-                    (t for t in taken if self.graph.relationship(t).reverse_of == r.idx), None)
+                twin = r.reverse_of if r.reverse_of in taken else reversed_by.get(r.idx)
                 if twin is not None and (not self.graph.has_relation_labels or
                                          self.graph.labels([twin])[0] == self.graph.labels([r.idx])[0]):
                     keep[k] = False
