@@ -13,7 +13,7 @@ from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.text import _stem, question_bands, without_words
-from tog_core.tog.state import EngineConfig
+from tog_core.tog.state import BeamPath, EngineConfig
 
 TEMPLATES = {
     "written_by": "{s} was written by {t}",
@@ -155,7 +155,7 @@ def test_no_edge_is_taken_twice_and_no_chain_ends_at_its_start():
     eng, st = run(g, "zzz", ["A"], depth=3, width=None)
     for p in st.paths:
         ridxs = [h.ridx for h in p.hops]
-        assert len(ridxs) == len(set(ridxs))  # never the same edge twice
+        assert len(ridxs) == len(set(ridxs))  # never the same edge twice (the only way back is the duplicate)
         assert p.end != p.start  # passing through A again is allowed; ending there is not
     # B admires A is the reversed duplicate of A likes B (same pair, the other way): never walked back over either
     assert ["A", "B", "A"] not in chains(eng, st) and ["A", "B", "C"] in chains(eng, st)
@@ -167,6 +167,61 @@ def test_a_path_may_pass_through_its_start_again_through_another_edge():
     eng, st = run(g, "zzz", ["Seed"], depth=3, width=None)
     assert ["Seed", "Dee", "Seed", "Noir"] in chains(eng, st)
     assert all(p.end != p.start for p in st.paths)
+
+
+def kin_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
+    """A PathQuestion-like graph: (person, relation, object) with the relation as its label, no types."""
+    names = list(dict.fromkeys([s for s, _, _ in triples] + [t for _, _, t in triples]))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "description": [""] * len(names)})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(triples))], "source": [s for s, _, _ in triples],
+                    "target": [t for _, _, t in triples], "relation": [r for _, r, _ in triples],
+                    "description": [f"{s} -- {r} --> {t}" for s, r, t in triples],
+                    "text_unit_ids": pa.array([[] for _ in triples], pa.list_(pa.string()))})
+    return KnowledgeGraph.from_tables(ent, rel, None)
+
+
+def test_a_round_trip_may_take_an_edge_again_the_same_way_never_backwards():
+    # "the child of Sam's son's mother": Sam's son Gus, Gus's parents Sam and Min, their children Gus and Leo
+    g = kin_graph([("Sam", "children", "Gus"), ("Gus", "parents", "Sam"), ("Min", "children", "Gus"),
+                   ("Gus", "parents", "Min"), ("Sam", "children", "Leo")])
+    eng, st = run(g, "the child of Sam 's son 's mother", ["Sam"], depth=3, width=5)
+    found = chains(eng, st)
+    assert ["Sam", "Gus", "Sam", "Gus"] in found  # Sam -children-> Gus taken again from Sam: the son is a child
+    assert ["Sam", "Gus", "Sam", "Leo"] in found
+    # from Gus, the edge the path came along (Sam -children-> Gus) is never walked backwards to Sam
+    there = next(p for p in st.paths if [g.title(h.dst) for h in p.hops] == ["Gus", "Sam", "Gus"])
+    came = BeamPath(start=there.start, hops=there.hops[:1])
+    rels, others, outs = g.neighbors(came.end)
+    open_ = eng.open_edges(came, rels, others, outs, 3)
+    assert [g.title(int(o)) for o, ok in zip(others, open_) if ok] == ["Sam", "Min"]  # Gus's parents, stated by Gus
+    assert all(int(r) != came.hops[0].ridx for r, ok in zip(rels, open_) if ok)
+
+
+def test_a_fact_stored_both_ways_is_offered_once_from_the_side_that_states_it():
+    # Gus sees "Gus parents-> Sam" and "Sam children-> Gus" (incoming): the same fact; only the outgoing reading
+    g = kin_graph([("Sam", "children", "Gus"), ("Gus", "parents", "Sam"), ("Ann", "children", "Gus")])
+    eng, st = run(g, "who is Gus 's parent", ["Gus"], depth=1, width=None)
+    rel = next(s for s in st.steps if s.stage == "relations")
+    seen = {(c.relation, c.outgoing) for c in rel.candidates}
+    assert ("parents", True) in seen  # Gus -> Sam, stated from Gus's side
+    assert ("children", False) in seen  # Ann -> Gus: stated only from Ann's side, so still offered
+    incoming = next(c for c in rel.candidates if (c.relation, c.outgoing) == ("children", False))
+    assert incoming.relationship_ids == ["r2"]  # Ann's edge only; Sam's is the parents edge read the other way
+
+
+def test_a_self_loop_may_be_taken_again_and_may_end_the_chain_at_its_start():
+    # PathQuestion-Large: a recording and its release track share a title, so "Cold War --recording--> Cold War"
+    g = kin_graph([("Cold War", "recording", "Cold War"), ("Cold War", "genre", "Rock"), ("Hit", "recording", "Rock")])
+    eng, st = run(g, "what is the recording of recording of Cold War", ["Cold War"], depth=2, width=None)
+    assert ["Cold War", "Cold War", "Cold War"] in chains(eng, st)
+    looped = next(p for p in st.paths if [h.dst for h in p.hops] == [p.start, p.start])
+    assert not looped.back_home  # the graph says it: not "came back to the topic"
+    choice = eng.answer_choice(st)
+    assert g.title(choice.entity) == "Cold War"
+    # an ordinary way back to the start still ends nowhere
+    g2 = kin_graph([("Sam", "children", "Gus"), ("Gus", "parents", "Sam")])
+    eng2, st2 = run(g2, "who is Sam 's son 's father", ["Sam"], depth=2, width=None)
+    assert all(p.end != p.start for p in st2.paths)
 
 
 # ---------------------------------------------------------------- lookahead

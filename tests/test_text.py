@@ -34,3 +34,14 @@ def test_hop_phrases_come_in_the_order_a_path_walks_them():
     # one phrase per hop: each hop reads its own; otherwise the near/far bands
     assert question_bands("the child of X 's spouse 's heir ?", ["X"], 3) == ["spouse", "heir", "child"]
     assert len(question_bands("the films that share actors with the film Y are written by who", ["Y"], 3)) == 3
+
+
+def test_the_language_is_read_from_distinct_stop_words_not_repeated_ones():
+    from tog_core.scoring.text import language, question_bands
+
+    # "son" is French for "his" and "s" a French elision; repeated, they outvoted "what is the" (English)
+    words = "what is the philippa_of_lancaster s son s son s couple".split()
+    assert language(words) == "en"
+    assert language("qui est le père de la fille de Marc".split()) == "fr"
+    assert question_bands("what is the philippa_of_lancaster 's son 's son 's couple ?", ["philippa_of_lancaster"],
+                          3) == ["son", "son", "couple"]

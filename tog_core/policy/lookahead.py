@@ -31,23 +31,21 @@ from tog_core.tog.policy import NextHop
 
 
 async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
-                         candidates: Sequence[tuple[frozenset[tuple[str, bool]], int]],
-                         onward: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
-                         text_of: Callable[[str, int], str],
-                         reuse_penalty: float = 1.0, floor: float = 0.0, per_entity: int = 30
+                         candidates: Sequence[int],
+                         onward: Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                         text_of: Callable[[str, int], str], floor: float = 0.0, per_entity: int = 30
                          ) -> list[NextHop]:
-    """For each (relations the path would have used, as (label, outgoing) seen from each hop's start;
-    candidate entity): its best next relation. `onward(k, rels, others)` says which of candidate k's edges
-    the search could take next (the engine's own rule), so a writer whose only film is the one we came
+    """For each candidate entity: its best next relation. `onward(k, rels, others, outs)` says which of candidate
+    k's edges the search could take next (the engine's own rule), so a writer whose only film is the one we came
     from is a dead end. Every candidate is rated against the same query, so ratings compare across paths.
     The ratings come in candidate order."""
     typed = graph.has_relation_labels
     scan = 5000 if typed else per_entity  # edges read per candidate: a type repeats, a description does not
     options: list[list[tuple[tuple[str, bool], str]]] = []  # per candidate: ((label, out), text) of each group
-    nbrs = graph.neighbors_many(sorted({o for _, o in candidates}))  # one round trip for all candidates
-    for k, (_used, o) in enumerate(candidates):
+    nbrs = graph.neighbors_many(sorted(set(candidates)))  # one round trip for all candidates
+    for k, o in enumerate(candidates):
         rels, others, outs = nbrs[o]
-        keep = onward(k, rels, others)
+        keep = onward(k, rels, others, outs)
         rels, outs = rels[keep][:scan], outs[keep][:scan]
         firsts: dict[tuple[str, bool], int] = {}
         for r, lab, out in zip(rels, graph.labels(rels), outs):
@@ -59,11 +57,10 @@ async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
     res = await scorer.score(ScoreRequest(question=question, stage="relations", anchor="", texts=texts, focus=focus))
     by_text = dict(zip(texts, res.values))
     raw: list[tuple[float, str]] = []
-    for (used, _o), opts in zip(candidates, options):
+    for opts in options:
         best = (0.0, "")
-        for key, t in opts:
-            v = floor + (1 - floor) * by_text[t]  # as the relation stage floors and damps it
-            v *= reuse_penalty if key in used else 1.0
+        for _key, t in opts:
+            v = floor + (1 - floor) * by_text[t]  # as the relation stage floors it
             if v > best[0]:
                 best = (v, t)
         raw.append(best)

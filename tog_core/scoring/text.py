@@ -128,10 +128,12 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
 
 
 def language(words: list[str]) -> str:
-    """The language whose stop words the words hit most (English on a tie)."""
+    """The language with the most distinct stop words among the words (English on a tie). Distinct, and not single
+    letters: "X 's son 's son" repeats the French "son" (his) and "s" (of "s'") but is English by "what is the"."""
     best, hits = "en", -1
+    distinct = {w for w in words if len(w) > 1}
     for lang, (stop, _) in LANGUAGES.items():
-        n = sum(w in stop for w in words)
+        n = len(distinct & stop)
         if n > hits:
             best, hits = lang, n
     return best

@@ -188,7 +188,7 @@ class ToGEngine(StageProposals, Recording):
         """Chains with hops, best first, in the policy's order (the order the answer and the trace use). A chain that
         came back to its start (it passed through it on the way) goes after every chain that did not."""
         return sorted([p for p in state.paths if p.hops],
-                      key=lambda p: (p.end == p.start, *self.policy.rank_key(self, state, p)))
+                      key=lambda p: (p.back_home, *self.policy.rank_key(self, state, p)))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
         out: list[str] = []

@@ -63,8 +63,7 @@ class SearchContext(Protocol):
     entity_scorer: Any
     prefilter: Any
 
-    def open_edges(self, p: BeamPath, rels: Any, others: Any, last_depth: int | None = None) -> Any: ...
-    def used_relations(self, p: BeamPath) -> set[tuple[str, bool]]: ...
+    def open_edges(self, p: BeamPath, rels: Any, others: Any, outs: Any, last_depth: int | None = None) -> Any: ...
 
 
 class SearchPolicy(Protocol):

@@ -44,42 +44,48 @@ class StageProposals:
             parts.append(f"—[{prompts.clean_text(h.label, CHAIN_TEXT_CHARS)}]{arrow} {self.graph.title(h.dst)}")
         return " ".join(parts)
 
-    def used_relations(self, p: BeamPath) -> set[tuple[str, bool]]:
-        """(label, outgoing) of every hop of a path, as seen from the hop's own start entity."""
-        return {(self.graph.labels([h.ridx])[0], self.graph.endpoints(h.ridx)[0] == h.src) for h in p.hops}
-
     def _hop_label(self, ridx: int, text: str) -> str:
         """The label a chain shows for one hop: the edge's own description when the scorer saw a type template."""
         if self.graph.has_relation_labels:
             return self.graph.descriptions([ridx])[0] or text
         return text
 
-    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, last_depth: int | None = None
-                   ) -> np.ndarray:
-        """Which edges of the path's end it may take next. A path never takes an edge it already took, nor that
-        edge's reversed duplicate: the same fact written the other way (GraphRAG writes some relationships twice, B→A
-        after A→B; on a typed graph, the same relation type both ways), so it never walks back along itself. A typed
-        reverse with another relation (X parents→ P, P children→ X) is another fact and may be walked: "X's parent's
-        children" pass through X again. Any entity may be reached again through another edge ("the director of the
-        films written by W" may be W). Only the last hop may not end at the start: a question names its topic, it
-        does not ask for it."""
+    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
+                   last_depth: int | None = None) -> np.ndarray:
+        """Which edges of the path's end it may take next (README: "Paths").
+        - No edge is walked backwards. An edge taken before may be taken again from the entity it was taken from:
+          a round trip closes ("X's son's mother's children" include the son).
+        - GraphRAG writes some relationships twice (B→A after A→B): that reversed duplicate is the same edge, so it
+          is never walked back either. On a typed graph a fact stated from both ends (X spouse→ Y, Y spouse→ X;
+          X children→ Y, Y parents→ X) is offered once, from the side that states it, and may be walked:
+          "X's wife's spouse" is X.
+        - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
+          not end at the start -- a question names its topic, it does not ask for it -- unless by a self-loop
+          (X r X): then the graph itself says X's r is X (BeamPath.back_home)."""
         keep = np.ones(len(rels), dtype=bool)
+        if self.graph.has_relation_labels and len(outs):
+            # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
+            # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
+            keep &= outs.astype(bool) | ~np.isin(others, others[outs.astype(bool)])
         if p.hops:
             taken = {h.ridx for h in p.hops}
-            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64))
+            typed = self.graph.has_relation_labels
+            # an edge taken before may be taken again only from the entity it was taken from: round trips close
+            # ("X's son's mother's children" include the son; a self-loop applied twice) but no edge is walked back
+            same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
+            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64)) | np.isin(rels, same_way)
             # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
-            back = np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
+            back = [] if typed else np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
             reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
             for t in taken if len(back) else ():
                 reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
             for k in back:
                 r = self.graph.relationship(int(rels[k]))
                 twin = r.reverse_of if r.reverse_of in taken else reversed_by.get(r.idx)
-                if twin is not None and (not self.graph.has_relation_labels or
-                                         self.graph.labels([twin])[0] == self.graph.labels([r.idx])[0]):
+                if twin is not None:
                     keep[k] = False
         if len(p.hops) + 1 >= (last_depth or self.config.depth):
-            keep &= others != p.start
+            keep &= (others != p.start) | (others == p.end)  # a self-loop: the graph says X's r is X
         return keep
 
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
@@ -88,7 +94,7 @@ class StageProposals:
         if len(rels) == 0:
             return []
         planned = self.policy.planned_depth(self, state)
-        keep = self.open_edges(p, rels, others, planned)
+        keep = self.open_edges(p, rels, others, outs, planned)
         if self.config.degree_filter and state.depth < planned and len(others):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films

@@ -134,6 +134,14 @@ class BeamPath:
     def entities(self) -> frozenset[int]:
         return frozenset([self.start, *(h.dst for h in self.hops)])
 
+    @property
+    def back_home(self) -> bool:
+        """Whether the chain came back to its start, which then answers nothing (a question names its topic, it
+        does not ask for it) -- unless its last hop is a self-loop: the graph itself states that the entity is its
+        own relative by that relation (PathQuestion's "Cold_War --recording--> Cold_War"), so "the recording of
+        Cold_War's recording" is Cold_War."""
+        return bool(self.hops) and self.end == self.start and self.hops[-1].src != self.hops[-1].dst
+
 
 @dataclass(frozen=True, kw_only=True)
 class RelChoice:
