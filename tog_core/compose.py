@@ -131,7 +131,7 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
         except ModelChoiceError as err:
             raise UsageError(str(err)) from None
     cfg = p.config
-    if embedder is None and {"embedding", "hybrid"} & {cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter}:
+    if embedder is None and "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter):
         embedder = build_embedder(info)
     policy = make_policy(cfg, has_llm=llm is not None)
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,

@@ -124,40 +124,6 @@ class EmbeddingScorer:
         return ScoreResult(values=[float(v) for v in sims], reasons=[""] * n, scored_by=self.name)
 
 
-class HybridScorer:
-    """Lexical and dense together: the mean of BM25 (best candidate 1) and the embedding's cosine rescaled over
-    the request (best 1, worst 0). BM25 is sure where the question repeats a relation's words
-    (PathQuestion-Large's "recording of recording") and blind to paraphrase ("darling" for spouse), which is what
-    the embedder catches; neither alone is best on every data set (README: pruners)."""
-
-    name = "hybrid"
-    uses_llm = False
-
-    def __init__(self, embedder: Any) -> None:
-        self.bm25 = BM25Scorer()
-        self.dense = EmbeddingScorer(embedder)
-
-    async def score(self, req: ScoreRequest) -> ScoreResult:
-        n = len(req.texts)
-        if n == 0:
-            return ScoreResult(values=[], reasons=[], scored_by=self.name)
-        lex = np.asarray(self.bm25.score_sync(req).values)
-        dense = np.asarray((await self.dense.score(req)).values)
-        import os
-        mode = os.environ.get("HYB", "minmax")
-        if mode == "minmax":
-            lo, hi = float(dense.min()), float(dense.max())
-            d = (dense - lo) / (hi - lo) if hi - lo > 1e-9 else np.ones(n)
-        elif mode == "max":
-            hi = float(dense.max())
-            d = dense / hi if hi > 0 else dense
-        else:
-            d = dense
-        w = float(os.environ.get("HYBW", "0.5"))
-        vals = w * lex + (1 - w) * d
-        return ScoreResult(values=[float(v) for v in vals], reasons=[""] * n, scored_by=self.name)
-
-
 class LLMScorer:
     """One LLM call per request; tolerant parsing; on a failed call, BM25 scores under a named fallback."""
 
@@ -214,7 +180,6 @@ SCORERS: dict[str, ScorerFactory] = {
     "bm25": lambda **_: BM25Scorer(),  # every factory takes the same keyword arguments and ignores the rest
     "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder")
     and EmbeddingScorer(embedder),
-    "hybrid": lambda *, embedder=None, **_: _need(embedder, "hybrid", "an embedder") and HybridScorer(embedder),
     "random": lambda *, seed=0, **_: RandomScorer(seed),
 }
 
