@@ -45,3 +45,12 @@ def test_the_language_is_read_from_distinct_stop_words_not_repeated_ones():
     assert language("qui est le père de la fille de Marc".split()) == "fr"
     assert question_bands("what is the philippa_of_lancaster 's son 's son 's couple ?", ["philippa_of_lancaster"],
                           3) == ["son", "son", "couple"]
+
+
+def test_a_generic_noun_is_no_match_word_but_still_says_what_the_question_asks_for():
+    from tog_core.scoring.text import asked_type, tokens, type_matches
+
+    assert tokens("the movies") == []  # a constant of a film graph's questions: no weight in matching
+    asked, named = asked_type("the actor in Dragnet also appears in which movies")
+    assert named and type_matches(asked, "movie") and not type_matches(asked, "person")
+    assert type_matches(asked_type("what films did Ann Lee direct")[0], "movie")  # film or movie, one type

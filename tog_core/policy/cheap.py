@@ -210,8 +210,9 @@ class CheapPolicy:
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: the furthest entity of the best chains whose type is what
         the question asks for ("which town" -> a place, "who" -> a person or an organisation; GraphRAG's `type`
-        column, or a typed graph's), else the best chain's end. Confidence adds up the chain's share of the beam
-        (0.3), the type fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
+        column, or a typed graph's), else the best chain's end; with an exact depth (the hops are known) only chain
+        ends. Confidence adds up the chain's share of the beam (0.3), the type fitting (0.3) and how much of the
+        question the chain's relations cover (0.4)."""
         if not paths:
             return None
         asked, _named = asked_type(state.question)
@@ -219,7 +220,7 @@ class CheapPolicy:
         total = sum(p.score for p in paths) or 1.0
         pick = None
         for p in paths[:3]:
-            for k in range(len(p.hops), 0, -1):
+            for k in range(len(p.hops), 0 if not ctx.config.exact_depth else len(p.hops) - 1, -1):
                 dst = p.hops[k - 1].dst
                 if (not BeamPath(start=p.start, hops=p.hops[:k]).back_home
                         and type_matches(asked, ctx.graph.entity(dst).type)):

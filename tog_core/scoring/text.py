@@ -21,7 +21,10 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u
 _STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
 what which who whom whose when where why how that this these those it its as into about than then there their
 they them he she his her him i you we our your me my can could would should will shall may might has have had
-not no yes any all some one ones also film films movie movies""".split())
+not no yes any all some one ones also""".split()) | frozenset("film films movie movies".split())
+# nouns so common in a film graph's questions that they are stop words for matching, yet still say what a question
+# asks for ("in which movies")
+_GENERIC_NOUNS = {"en": frozenset("film films movie movies".split())}
 _FRENCH_STOP = frozenset(_stopwords.STOPWORDS_FRENCH) | frozenset("""a l d qu s n c j m t est sont été quel quelle
 quels quelles qui que quoi où quand comment lequel laquelle""".split())
 _CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset(
@@ -290,6 +293,7 @@ TYPE_WORDS: dict[str, str] = {
     "ORGANIZATION": "organization organisation company firm guild society bank school club business shop "
                     "publisher entreprise société banque école atelier manufacture maison",
     "EVENT": "event festival fair feast meeting when game party dinner événement fête foire concours",
+    "MOVIE": "movie film",
 }
 
 
@@ -312,7 +316,7 @@ def asked_type(question: str) -> tuple[list[str], bool]:
         return tokens(wh[words[first]]), False
     aux = AUXILIARIES.get(lang, frozenset())
     noun = next((w for w in words[first + 1:] if w not in aux), None)  # "what are the genres": skip "are the"
-    named = tokens(noun) if noun else []  # "what films": a stop word names no type
+    named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
 
 
@@ -321,5 +325,11 @@ def type_matches(asked: list[str], entity_type: str) -> bool | None:
     if not asked or not entity_type:
         return None
     label = entity_type.upper()
-    words = set(tokens(TYPE_WORDS.get(label, "") + " " + entity_type.replace("_", " ")))
+    words = set(_type_words(TYPE_WORDS.get(label, "") + " " + entity_type.replace("_", " ")))
     return bool(words & set(asked))
+
+
+def _type_words(text: str) -> list[str]:
+    """tokens(), keeping the generic nouns the stop words drop: "in which movies" asks for movies."""
+    generic = _GENERIC_NOUNS.get("en", frozenset())
+    return tokens(text) + [_stem(w) for w in _WORD.findall(text.lower()) if w in generic]
