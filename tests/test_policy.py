@@ -34,10 +34,12 @@ class TableScorer:
         return ScoreResult(values=vals, reasons=[""] * len(vals), scored_by=self.name)
 
 
-def free_graph(edges: list[tuple[str, str, str]]) -> KnowledgeGraph:
-    """A GraphRAG-like graph: (source, target, free-text description) edges, one group per edge."""
+def free_graph(edges: list[tuple[str, str, str]], about: dict[str, str] | None = None) -> KnowledgeGraph:
+    """A GraphRAG-like graph: (source, target, free-text description) edges, one group per edge; `about` gives
+    entity descriptions."""
     names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "description": [""] * len(names)})
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
+                    "description": [(about or {}).get(n, "") for n in names]})
     rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
                     "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
                     "text_unit_ids": pa.array([[] for _ in edges], pa.list_(pa.string()))})
@@ -101,6 +103,22 @@ def test_the_floor_keeps_later_hops_able_to_tell_paths_apart():
     assert floored[0] == ["Seed", "P2", "Y"]
     zeroed, _ = search(g, "zzz", "Seed", policy=CheapPolicy(floor=0.0, **QUIET), relations=rel, width=2, depth=2)
     assert zeroed[0] == ["Seed", "P1", "X"]  # every path scores 0: the first listed wins
+
+
+def test_a_graphrag_relation_is_read_with_what_the_entity_it_leads_to_is():
+    # the edges say only "in 1862"; Rosalie's description says she is the wife
+    g = free_graph([("Emile", "Atelier", "Emile founded it in 1862"), ("Emile", "Rosalie", "Emile married in 1862")],
+                   about={"Rosalie": "Rosalie is Emile's wife. She keeps the books of the workshop.",
+                          "Atelier": "A clock workshop on the high street."})
+    rel = TableScorer({"wife": 1.0, "books": 0.9})
+    found, st = search(g, "who is the wife of Emile", "Emile", policy=CheapPolicy(**QUIET), relations=rel, width=1,
+                       depth=1)
+    assert found[0] == ["Emile", "Rosalie"]
+    cand = next(c for c in st.steps[0].candidates if c.label == "Emile married in 1862")
+    assert cand.reason == "read with: Rosalie is Emile's wife." and cand.score == 1.0  # the first sentence only
+    plain, _ = search(g, "who is the wife of Emile", "Emile", policy=CheapPolicy(neighbour_evidence=False, **QUIET),
+                      relations=rel, width=1, depth=1)
+    assert plain[0] == ["Emile", "Atelier"]  # a tie, broken by order
 
 
 def test_type_templates_let_a_cheap_scorer_read_what_a_typed_relation_means():

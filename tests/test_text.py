@@ -54,3 +54,11 @@ def test_a_generic_noun_is_no_match_word_but_still_says_what_the_question_asks_f
     asked, named = asked_type("the actor in Dragnet also appears in which movies")
     assert named and type_matches(asked, "movie") and not type_matches(asked, "person")
     assert type_matches(asked_type("what films did Ann Lee direct")[0], "movie")  # film or movie, one type
+
+
+def test_first_sentence_stops_at_a_full_stop_not_at_an_abbreviation():
+    from tog_core.scoring.text import first_sentence
+
+    assert first_sentence("Mr. Fezziwig is a merchant. He dances.") == "Mr. Fezziwig is a merchant."
+    assert first_sentence("林秋水是林远山的女儿。她嫁给了陈大海。") == "林秋水是林远山的女儿。"
+    assert first_sentence("no full stop", limit=5) == "no fu" and first_sentence("") == ""

@@ -172,6 +172,14 @@ def tokens(text: str) -> list[str]:
     return list(_tokens(text))
 
 
+def first_sentence(text: str, limit: int = 300) -> str:
+    """The first sentence of a text, at most `limit` characters: up to a CJK full stop, or to the first . ! ?
+    followed by a space after 20 characters (so "Mr. Fezziwig is ..." is not cut at "Mr.")."""
+    text = (text or "").strip()
+    ends = [m.end() for m in (re.search(r"[。！？]", text), re.compile(r"[.!?](?=\s|$)").search(text, 20)) if m]
+    return text[: min(ends)][:limit] if ends else text[:limit]
+
+
 def without_words(text: str, drop: Counter[str]) -> str:
     """`text` with the first occurrences of the given stemmed content words removed (as often as counted)."""
     left = Counter(drop)
@@ -276,6 +284,8 @@ ASKS_FOR: dict[str, dict[str, str]] = {
            "when": "year date time event"},
     "fr": {"qui": "person people organization", "où": "place location geo", "quand": "year date time event"},
 }
+# what a question word asks for only when nothing fits its first reading: "who" is a person, else an organisation
+SECOND_CHOICE = "organization"
 # Chinese question words (found as substrings) and what they ask for
 # (only words that say the type by themselves: "哪座" is "which" + a measure word, a teahouse or a temple alike)
 CJK_ASKS_FOR: dict[str, str] = {
@@ -318,6 +328,13 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     noun = next((w for w in words[first + 1:] if w not in aux), None)  # "what are the genres": skip "are the"
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
+
+
+def type_tiers(asked: list[str]) -> list[list[str]]:
+    """The asked types in the order to try them: "who" a person first, an organisation only when no person fits."""
+    second = set(tokens(SECOND_CHOICE))
+    first = [a for a in asked if a not in second]
+    return [first, asked] if first and len(first) < len(asked) else [asked]
 
 
 def type_matches(asked: list[str], entity_type: str) -> bool | None:

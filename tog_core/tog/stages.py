@@ -133,8 +133,10 @@ class StageProposals:
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
             foc, rest = self.policy.relation_query(self, state, i)
+            evidence = [self.policy.relation_evidence(self, g) for g in groups]
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
-                               texts=[g.text for g in groups], chains=chains, focus=foc, rest=rest)
+                               texts=[f"{g.text} {ev}" if ev else g.text for g, ev in zip(groups, evidence)],
+                               chains=chains, focus=foc, rest=rest)
             chosen, pre = await self._prefiltered(req, limit)
             sub = ScoreRequest(question=req.question, stage="relations", anchor=title,
                                texts=[req.texts[k] for k in chosen], chains=chains, focus=foc, rest=rest)
@@ -147,6 +149,9 @@ class StageProposals:
                 scores[k] = res.values[pos]
                 reasons[k] = res.reasons[pos] if pos < len(res.reasons) else ""
                 by[k] = res.scored_by
+            for k, ev in enumerate(evidence):
+                if ev and not reasons[k]:
+                    reasons[k] = f"read with: {ev}"  # what the scorer saw beside the relation
             note = (f"{title}: {len(groups)} relations, {len(chosen)} scored by {res.scored_by}"
                     + (f" after {pre.scored_by} pre-filter" if pre else ""))
             return groups, res, scores, reasons, by, note
