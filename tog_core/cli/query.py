@@ -17,8 +17,8 @@ def add_parser(sub: Any) -> None:
     q.add_argument("question")
     q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
-    q.add_argument("--pruner", default=None, help=f"{' | '.join(PRUNERS)} (auto: llm with a provider, else the "
-                   "packaged embedder)")
+    q.add_argument("--pruner", default=None, help=f"{' | '.join(PRUNERS)} (auto: llm with a provider, the "
+                   "packaged embedder beside the local model, bm25 with no LLM)")
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's "
                    "model when its key is set, else none)")
