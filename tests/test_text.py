@@ -62,3 +62,14 @@ def test_first_sentence_stops_at_a_full_stop_not_at_an_abbreviation():
     assert first_sentence("Mr. Fezziwig is a merchant. He dances.") == "Mr. Fezziwig is a merchant."
     assert first_sentence("林秋水是林远山的女儿。她嫁给了陈大海。") == "林秋水是林远山的女儿。"
     assert first_sentence("no full stop", limit=5) == "no fu" and first_sentence("") == ""
+
+
+def test_what_the_question_asks_for_past_framing_and_do_auxiliaries():
+    from tog_core.scoring.text import asked_type, type_matches
+
+    assert asked_type("What does the lonely lighthouse stand on?") == ([], False)  # the noun is the subject
+    assert asked_type("What was the name of Scrooge's little sister?") == ([], False)  # framing, no type
+    assert asked_type("What is the name of the firm Bob Cratchit works for?") == (["firm"], True)
+    assert type_matches(asked_type("Whose death came as good news to Caroline?")[0], "PERSON")
+    assert not type_matches(asked_type("Whose death came as good news to Caroline?")[0], "EVENT")
+    assert asked_type("what are the genres of X")[1] is True  # a "be" auxiliary still names the type

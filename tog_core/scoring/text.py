@@ -205,6 +205,14 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
     "en": frozenset("what which".split()),
     "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
 }
+# per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
+# ("what does the lighthouse stand on")
+SUBJECT_AUX: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
+# per language: "of" and the articles after a framing word ("the name of the firm")
+NAME_OF: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "en": (frozenset({"of"}), frozenset({"the", "a", "an"})),
+    "fr": (frozenset({"de", "du", "des", "d"}), frozenset({"le", "la", "les", "l", "un", "une"})),
+}
 # per language: words that frame a question without naming a relation ("what is the name of", "list the")
 FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
                                       "fr": frozenset("nom noms appelle".split())}
@@ -280,7 +288,8 @@ def expected_hops(question: str, topics: list[str]) -> int:
 
 # what each question word asks for, per language, as words a type label or its description may contain
 ASKS_FOR: dict[str, dict[str, str]] = {
-    "en": {"who": "person people organization", "whom": "person people", "where": "place location geo",
+    "en": {"who": "person people organization", "whom": "person people", "whose": "person people",
+           "where": "place location geo",
            "when": "year date time event"},
     "fr": {"qui": "person people organization", "où": "place location geo", "quand": "year date time event"},
 }
@@ -325,7 +334,18 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     if words[first] in wh:
         return tokens(wh[words[first]]), False
     aux = AUXILIARIES.get(lang, frozenset())
-    noun = next((w for w in words[first + 1:] if w not in aux), None)  # "what are the genres": skip "are the"
+    if first + 1 < len(words) and words[first + 1] in SUBJECT_AUX.get(lang, ()):
+        return [], False  # "what does the lonely lighthouse stand on": the noun is the subject
+    at = next((k for k in range(first + 1, len(words)) if words[k] not in aux), None)  # "what are the genres"
+    noun = words[at] if at is not None else None
+    if noun in FRAMING.get(lang, ()):
+        # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
+        of, articles = NAME_OF.get(lang, (frozenset(), frozenset()))
+        after = words[at + 1:at + 4]
+        if len(after) == 3 and after[0] in of and after[1] in articles:
+            named = _type_words(after[2])
+            return (named, True) if named else ([], False)
+        return [], False
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
 
