@@ -73,3 +73,12 @@ def test_what_the_question_asks_for_past_framing_and_do_auxiliaries():
     assert type_matches(asked_type("Whose death came as good news to Caroline?")[0], "PERSON")
     assert not type_matches(asked_type("Whose death came as good news to Caroline?")[0], "EVENT")
     assert asked_type("what are the genres of X")[1] is True  # a "be" auxiliary still names the type
+
+
+def test_where_asks_for_a_place_first_and_an_organisation_second():
+    from tog_core.scoring.text import asked_type, type_tiers
+
+    asked = asked_type("Where does Martha Cratchit work as an apprentice?")[0]
+    first, both = type_tiers(asked)
+    assert "geo" in first and "organizat" not in first and "organizat" in both
+    assert type_tiers(asked_type("who founded it")[0])[0] == ["person", "peopl"]

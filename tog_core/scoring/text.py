@@ -289,16 +289,19 @@ def expected_hops(question: str, topics: list[str]) -> int:
 # what each question word asks for, per language, as words a type label or its description may contain
 ASKS_FOR: dict[str, dict[str, str]] = {
     "en": {"who": "person people organization", "whom": "person people", "whose": "person people",
-           "where": "place location geo",
+           "where": "place location geo organization",
            "when": "year date time event"},
-    "fr": {"qui": "person people organization", "où": "place location geo", "quand": "year date time event"},
+    "fr": {"qui": "person people organization", "où": "place location geo organization",
+           "quand": "year date time event"},
 }
-# what a question word asks for only when nothing fits its first reading: "who" is a person, else an organisation
+# what a question word asks for only when nothing fits its first reading: "who" is a person, else an organisation;
+# "where" a place, else an organisation ("where does Martha work": at the milliner's)
 SECOND_CHOICE = "organization"
 # Chinese question words (found as substrings) and what they ask for
 # (only words that say the type by themselves: "哪座" is "which" + a measure word, a teahouse or a temple alike)
 CJK_ASKS_FOR: dict[str, str] = {
-    "谁": "person people organization", "哪里": "place location geo", "哪儿": "place location geo",
+    "谁": "person people organization", "哪里": "place location geo organization",
+    "哪儿": "place location geo organization",
     "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
 }
 # GraphRAG's default entity types, in words a question uses for them, English and French (any other type reads as
