@@ -82,3 +82,12 @@ def test_where_asks_for_a_place_first_and_an_organisation_second():
     first, both = type_tiers(asked)
     assert "geo" in first and "organizat" not in first and "organizat" in both
     assert type_tiers(asked_type("who founded it")[0])[0] == ["person", "peopl"]
+
+
+def test_the_rest_of_the_question_drops_the_topic_whatever_its_case():
+    from collections import Counter
+
+    from tog_core.policy.coverage import rest_of_question
+
+    # GraphRAG titles are upper case; the question writes "the little tailor"
+    assert "tailor" not in rest_of_question("Which official punished the little tailor?", ["TAILOR"], Counter())

@@ -45,8 +45,8 @@ def rest_of_question(question: str, topics: Sequence[str], got: Counter[str]) ->
     """The question without the topics' names (they say what the topic is, not which relation is asked
     for: "Émile Zola" pulls every hop towards "written by") and without the words already matched."""
     for t in topics:
-        if t:
-            question = question.replace(t, " ")
+        if t:  # GraphRAG titles are upper case ("TAILOR"), the question's words are not ("the little tailor")
+            question = re.sub(re.escape(t), " ", question, flags=re.IGNORECASE)
     return without_words(question, got)
 
 
