@@ -137,6 +137,18 @@ def test_on_a_graphrag_graph_the_search_stops_when_nothing_ahead_matches_what_is
     assert st2.depth == 2
 
 
+def test_a_path_reads_the_question_without_its_own_topic_but_with_the_other_topics():
+    # "which friend learned the trade at FEZZIWIG's alongside SCROOGE": Scrooge's name says nothing about which
+    # of Scrooge's relations to take, but it is what to look for on Fezziwig's side (GraphRAG titles upper case)
+    g = free_graph([("FEZZIWIG", "DICK", "Dick learned the trade at Fezziwig's with Scrooge"),
+                    ("SCROOGE", "DICK", "Scrooge and Dick were apprentices")])
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), policy=CheapPolicy())
+    st = eng.start("which friend learned the trade at Fezziwig's alongside Scrooge", seeds=["FEZZIWIG", "SCROOGE"])
+    rests = [eng.policy.relation_query(eng, st, i)[1].lower() for i in range(len(st.paths))]
+    assert "fezziwig" not in rests[0] and "scrooge" in rests[0]
+    assert "scrooge" not in rests[1] and "fezziwig" in rests[1]
+
+
 def test_type_templates_let_a_cheap_scorer_read_what_a_typed_relation_means():
     # "person" is in the template ("a movie stars a person (actor)"), not in the label "starred actors"
     g = typed_graph([("Seedfilm", "has_genre", "Drama"), ("Seedfilm", "starred_actors", "Kim")])

@@ -138,7 +138,9 @@ class CheapPolicy:
         focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
         p = state.paths[i]
         got = self.coverage(ctx, state, p)
-        rest = rest_of_question(state.question, [x.title for x in state.seeds], got)
+        # the path's own topic says nothing about which relation to take (every one of its edges names it); another
+        # topic of the question does: "which friend learned the trade at Fezziwig's alongside Scrooge"
+        rest = rest_of_question(state.question, [ctx.graph.title(p.start)], got)
         return (without_words(focus, got) if focus and p.hops else focus), rest
 
     def relation_evidence(self, ctx: SearchContext, rc: RelChoice) -> str:
