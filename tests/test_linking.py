@@ -45,6 +45,17 @@ def test_exact_spans_prefer_the_longest_title_and_the_exact_case(graph):
     assert titles(link_exact("Where is Mara Quell's birthplace?", graph)) == ["Mara Quell"]
 
 
+def test_a_common_noun_with_its_article_gives_way_to_a_name():
+    # GraphRAG extracts generic entities ("THE GRAVE", "THE SHOP"): "the grave" in a question is a description,
+    # "Jacob Marley" the topic; with nothing else to link, the common noun is still taken
+    _, ent, rel, tu = graph_tables([("JACOB MARLEY", "THE GRAVE", "Marley lies in the grave"),
+                                    ("THE SHOP", "PRIZE TURKEY", "The shop sold the prize turkey")])
+    g = KnowledgeGraph.from_tables(ent, rel, tu)
+    assert titles(link_exact("Who dug the grave of Jacob Marley?", g)) == ["JACOB MARLEY"]
+    assert titles(link_exact("On which street is the shop that sold the prize turkey?", g)) == ["PRIZE TURKEY"]
+    assert titles(link_exact("Where is the shop?", g)) == ["THE SHOP"]
+
+
 def test_fuzzy_titles_catch_a_misspelling_and_question_words_never_link(graph):
     assert link_exact("Who founded the Lanternwrite Guild?", graph) == []
     seeds = link_fuzzy("Who founded the Lanternwrite Guild?", graph)

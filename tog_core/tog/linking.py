@@ -38,10 +38,21 @@ def _variants(text: str) -> list[str]:
     return list(dict.fromkeys(v for v in out if v))
 
 
+_ARTICLES = frozenset("the a an le la les un une".split())  # English and French, as the question readers
+
+
+def _common_noun(text: str) -> bool:
+    words = text.strip().split()
+    return len(words) > 1 and text == text.lower() and words[0] in _ARTICLES
+
+
 def _distinctive(text: str, *, sentence_start: bool, exact: bool) -> bool:
     """Whether a span is evidence of a name by its form alone, in any language: several words, a script without
     spaces, a capital letter (not only the one that starts the sentence), a digit or an underscore. A lone
-    lower-case word that merely equals a title ("war", "drama", "town") is not."""
+    lower-case word that merely equals a title ("war", "drama", "town") is not, nor a lower-case common noun with
+    its article ("the grave", "the shop": GraphRAG extracts such entities; in a question they describe)."""
+    if _common_noun(text):
+        return False
     if " " in text.strip() or _UNSPACED.search(text) or any(ch.isdigit() or ch == "_" for ch in text):
         return True
     upper = [k for k, ch in enumerate(text) if ch.isupper()]
@@ -67,7 +78,7 @@ def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
                 continue
             exact = graph.title(idx) == v
             distinctive = _distinctive(v, sentence_start=bool(first_word) and a < first_word.end(), exact=exact)
-            if not exact and not distinctive:
+            if not exact and not distinctive and not _common_noun(v):
                 continue  # a lone lower-case word matching a title only by case: too weak
             seen.add(idx)
             taken.append((a, b))
