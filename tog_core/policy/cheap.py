@@ -234,11 +234,12 @@ class CheapPolicy:
         want = question_words(state.question, [x.title for x in state.seeds])
         missing: set[str] = set()
         ahead: set[str] = set()
+        nbrs = ctx.graph.neighbors_many(sorted({p.end for p in state.paths if p.hops}))  # one round trip
         for p in state.paths:
             if not p.hops:
                 continue
             missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in p.hops]))
-            rels, others, outs = ctx.graph.neighbors(p.end)
+            rels, others, outs = nbrs[p.end]
             keep = np.flatnonzero(ctx.open_edges(p, rels, others, outs, ctx.config.depth))[:2000]
             for k in keep:
                 r = int(rels[k])
