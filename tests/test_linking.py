@@ -54,6 +54,7 @@ def test_a_common_noun_with_its_article_gives_way_to_a_name():
     assert titles(link_exact("Who dug the grave of Jacob Marley?", g)) == ["JACOB MARLEY"]
     assert titles(link_exact("On which street is the shop that sold the prize turkey?", g)) == ["PRIZE TURKEY"]
     assert titles(link_exact("Where is the shop?", g)) == ["THE SHOP"]
+    assert titles(link_exact("The grave of Jacob Marley was dug by whom?", g)) == ["JACOB MARLEY"]  # sentence start
 
 
 def test_fuzzy_titles_catch_a_misspelling_and_question_words_never_link(graph):

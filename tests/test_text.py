@@ -73,6 +73,7 @@ def test_what_the_question_asks_for_past_framing_and_do_auxiliaries():
     assert type_matches(asked_type("Whose death came as good news to Caroline?")[0], "PERSON")
     assert not type_matches(asked_type("Whose death came as good news to Caroline?")[0], "EVENT")
     assert asked_type("what are the genres of X")[1] is True  # a "be" auxiliary still names the type
+    assert asked_type("Quel est le nom du magasin ?") == (["magasin"], True)  # "du": "of the" in one word
 
 
 def test_where_asks_for_a_place_first_and_an_organisation_second():
@@ -91,3 +92,14 @@ def test_the_rest_of_the_question_drops_the_topic_whatever_its_case():
 
     # GraphRAG titles are upper case; the question writes "the little tailor"
     assert "tailor" not in rest_of_question("Which official punished the little tailor?", ["TAILOR"], Counter())
+    # whole words only: "Ann" is not the start of "annual", "Tom" not of "tomorrow"
+    assert rest_of_question("Which annual fair did Ann plan for Tom tomorrow?", ["ANN", "TOM"], Counter()).split() \
+        == ["Which", "annual", "fair", "did", "plan", "for", "tomorrow"]
+
+
+def test_a_topic_in_a_script_without_spaces_is_dropped_wherever_it_stands():
+    from collections import Counter
+
+    from tog_core.policy.coverage import rest_of_question
+
+    assert "林小雨" not in rest_of_question("林小雨的外公是谁？", ["林小雨"], Counter())

@@ -114,6 +114,9 @@ class KnowledgeGraph:
                       type=self._types[i].as_py() or "", description=self._descs[i].as_py() or "",
                       degree=int(self._degree[i]), placeholder=bool(self._placeholder[i]))
 
+    def entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
+        return [self.entity(int(i)) for i in idxs]
+
     def title(self, idx: int) -> str:
         return self._titles[int(idx)].as_py()
 

@@ -220,6 +220,9 @@ class PgGraphStore:
     def entity(self, idx: int) -> Entity:
         return self._entities([idx])[0]
 
+    def entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
+        return self._entities(idxs) if len(idxs) else []  # one round trip for all that are not cached
+
     def title(self, idx: int) -> str:
         return self.entity(idx).title
 

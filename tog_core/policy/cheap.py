@@ -131,7 +131,7 @@ class CheapPolicy:
 
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]:
         """(focus, rest): this hop's part of the question less what the path already matched, and the question
-        without the topics' names and the matched words."""
+        without the path's own topic's name and the matched words (other topics' names stay)."""
         if not self.hop_focus:
             return "", ""
         bands = self._bands(state, self.planned_depth(ctx, state))
@@ -143,14 +143,14 @@ class CheapPolicy:
         rest = rest_of_question(state.question, [ctx.graph.title(p.start)], got)
         return (without_words(focus, got) if focus and p.hops else focus), rest
 
-    def relation_evidence(self, ctx: SearchContext, rc: RelChoice) -> str:
-        """What a cheap scorer reads beside a GraphRAG relation: the first sentence of the description of the entity
-        it leads to (what that entity is). Nothing on a typed graph, whose relation types are read as templates, nor
-        for an LLM scorer."""
-        if (not self.neighbour_evidence or ctx.graph.has_relation_labels or uses_llm(ctx.relation_scorer)
-                or not rc.others):
-            return ""
-        return first_sentence(ctx.graph.entity(rc.others[0]).description, limit=300)
+    def relation_evidence(self, ctx: SearchContext, groups: Sequence[RelChoice]) -> list[str]:
+        """What a cheap scorer reads beside each GraphRAG relation: the first sentence of the description of the
+        entity it leads to (what that entity is), read for all groups in one call. Nothing on a typed graph, whose
+        relation types are read as templates, nor for an LLM scorer."""
+        if not self.neighbour_evidence or ctx.graph.has_relation_labels or uses_llm(ctx.relation_scorer):
+            return [""] * len(groups)
+        ents = ctx.graph.entities([g.others[0] if g.others else g.path for g in groups])
+        return [first_sentence(e.description, limit=300) if g.others else "" for g, e in zip(groups, ents)]
 
     # ------------------------------------------------------------------ scores
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
@@ -240,14 +240,10 @@ class CheapPolicy:
                 continue
             missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in p.hops]))
             rels, others, outs = nbrs[p.end]
-            keep = np.flatnonzero(ctx.open_edges(p, rels, others, outs, ctx.config.depth))[:2000]
-            for k in keep:
-                r = int(rels[k])
-                text = (self.type_text(ctx, ctx.graph.labels([r])[0], r) if ctx.graph.has_relation_labels
-                        else ctx.graph.descriptions([r])[0])
-                ev = "" if ctx.graph.has_relation_labels else first_sentence(
-                    ctx.graph.entity(int(others[k])).description, limit=300)
-                ahead.update(tokens(f"{text} {ev}"))
+            keep = np.flatnonzero(ctx.open_edges(p, rels, others, outs, self.planned_depth(ctx, state)))[:2000]
+            # free-text relations (judge() asks only on GraphRAG graphs), each with its neighbour's first sentence
+            for text, e in zip(ctx.graph.descriptions(rels[keep]), ctx.graph.entities(others[keep])):
+                ahead.update(tokens(f"{text} {first_sentence(e.description, limit=300)}"))
                 if missing & ahead:
                     return None
         return ", ".join(sorted(missing)) if missing and not missing & ahead else None

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 from collections.abc import Sequence
 
-from tog_core.scoring.text import question_bands, tokens, without_words
+from tog_core.scoring.text import UNSPACED, question_bands, tokens, without_words
 
 # question words that never name a relation ("name the …", "list the …"); what/who/… are stop words already
 _ASKING = frozenset({"name", "list"})
@@ -46,7 +46,9 @@ def rest_of_question(question: str, topics: Sequence[str], got: Counter[str]) ->
     for: "Émile Zola" pulls every hop towards "written by") and without the words already matched."""
     for t in topics:
         if t:  # GraphRAG titles are upper case ("TAILOR"), the question's words are not ("the little tailor")
-            question = re.sub(re.escape(t), " ", question, flags=re.IGNORECASE)
+            # whole words ("Ann" is not the start of "annual"), except in a script without spaces (林小雨的外公)
+            pattern = re.escape(t) if UNSPACED.search(t) else rf"(?<!\w){re.escape(t)}(?!\w)"
+            question = re.sub(pattern, " ", question, flags=re.IGNORECASE)
     return without_words(question, got)
 
 

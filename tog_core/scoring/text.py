@@ -17,7 +17,9 @@ from functools import lru_cache
 import bm25s.stopwords as _stopwords
 
 _WORD = re.compile(r"[^\W_]+")
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+# runs of a script written without spaces (Chinese, Japanese, Korean): titles and words may start anywhere there
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_UNSPACED = UNSPACED
 _STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
 what which who whom whose when where why how that this these those it its as into about than then there their
 they them he she his her him i you we our your me my can could would should will shall may might has have had
@@ -208,10 +210,11 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
 # per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
 # ("what does the lighthouse stand on")
 SUBJECT_AUX: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
-# per language: "of" and the articles after a framing word ("the name of the firm")
-NAME_OF: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "en": (frozenset({"of"}), frozenset({"the", "a", "an"})),
-    "fr": (frozenset({"de", "du", "des", "d"}), frozenset({"le", "la", "les", "l", "un", "une"})),
+# per language: "of", the articles after it, and "of" with the article built in, after a framing word ("the name
+# of the firm", "le nom de la société", "le nom du magasin")
+NAME_OF: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
+    "en": (frozenset({"of"}), frozenset({"the", "a", "an"}), frozenset()),
+    "fr": (frozenset({"de", "d"}), frozenset({"le", "la", "les", "l", "un", "une"}), frozenset({"du", "des"})),
 }
 # per language: words that frame a question without naming a relation ("what is the name of", "list the")
 FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
@@ -343,12 +346,12 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     noun = words[at] if at is not None else None
     if noun in FRAMING.get(lang, ()):
         # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
-        of, articles = NAME_OF.get(lang, (frozenset(), frozenset()))
+        of, articles, of_the = NAME_OF.get(lang, (frozenset(), frozenset(), frozenset()))
         after = words[at + 1:at + 4]
-        if len(after) == 3 and after[0] in of and after[1] in articles:
-            named = _type_words(after[2])
-            return (named, True) if named else ([], False)
-        return [], False
+        noun = (after[2] if len(after) == 3 and after[0] in of and after[1] in articles
+                else after[1] if len(after) >= 2 and after[0] in of_the else None)
+        named = _type_words(noun) if noun else []
+        return (named, True) if named else ([], False)
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
 

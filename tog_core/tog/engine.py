@@ -186,7 +186,7 @@ class ToGEngine(StageProposals, Recording):
     # ------------------------------------------------------------------ answer
     def best_paths(self, state: State) -> list[BeamPath]:
         """Chains with hops, best first, in the policy's order (the order the answer and the trace use). A chain that
-        came back to its start (it passed through it on the way) goes after every chain that did not."""
+        came back to its start (BeamPath.back_home: not by a self-loop) goes after every chain that did not."""
         return sorted([p for p in state.paths if p.hops],
                       key=lambda p: (p.back_home, *self.policy.rank_key(self, state, p)))
 

@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 from tog_core.llm.usage import Usage
+from tog_core.scoring.text import UNSPACED as _UNSPACED
 from tog_core.tog.trace import Seed
 
 # scripts written without spaces between words: titles are found as substrings of a run of these characters
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _EDGE_PUNCT = "?!.,;:\"'()[]«»“”‘’「」『』，。？！：；、（）"
 MIN_SPAN_CHARS = 2  # a one-character title never links from a substring
 
@@ -42,8 +42,9 @@ _ARTICLES = frozenset("the a an le la les un une".split())  # English and French
 
 
 def _common_noun(text: str) -> bool:
+    """An article and lower-case words ("the grave"; "The grave" at the start of a sentence), not "The Hague"."""
     words = text.strip().split()
-    return len(words) > 1 and text == text.lower() and words[0] in _ARTICLES
+    return len(words) > 1 and words[0].lower() in _ARTICLES and all(w == w.lower() for w in words[1:])
 
 
 def _distinctive(text: str, *, sentence_start: bool, exact: bool) -> bool:

@@ -73,7 +73,7 @@ class SearchPolicy(Protocol):
     def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]: ...
-    def relation_evidence(self, ctx: SearchContext, rc: RelChoice) -> str: ...
+    def relation_evidence(self, ctx: SearchContext, groups: Sequence[RelChoice]) -> list[str]: ...
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]: ...
     async def rate_next(self, ctx: SearchContext, state: State,
@@ -109,8 +109,8 @@ class FaithfulPolicy:
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]:
         return "", ""  # (focus, rest): the scorer reads the whole question
 
-    def relation_evidence(self, ctx: SearchContext, rc: RelChoice) -> str:
-        return ""  # the scorer reads the relation as the paper shows it
+    def relation_evidence(self, ctx: SearchContext, groups: Sequence[RelChoice]) -> list[str]:
+        return [""] * len(groups)  # the scorer reads the relation as the paper shows it
 
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]:

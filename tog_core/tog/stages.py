@@ -57,11 +57,13 @@ class StageProposals:
           a round trip closes ("X's son's mother's children" include the son).
         - GraphRAG writes some relationships twice (B→A after A→B): that reversed duplicate is the same edge, so it
           is never walked back either. On a typed graph a fact stated from both ends (X spouse→ Y, Y spouse→ X;
-          X children→ Y, Y parents→ X) is offered once, from the side that states it, and may be walked:
-          "X's wife's spouse" is X.
+          X children→ Y, Y parents→ X) is offered once, from the side that states it (the neighbour stays
+          reachable; only the second reading of the pair goes), and may be walked: "X's wife's spouse's children"
+          pass through X.
         - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
-          not end at the start -- a question names its topic, it does not ask for it -- unless by a self-loop
-          (X r X): then the graph itself says X's r is X (BeamPath.back_home)."""
+          not end at the start -- a question names its topic, it does not ask for it -- unless, on a typed graph, by
+          a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
+          extraction noise and never answers."""
         keep = np.ones(len(rels), dtype=bool)
         if self.graph.has_relation_labels and len(outs):
             # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
@@ -85,7 +87,7 @@ class StageProposals:
                 if twin is not None:
                     keep[k] = False
         if len(p.hops) + 1 >= (last_depth or self.config.depth):
-            keep &= (others != p.start) | (others == p.end)  # a self-loop: the graph says X's r is X
+            keep &= (others != p.start) | ((others == p.end) & self.graph.has_relation_labels)  # typed self-loop
         return keep
 
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
@@ -133,7 +135,7 @@ class StageProposals:
             if not groups:
                 return [], None, [], [], [], f"{title}: dead end"
             foc, rest = self.policy.relation_query(self, state, i)
-            evidence = [self.policy.relation_evidence(self, g) for g in groups]
+            evidence = self.policy.relation_evidence(self, groups)
             req = ScoreRequest(question=state.question, stage="relations", anchor=title,
                                texts=[f"{g.text} {ev}" if ev else g.text for g, ev in zip(groups, evidence)],
                                chains=chains, focus=foc, rest=rest)
