@@ -149,8 +149,7 @@ class CheapPolicy:
         relation types are read as templates, nor for an LLM scorer."""
         if not self.neighbour_evidence or ctx.graph.has_relation_labels or uses_llm(ctx.relation_scorer):
             return [""] * len(groups)
-        ents = ctx.graph.entities([g.others[0] if g.others else g.path for g in groups])
-        return [first_sentence(e.description, limit=300) if g.others else "" for g, e in zip(groups, ents)]
+        return [_what_it_is(e) for e in ctx.graph.entities([g.others[0] for g in groups])]  # a group has an edge
 
     # ------------------------------------------------------------------ scores
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
@@ -162,7 +161,6 @@ class CheapPolicy:
             return scores
         out = [self.floor + (1 - self.floor) * v if ok else v for v, ok in zip(scores, scored)]
         return out
-
 
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]:
@@ -243,7 +241,7 @@ class CheapPolicy:
             keep = np.flatnonzero(ctx.open_edges(p, rels, others, outs, self.planned_depth(ctx, state)))[:2000]
             # free-text relations (judge() asks only on GraphRAG graphs), each with its neighbour's first sentence
             for text, e in zip(ctx.graph.descriptions(rels[keep]), ctx.graph.entities(others[keep])):
-                ahead.update(tokens(f"{text} {first_sentence(e.description, limit=300)}"))
+                ahead.update(tokens(f"{text} {_what_it_is(e)}"))
                 if missing & ahead:
                     return None
         return ", ".join(sorted(missing)) if missing and not missing & ahead else None
@@ -288,6 +286,11 @@ class CheapPolicy:
         why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
                if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
+
+
+def _what_it_is(e: Any) -> str:
+    """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
+    return first_sentence(e.description, limit=300)
 
 
 def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:

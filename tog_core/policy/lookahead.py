@@ -4,8 +4,8 @@ A cheap scorer rates an entity by its own text, which says nothing about whether
 from it: in "what languages are the films starring the actors of X in", a film picked at hop 2 is worth
 keeping only if it has a language edge, and its title does not say so. Before the beam cut of a hop
 that is not the last, each candidate entity is rated by the best relation it would offer at the next
-hop — only edges the search could really take — scored by the same scorer against the question and the next hop's focus.
-The rating is that score over the best of the step, so 1 for the best and 0 for a dead end. The engine
+hop — only edges the search could really take — scored by the same scorer against the question and the
+next hop's focus. The rating is that score over the best of the step, so 1 for the best and 0 for a dead end. The engine
 folds it into the candidate's score and uses it to choose which entities of a big relation group are
 looked at at all.
 

@@ -17,16 +17,15 @@ from functools import lru_cache
 import bm25s.stopwords as _stopwords
 
 _WORD = re.compile(r"[^\W_]+")
-# runs of a script written without spaces (Chinese, Japanese, Korean): titles and words may start anywhere there
-UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_UNSPACED = UNSPACED
-_STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
-what which who whom whose when where why how that this these those it its as into about than then there their
-they them he she his her him i you we our your me my can could would should will shall may might has have had
-not no yes any all some one ones also""".split()) | frozenset("film films movie movies".split())
 # nouns so common in a film graph's questions that they are stop words for matching, yet still say what a question
 # asks for ("in which movies")
 _GENERIC_NOUNS = {"en": frozenset("film films movie movies".split())}
+# runs of a script written without spaces (Chinese, Japanese, Korean): titles and words may start anywhere there
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
+what which who whom whose when where why how that this these those it its as into about than then there their
+they them he she his her him i you we our your me my can could would should will shall may might has have had
+not no yes any all some one ones also""".split()) | _GENERIC_NOUNS["en"]
 _FRENCH_STOP = frozenset(_stopwords.STOPWORDS_FRENCH) | frozenset("""a l d qu s n c j m t est sont été quel quelle
 quels quelles qui que quoi où quand comment lequel laquelle""".split())
 _CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset(
@@ -58,7 +57,7 @@ def hop_phrases(question: str, topics: list[str]) -> list[str]:
     counts them. [] when no topic occurs or the text has no spaces."""
     low = question.lower()
     at = min((low.find(t.lower()) for t in topics if t and t.lower() in low), default=-1)
-    if at < 0 or _UNSPACED.search(question):
+    if at < 0 or UNSPACED.search(question):
         return []
     end = max(low.find(t.lower()) + len(t) for t in topics if t and t.lower() in low)
     lang = language([w.lower() for w in _WORD.findall(question)])
@@ -159,9 +158,9 @@ def _cjk_tokens(run: str) -> list[str]:
 @lru_cache(maxsize=200_000)
 def _tokens(text: str) -> tuple[str, ...]:
     out: list[str] = []
-    for run in _UNSPACED.findall(text):
+    for run in UNSPACED.findall(text):
         out += _cjk_tokens(run)
-    words = [w.lower() for w in _WORD.findall(_UNSPACED.sub(" ", text))]
+    words = [w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))]
     stop, stemmer = LANGUAGES[language(words)]
     kept = [w for w in words if w not in stop]
     out += _snowball(stemmer).stemWords(kept) if stemmer else [_stem(w) for w in kept]
@@ -174,11 +173,15 @@ def tokens(text: str) -> list[str]:
     return list(_tokens(text))
 
 
+_CJK_STOP_MARK = re.compile(r"[。！？]")
+_FULL_STOP = re.compile(r"[.!?](?=\s|$)")
+
+
 def first_sentence(text: str, limit: int = 300) -> str:
     """The first sentence of a text, at most `limit` characters: up to a CJK full stop, or to the first . ! ?
     followed by a space after 20 characters (so "Mr. Fezziwig is ..." is not cut at "Mr.")."""
     text = (text or "").strip()
-    ends = [m.end() for m in (re.search(r"[。！？]", text), re.compile(r"[.!?](?=\s|$)").search(text, 20)) if m]
+    ends = [m.end() for m in (_CJK_STOP_MARK.search(text), _FULL_STOP.search(text, 20)) if m]
     return text[: min(ends)][:limit] if ends else text[:limit]
 
 
@@ -273,7 +276,7 @@ def expected_hops(question: str, topics: list[str]) -> int:
     text = question
     for t in sorted((t for t in topics if t), key=len, reverse=True):
         text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
-    if _UNSPACED.search(text) and not _WORD.search(_UNSPACED.sub(" ", text).replace("\x00", "")):
+    if UNSPACED.search(text) and not _WORD.search(UNSPACED.sub(" ", text).replace("\x00", "")):
         return _cjk_hops(text)
     words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
     lang = language(words)
@@ -327,7 +330,7 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
     not say."""
-    if _UNSPACED.search(question):
+    if UNSPACED.search(question):
         hit = min(((question.find(k), v) for k, v in CJK_ASKS_FOR.items() if k in question), default=None)
         if hit is not None:
             return tokens(hit[1]), False
@@ -350,8 +353,6 @@ def asked_type(question: str) -> tuple[list[str], bool]:
         after = words[at + 1:at + 4]
         noun = (after[2] if len(after) == 3 and after[0] in of and after[1] in articles
                 else after[1] if len(after) >= 2 and after[0] in of_the else None)
-        named = _type_words(noun) if noun else []
-        return (named, True) if named else ([], False)
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from tog_core.llm.usage import Usage
-from tog_core.scoring.text import UNSPACED as _UNSPACED
+from tog_core.scoring.text import UNSPACED
 from tog_core.tog.trace import Seed
 
 # scripts written without spaces between words: titles are found as substrings of a run of these characters
@@ -26,7 +26,7 @@ def _spans(question: str, max_words: int = 10) -> list[tuple[int, int, str]]:
         for i in range(len(words) - n + 1):
             a, b = words[i][0], words[i + n - 1][1]
             out.append((a, b, question[a:b]))
-    for m in _UNSPACED.finditer(question):
+    for m in UNSPACED.finditer(question):
         a, b = m.span()
         out += [(x, y, question[x:y]) for x in range(a, b) for y in range(x + MIN_SPAN_CHARS, min(b, x + 24) + 1)]
     return sorted(out, key=lambda t: (-(t[1] - t[0]), t[0]))
@@ -54,7 +54,7 @@ def _distinctive(text: str, *, sentence_start: bool, exact: bool) -> bool:
     its article ("the grave", "the shop": GraphRAG extracts such entities; in a question they describe)."""
     if _common_noun(text):
         return False
-    if " " in text.strip() or _UNSPACED.search(text) or any(ch.isdigit() or ch == "_" for ch in text):
+    if " " in text.strip() or UNSPACED.search(text) or any(ch.isdigit() or ch == "_" for ch in text):
         return True
     upper = [k for k, ch in enumerate(text) if ch.isupper()]
     return bool(upper) and (not sentence_start or len(upper) > 1 or not exact and len(text) > 1 and upper[0] > 0)
@@ -72,7 +72,7 @@ def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
         if any(a < y and x < b for x, y in taken):
             continue
         for v in _variants(text):
-            if len(v) < MIN_SPAN_CHARS or (len(v) < 3 and not _UNSPACED.search(v)):
+            if len(v) < MIN_SPAN_CHARS or (len(v) < 3 and not UNSPACED.search(v)):
                 continue
             idx = graph.find_title(v)
             if idx is None or idx in seen:

@@ -65,13 +65,14 @@ class StageProposals:
           a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
           extraction noise and never answers."""
         keep = np.ones(len(rels), dtype=bool)
-        if self.graph.has_relation_labels and len(outs):
+        typed = self.graph.has_relation_labels
+        if typed and len(outs):
             # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
             # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
-            keep &= outs.astype(bool) | ~np.isin(others, others[outs.astype(bool)])
+            out = outs.astype(bool)
+            keep &= out | ~np.isin(others, others[out])
         if p.hops:
             taken = {h.ridx for h in p.hops}
-            typed = self.graph.has_relation_labels
             # an edge taken before may be taken again only from the entity it was taken from: round trips close
             # ("X's son's mother's children" include the son; a self-loop applied twice) but no edge is walked back
             same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
@@ -87,7 +88,7 @@ class StageProposals:
                 if twin is not None:
                     keep[k] = False
         if len(p.hops) + 1 >= (last_depth or self.config.depth):
-            keep &= (others != p.start) | ((others == p.end) & self.graph.has_relation_labels)  # typed self-loop
+            keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
         return keep
 
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
