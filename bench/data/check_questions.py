@@ -31,7 +31,8 @@ import pyarrow.parquet as pq
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 # question sets whose graph is not kept in this folder: set name -> output folder, relative to the repository
-EXTERNAL_OUTPUTS = {"christmas-carol": "../shared/data/graphrag/christmas-carol-v3/output"}
+EXTERNAL_OUTPUTS = {"christmas-carol": "../shared/data/graphrag/christmas-carol-v3/output",
+                    "operation-dulce": "../shared/data/graphrag/operation-dulce-v3/output"}
 MAX_HOPS = 6  # the exact-length path search is exponential in the number of hops
 
 REQUIRED: dict[str, type | tuple[type, ...]] = {
