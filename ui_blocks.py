@@ -19,8 +19,9 @@ from tog_core.render.frontier import frontier_html, trace_entity_types
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 
 ss = st.session_state
-STAGE_WORDS = {"linking": "finding the topic entities", "relations": "scoring relations",
-               "entities": "scoring entities", "evaluate": "judging the chains", "answer": "writing the answer"}
+STAGE_WORDS = {"linking": "finding the topic entities", "planning": "trying each number of hops",
+               "relations": "scoring relations", "entities": "scoring entities", "evaluate": "judging the chains",
+               "answer": "writing the answer"}
 
 
 def _stop_pressed() -> None:

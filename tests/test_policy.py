@@ -126,14 +126,16 @@ def test_on_a_graphrag_graph_the_search_stops_when_nothing_ahead_matches_what_is
     q = "who did Ann meet during the long winter"
     assert expected_hops(q, ["Ann"]) == 2  # "meet" and "long winter" read as two relations
     g = free_graph([("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl")])
-    found, st = search(g, q, "Ann", policy=CheapPolicy(), depth=3, exact_depth=False)
+    words = CheapPolicy(try_depths=False)  # the hop count read from the wording (the plan when a stage uses an LLM)
+    found, st = search(g, q, "Ann", policy=words, depth=3, exact_depth=False)
     assert st.depth == 1 and found[0] == ["Ann", "Bob"] and st.steps[-1].verdict["by"] == "ahead"
     assert "long" in st.steps[-1].verdict["reason"] and "wint" in st.steps[-1].verdict["reason"]
-    _, on = search(g, q, "Ann", policy=CheapPolicy(stop_when_nothing_ahead=False), depth=3, exact_depth=False)
+    _, on = search(g, q, "Ann", policy=CheapPolicy(stop_when_nothing_ahead=False, try_depths=False), depth=3,
+                   exact_depth=False)
     assert on.depth == 2
     # a word still asked for one hop further: the search goes on
     g2 = free_graph([("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob spent the winter with Carl")])
-    _, st2 = search(g2, q, "Ann", policy=CheapPolicy(), depth=3, exact_depth=False)
+    _, st2 = search(g2, q, "Ann", policy=words, depth=3, exact_depth=False)
     assert st2.depth == 2
 
 
@@ -306,7 +308,8 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
                   "description": ["Acme was founded by Ann", "Ann was born in Paris"],
                   "text_unit_ids": pa.array([[], []], pa.list_(pa.string()))}), None)
     eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=2),
-                    policy=CheapPolicy(plan_hops=False, type_gate=False, stop_when_nothing_ahead=False))
+                    policy=CheapPolicy(plan_hops=False, type_gate=False, stop_when_nothing_ahead=False,
+                                       try_depths=False))
     st = asyncio.run(eng.run("who stands behind Acme", seeds=["Acme"]))
     assert st.depth == 2  # no relation says "stands behind": the search went on to the maximum depth
     choice = eng.answer_choice(st)

@@ -120,10 +120,13 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     async def work() -> State:
         if on_stage:
             on_stage(1, "linking")
-        start = await engine.start_async(question, seeds_list)  # bad input (empty question) raises here
+        start = await engine.start_async(question, seeds_list, plan=False)  # bad input (empty question) raises here
         cb.on_state(start)
         if on_start:
             on_start(start)
+        if on_stage:
+            on_stage(1, "planning")
+        start = await engine.plan_depth(start)  # a failure here is recorded like one mid-run
         return await engine.run(question, state=start, callbacks=cb)
 
     try:
@@ -286,10 +289,12 @@ def replay(engine: Any, trace: dict[str, Any], upto: int) -> list[State]:
     """The states of a saved run from its topic entities through its first `upto` steps, each step applied
     with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
     make this free); a recorded choice the search no longer offers raises ValueError."""
-    from tog_core.tog.trace import Seed
+    from tog_core.tog.trace import DepthPlan, Seed
 
     seeds = [Seed(**{k: s[k] for k in ("id", "title", "how", "score") if k in s}) for s in trace.get("seeds") or []]
-    states = [engine.start(trace["question"], seeds)]
+    first = engine.start(trace["question"], seeds)
+    # the number of hops the run settled on before its first step (recorded, not tried again)
+    states = [first.with_(plan=DepthPlan.from_dict(trace["plan"])) if trace.get("plan") else first]
     steps = trace.get("steps") or []
     for i, step in enumerate(steps[:upto]):
         prop = asyncio.run(engine.propose(states[-1]))

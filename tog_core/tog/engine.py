@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
@@ -84,8 +85,31 @@ class ToGEngine(StageProposals, Recording):
         return State(question=question, seeds=tuple(found), paths=tuple(paths), stage=stage,
                      stop_reason=None if paths else "no_candidates")
 
-    async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
-        """Like start, but when no title matches the question, ask the LLM for the topic entities."""
+    async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None, *,
+                          plan: bool = True) -> State:
+        """Like start, but when no title matches the question, ask the LLM for the topic entities; then (`plan`)
+        the policy may settle the number of hops before the search starts (`plan_depth`)."""
+        state = await self._linked(question, seeds)
+        return await self.plan_depth(state) if plan else state
+
+    async def plan_depth(self, state: State) -> State:
+        """The state with the number of hops the policy settles before the search (CheapPolicy.plan tries each
+        number up to the maximum), or as it is."""
+        return await self.policy.plan(self, state) if state.paths and not state.done and state.plan is None else state
+
+    async def trial(self, state: State, depth: int) -> tuple[State, list[BeamPath]]:
+        """The automatic search from `state`'s topic entities with exactly `depth` hops, unrecorded, by an engine
+        that shares this one's graph, scorers and policy and has no LLM: for a policy that settles the number of
+        hops by trying each. Returns the final state and its chains, best first."""
+        sib = ToGEngine(self.graph, embedder=self.embedder, config=replace(self.config, depth=depth, exact_depth=True),
+                        policy=self.policy, relation_scorer=self.relation_scorer, entity_scorer=self.entity_scorer,
+                        prefilter=self.prefilter, clock=self.clock, project=self.project)
+        st = sib.start(state.question, state.seeds)
+        while not st.done:
+            st = sib.apply(st, await sib.propose(st))
+        return st, sib.best_paths(st)
+
+    async def _linked(self, question: str, seeds: Iterable[Seed | str] | None) -> State:
         state = self.start(question, seeds)
         if state.paths or seeds is not None:
             return state

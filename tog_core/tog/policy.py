@@ -6,6 +6,7 @@ these questions for it:
 
 * what a relation group reads like to a scorer (`relation_text`);
 * which part of the question a relation scorer should read for one path (`relation_query`);
+* how many hops to search, settled before the search starts or not at all (`plan`, `planned_depth`);
 * how raw relation scores are adjusted before the cut (`relation_scores`);
 * how a candidate entity is rated by where it leads next (`rate_next`), and how relation, entity and
   next-hop ratings make one hop score (`hop_score`);
@@ -64,12 +65,14 @@ class SearchContext(Protocol):
     prefilter: Any
 
     def open_edges(self, p: BeamPath, rels: Any, others: Any, outs: Any, last_depth: int | None = None) -> Any: ...
+    async def trial(self, state: State, depth: int) -> tuple[State, list[BeamPath]]: ...
 
 
 class SearchPolicy(Protocol):
     name: str
 
     def params(self) -> dict[str, Any]: ...
+    async def plan(self, ctx: SearchContext, state: State) -> State: ...
     def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]: ...
@@ -96,6 +99,10 @@ class FaithfulPolicy:
 
     def params(self) -> dict[str, Any]:
         return {}
+
+    async def plan(self, ctx: SearchContext, state: State) -> State:
+        """Nothing is settled before the search: the LLM judges when to stop."""
+        return state
 
     def planned_depth(self, ctx: SearchContext, state: State) -> int:
         """The depth the search expects to answer at: the maximum (the LLM judge decides when to stop)."""

@@ -9,7 +9,7 @@ from typing import Any
 from tog_core.llm.usage import Usage, total
 from tog_core.tog.policy import LOW_CONFIDENCE
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
-from tog_core.tog.trace import Link, Trace
+from tog_core.tog.trace import DepthPlan, Link, Trace
 
 
 def now_iso() -> str:
@@ -70,7 +70,8 @@ class Recording:
                      question=state.question, project=self.project, config=config, seeds=list(state.seeds),
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
-                     created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state))
+                     created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state),
+                     plan=state.plan.to_dict() if state.plan else None)
 
     def snapshot(self, state: State) -> dict[str, Any]:
         """What resume needs, by GraphRAG ids (stable across reloads of the same project)."""
@@ -117,5 +118,6 @@ class Recording:
                      for r in snap["relations"])
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
-                     answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error)
+                     answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error,
+                     plan=DepthPlan.from_dict(t.plan) if t.plan else None)
 

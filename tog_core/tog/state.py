@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from tog_core.tog.trace import Seed, Step
+from tog_core.tog.trace import DepthPlan, Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
 MODES = ("faithful", "fast")
@@ -175,6 +175,7 @@ class State:
     answer_by: str = ""
     extra_usage: tuple[dict[str, Any], ...] = ()  # linking and answer calls (not part of a stage step)
     error: str | None = None
+    plan: DepthPlan | None = None  # the number of hops settled before the search (CheapPolicy.plan), else None
 
     @property
     def done(self) -> bool:

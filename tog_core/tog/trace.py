@@ -94,7 +94,26 @@ class Seed:
     score: float = 1.0
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
+class DepthPlan:
+    """How many hops a search takes, settled before it starts, and why: the LLM-free search on a free-text graph
+    tries every number of hops up to the maximum and keeps one (policy/cheap.py: CheapPolicy.plan). `trials`: per
+    number of hops tried, the question words its best chain's relations matched and where that chain ended."""
+
+    depth: int
+    reason: str
+    trials: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"depth": self.depth, "reason": self.reason, "trials": [dict(t) for t in self.trials]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DepthPlan:
+        return cls(depth=int(d["depth"]), reason=str(d.get("reason", "")),
+                   trials=tuple(dict(t) for t in d.get("trials") or ()))
+
+
+@dataclass
 class Trace:
     question: str
     project: str
@@ -118,6 +137,7 @@ class Trace:
     error: str | None = None
     state: dict[str, Any] = field(default_factory=dict)  # what the engine needs to resume
     diagnosis: list[dict[str, Any]] | None = None  # `query --expect TITLE`: where each expected entity was lost
+    plan: dict[str, Any] | None = None  # DepthPlan.to_dict(): the number of hops settled before the search, and why
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,74 @@
+"""How many hops an LLM-free search on a free-text graph takes: tried, not read from the wording (CheapPolicy.plan)."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from test_cheap_search import typed_graph
+from test_policy import free_graph
+from tog_core.app.runner import replay
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.text import expected_hops
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import EngineConfig
+
+# Ann -> Bob -> Carl -> Dover: each edge says one thing
+CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl"),
+         ("Carl", "Dover", "Carl moved to Dover")]
+CHEAP = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3)
+
+
+def run(question: str, *, graph=None, policy=None, config=CHEAP):
+    eng = ToGEngine(graph or free_graph(CHAIN), config=config, policy=policy or CheapPolicy())
+    st = asyncio.run(eng.run(question, seeds=["Ann"]))
+    choice = eng.answer_choice(st)
+    return eng, st, eng.graph.title(choice.entity) if choice else None
+
+
+def test_the_fewest_hops_whose_chain_matches_the_most_question_words():
+    q = "who did Ann see when she met someone at the fair during the long winter"
+    assert expected_hops(q, ["Ann"]) == 4  # the wording reads four relations ("see", "met", "fair", "long winter")
+    eng, st, answer = run(q)
+    assert st.plan is not None and st.plan.depth == 1
+    assert [t["matched"] for t in st.plan.trials] == [["fair", "met"]] * 3  # deeper hops match nothing more
+    assert answer == "Bob" and st.depth == 1 and st.stop_reason == "sufficient"
+    assert st.steps[-1].verdict["by"] == "plan" and "1 hop" in st.steps[-1].verdict["reason"]
+    # read from the wording, with no other stop, the same search walks on to Dover
+    words = CheapPolicy(try_depths=False, stop_when_nothing_ahead=False, type_gate=False)
+    _, st2, answer2 = run(q, policy=words)
+    assert st2.plan is None and st2.depth == 3 and answer2 == "Dover"
+
+
+def test_a_deeper_chain_that_matches_more_words_is_kept():
+    eng, st, answer = run("who got the mill from the man Ann met at the fair")
+    assert [len(t["matched"]) for t in st.plan.trials] == [2, 3, 3]  # met, fair; + mill; Dover adds nothing
+    assert st.plan.depth == 2 and answer == "Carl" and st.depth == 2
+    # the run is the trial it chose: the same chains, step by step
+    trial, best = asyncio.run(eng.trial(st, 2))
+    assert [(p.start, [h.ridx for h in p.hops]) for p in best] == [(p.start, [h.ridx for h in p.hops])
+                                                                   for p in eng.best_paths(st)]
+
+
+def test_the_plan_is_in_the_trace_and_a_replay_keeps_it_without_trying_again():
+    eng, st, _ = run("who got the mill from the man Ann met at the fair")
+    tr = eng.trace(st).to_dict()
+    assert tr["plan"]["depth"] == 2 and len(tr["plan"]["trials"]) == 3 and "2 hops" in tr["plan"]["reason"]
+    assert eng.restore(tr).plan == st.plan
+
+    def no_trials(*_a, **_k):
+        raise AssertionError("a replay must not try the depths again")
+
+    eng.trial = no_trials
+    states = replay(eng, tr, len(tr["steps"]))
+    assert states[0].plan == st.plan and states[-1].paths == st.paths
+
+
+def test_no_plan_on_a_typed_graph_with_a_known_depth_or_with_an_llm_or_random_scorer():
+    typed = typed_graph([("Jaws", "directed_by", "Spielberg"), ("Duel", "directed_by", "Spielberg")])
+    eng = ToGEngine(typed, config=CHEAP, policy=CheapPolicy())
+    assert asyncio.run(eng.run("who directed Jaws", seeds=["Jaws"])).plan is None  # typed: read from the wording
+    q = "who got the mill from the man Ann met at the fair"
+    assert run(q, config=replace(CHEAP, exact_depth=True))[1].plan is None  # the depth is known
+    assert run(q, config=replace(CHEAP, relation_pruner="random", entity_pruner="random"))[1].plan is None
+    assert run(q, config=replace(CHEAP, depth=1))[1].plan is None  # nothing to choose
+    assert run(q, policy=CheapPolicy(try_depths=False))[1].plan is None
