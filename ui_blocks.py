@@ -121,6 +121,14 @@ def answer_block(t: dict[str, Any]) -> None:
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
+    rows = V.plan_rows(t)
+    if rows:  # the LLM-free search on a GraphRAG graph tried each number of hops: show what each would have said
+        kept = next(r["hops"] for r in rows if r["kept"])
+        with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)})", icon=":material/stairs:"):
+            st.dataframe(rows, hide_index=True, width="stretch")
+            st.caption("Each row is its own search of exactly that many hops, made before this run; the run then "
+                       "searched the kept one (the fewest hops whose best chain's relations match the most question "
+                       "words), and the chains and pictures here are its.")
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")

@@ -126,6 +126,10 @@ def test_no_key_one_click_answers_from_the_chains_plainly(home):
     assert "Tarnby Lensworks → Pell Ardent: Pell Ardent founded Tarnby Lensworks." in seen.replace("**", "")
     assert "Started from: Corin Vell (its name is in the question)" in seen.replace("**", "")
     assert [s.label for s in at.status][0].startswith("Done")
+    t = at.session_state[K.ASK_TRACE]  # the hops were tried, and the page says what each number of hops found
+    hops = [e for e in at.expander if e.label.startswith("How many hops")]
+    assert t["plan"] and hops and hops[0].label == f"How many hops: {t['plan']['depth']} (tried 1 to 3)"
+    assert "Each row is its own search" in " ".join(c.value for c in hops[0].caption)
     assert "SmolLM2-135M" in seen  # the draft is offered, with its caveat, and not made
     assert not at.session_state[K.ASK_DRAFT]  # offered, not made: never the default
     t = at.session_state[K.ASK_TRACE]

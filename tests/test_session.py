@@ -384,3 +384,16 @@ def test_departures_switched_off_in_the_sidebar_reach_the_engine_and_come_back_f
     assert set(settings_from_trace(trace, "demo").without) == {"degree_filter", "cumulative_score"}
     assert settings_from_trace({"config": {"departures": []}}, "demo").without == tuple(DEPARTURES)  # --paper
     assert settings_from_trace({"config": {}}, "demo").without == ()  # an older trace: the defaults
+
+
+def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
+    from tog_core.app.views import plan_rows
+
+    assert plan_rows({"plan": None}) == [] and plan_rows({}) == []
+    rows = plan_rows({"plan": {"depth": 2, "reason": "", "trials": [
+        {"depth": 1, "matched": ["met"], "end": "Bob"}, {"depth": 2, "matched": ["met", "mill"], "end": "Carl"},
+        {"depth": 3, "matched": [], "end": None}]}})
+    assert [r["kept"] for r in rows] == [False, True, False]
+    assert rows[1]["question words matched"] == 2 and rows[1]["which"] == "met, mill"
+    assert rows[1]["best chain ends at"] == "Carl" and rows[2]["which"] == "none"
+    assert rows[2]["best chain ends at"] == "no chain"

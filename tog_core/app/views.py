@@ -147,6 +147,15 @@ def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elaps
             f"{u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)} tokens · {money}{secs}")
 
 
+def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The numbers of hops a run tried before it searched (the trace's `plan`), one row each: what its best chain
+    matched of the question, where that chain ended, and whether it was kept. [] when the run settled nothing."""
+    plan = trace.get("plan") or {}
+    return [{"hops": t.get("depth"), "question words matched": len(t.get("matched") or []),
+             "which": ", ".join(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
+             "kept": t.get("depth") == plan.get("depth")} for t in plan.get("trials") or []]
+
+
 def fallbacks(trace: dict[str, Any]) -> list[str]:
     """Every named fallback of a run, as one line each."""
     out = [f"depth {s.get('depth')} {s.get('stage')}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
