@@ -123,7 +123,7 @@ def answer_block(t: dict[str, Any]) -> None:
         st.markdown("\n".join(lines))
     rows = V.plan_rows(t)
     if rows:  # the LLM-free search on a GraphRAG graph tried each number of hops: show what each would have said
-        kept = next(r["hops"] for r in rows if r["kept"])
+        kept = next((r["hops"] for r in rows if r["kept"]), "?")
         with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)})", icon=":material/stairs:"):
             st.dataframe(rows, hide_index=True, width="stretch")
             st.caption("Each row is its own search of exactly that many hops, made before this run; the run then "

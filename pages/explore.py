@@ -40,7 +40,13 @@ if ex is None:
         st.caption("No entity name was found in the question: pick the topic entities above.")
     if st.button("Start", type="primary", disabled=not (q.strip() and seeds)):
         engine, model_info, _ = ui.engine_or_stop()
-        ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+        try:
+            with st.spinner("Finding how many hops to search (one quick search per number of hops)…"):
+                ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+        except (LLMError, ValueError, OSError) as err:  # a scorer or store failing while the hops are tried
+            st.error(f"Could not start the search: {err}. Your question and topic entities are kept; try again or "
+                     "change the pruner in the sidebar.")
+            st.stop()
         st.rerun()
     st.stop()
 

@@ -72,3 +72,30 @@ def test_no_plan_on_a_typed_graph_with_a_known_depth_or_with_an_llm_or_random_sc
     assert run(q, config=replace(CHEAP, relation_pruner="random", entity_pruner="random"))[1].plan is None
     assert run(q, config=replace(CHEAP, depth=1))[1].plan is None  # nothing to choose
     assert run(q, policy=CheapPolicy(try_depths=False))[1].plan is None
+
+
+def test_no_plan_when_the_llm_judges_and_a_run_saved_before_planning_is_planned_on_resume():
+    q = "who got the mill from the man Ann met at the fair"
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy(), llm=object())  # cheap pruners, LLM judge
+    st = eng.start(q, seeds=["Ann"])
+    assert asyncio.run(eng.policy.plan(eng, st)) is st  # the paper's judge decides when to stop: nothing settled
+    plain = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    linked = asyncio.run(plain.start_async(q, seeds=["Ann"], plan=False))  # saved after linking, then stopped
+    assert linked.plan is None
+    assert asyncio.run(plain.run(q, state=linked)).plan.depth == 2  # resumed: planned before the first step
+
+
+def test_a_person_who_searches_on_past_the_plan_gets_the_usual_rules():
+    q = "who did Ann see when she met someone at the fair during the long winter"
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = asyncio.run(eng.start_async(q, seeds=["Ann"]))
+    assert st.plan.depth == 1
+    while st.stage != "evaluate":
+        st = eng.apply(st, asyncio.run(eng.propose(st)))
+    prop = asyncio.run(eng.propose(st))
+    assert prop.step.verdict["by"] == "plan" and prop.auto_choice() == {"sufficient"}
+    st = eng.apply(st, prop, {"continue"})  # the person overrides: search one level deeper
+    assert st.depth == 2 and eng.policy.planned_depth(eng, st) == 3  # past the plan: the maximum
+    while st.stage != "evaluate":
+        st = eng.apply(st, asyncio.run(eng.propose(st)))
+    assert asyncio.run(eng.propose(st)).step.verdict["by"] != "plan"

@@ -88,8 +88,9 @@ class CheapPolicy:
         cfg = ctx.config
         cheap = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")} <= {"bm25",
                                                                                                        "embedding"}
+        judged_by_llm = ctx.llm is not None and cfg.judge != "coverage"  # the paper's judge decides when to stop
         if (not self.try_depths or cfg.exact_depth or cfg.depth < 2 or ctx.graph.has_relation_labels or not cheap
-                or not state.paths):
+                or judged_by_llm or not state.paths):
             return state
         trials = []
         for k in range(1, cfg.depth + 1):
@@ -107,8 +108,8 @@ class CheapPolicy:
         """The depth settled before the search (`plan`); else the maximum; with plan_hops and a depth that is only a
         maximum, as many hops as the question names relations (never more than the maximum)."""
         cfg = ctx.config
-        if state.plan is not None:
-            return state.plan.depth
+        if state.plan is not None:  # past it only when the person chose to search on: then the maximum
+            return state.plan.depth if state.depth <= state.plan.depth else cfg.depth
         if not self.plan_hops or cfg.exact_depth:
             return cfg.depth
         return min(cfg.depth, expected_hops(state.question, [x.title for x in state.seeds]))
@@ -239,8 +240,9 @@ class CheapPolicy:
         start answers nothing: the question names its topic), once the planned depth is reached, or (GraphRAG)
         once nothing one hop further matches a question word still unmatched; then, while no chain ends in the
         type the question asks for, one hop more."""
-        if state.plan is not None and state.depth >= state.plan.depth:
-            return {"sufficient": True, "by": "plan", "reason": state.plan.reason}
+        if state.plan is not None and state.depth == state.plan.depth:  # a person who searches on gets the rules
+            return {"sufficient": True, "by": "plan",
+                    "reason": f"the number of hops settled before the search: {state.plan.reason}"}
         v = coverage_verdict(state.question, [x.title for x in state.seeds],
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
                               if p.hops and not p.back_home])

@@ -296,6 +296,8 @@ class ToGEngine(StageProposals, Recording):
         t0 = self.clock()
         if state is None:
             state = await self.start_async(question, seeds)
+        elif not state.steps:  # a run saved before its first step (stopped while planning): plan it now
+            state = await self.plan_depth(state)
         while not state.done:
             cb.on_stage(state.depth, state.stage)
             proposal = await self.propose(state)

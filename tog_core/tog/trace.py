@@ -113,7 +113,7 @@ class DepthPlan:
                    trials=tuple(dict(t) for t in d.get("trials") or ()))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Trace:
     question: str
     project: str
