@@ -40,3 +40,16 @@ def test_cli_export_carries_the_source_text_of_every_link(tmp_path, capsys, tog_
     assert "was founded by Mara Quell" in capsys.readouterr().out
     assert main(["export", str(out), "--project", str(tmp_path / "nowhere")]) == 2
     assert "--project" in capsys.readouterr().err
+
+
+def test_query_says_how_many_hops_it_tried_and_kept(capsys, tog_home):
+    args = ["query", "demo", "Who founded the Lanternwright Guild?", "--model", "none", "--pruner", "bm25",
+            "--no-save"]
+    assert main(args + ["--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["depth"] == 1 and [t["depth"] for t in plan["trials"]] == [1, 2, 3]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "hops: 1 (tried 1: " in out and "question word(s) matched, ends at Mara Quell" in out
+    assert main(args + ["--pruner", "random", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["plan"] is None  # nothing to learn from random scores
