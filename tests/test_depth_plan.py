@@ -10,7 +10,7 @@ from tog_core.app.runner import replay
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.text import expected_hops
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import EngineConfig
+from tog_core.tog.state import Callbacks, EngineConfig
 
 # Ann -> Bob -> Carl -> Dover: each edge says one thing
 CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl"),
@@ -99,3 +99,15 @@ def test_a_person_who_searches_on_past_the_plan_gets_the_usual_rules():
     while st.stage != "evaluate":
         st = eng.apply(st, asyncio.run(eng.propose(st)))
     assert asyncio.run(eng.propose(st)).step.verdict["by"] != "plan"
+
+
+def test_the_progress_says_planning_only_when_the_hops_are_tried():
+    def stages(eng, question, seed):
+        seen = []
+        asyncio.run(eng.run(question, seeds=[seed], callbacks=Callbacks(on_stage=lambda d, s: seen.append(s))))
+        return seen
+
+    free = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    assert stages(free, "who got the mill from the man Ann met at the fair", "Ann")[:2] == ["planning", "relations"]
+    typed = ToGEngine(typed_graph([("Jaws", "directed_by", "Spielberg")]), config=CHEAP, policy=CheapPolicy())
+    assert "planning" not in stages(typed, "who directed Jaws", "Jaws")

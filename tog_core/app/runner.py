@@ -124,10 +124,7 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
         cb.on_state(start)
         if on_start:
             on_start(start)
-        if on_stage:
-            on_stage(1, "planning")
-        start = await engine.plan_depth(start)  # a failure here is recorded like one mid-run
-        return await engine.run(question, state=start, callbacks=cb)
+        return await engine.run(question, state=start, callbacks=cb)  # plans first: a failure there is recorded
 
     try:
         state = asyncio.run(_with_ticker(work, on_tick))

@@ -81,18 +81,24 @@ class CheapPolicy:
     try_depths: bool = True
     _memo: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
 
-    async def plan(self, ctx: SearchContext, state: State) -> State:
-        """Settle the number of hops before the search (try_depths): search with exactly 1, 2, ... hops up to the
-        maximum and keep the fewest hops whose best chain's relations match the most question words. The state is
-        returned as it is where that does not apply (a typed graph, whose relation texts rarely repeat the question's
-        words; a known depth; an LLM or random scorer; a maximum of 1)."""
+    def plans(self, ctx: SearchContext, state: State) -> bool:
+        """Whether `plan` tries the numbers of hops for this search: not on a typed graph (its relation texts rarely
+        repeat the question's words), with a known depth, an LLM judge, an LLM or random scorer, a maximum of 1, no
+        topic entity, or a plan already made."""
         cfg = ctx.config
         cheap = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")} <= {"bm25",
                                                                                                        "embedding"}
         judged_by_llm = ctx.llm is not None and cfg.judge != "coverage"  # the paper's judge decides when to stop
-        if (not self.try_depths or cfg.exact_depth or cfg.depth < 2 or ctx.graph.has_relation_labels or not cheap
-                or judged_by_llm or not state.paths):
+        return (self.try_depths and not cfg.exact_depth and cfg.depth >= 2 and not ctx.graph.has_relation_labels
+                and cheap and not judged_by_llm and bool(state.paths) and not state.done and state.plan is None)
+
+    async def plan(self, ctx: SearchContext, state: State) -> State:
+        """Settle the number of hops before the search (try_depths): search with exactly 1, 2, ... hops up to the
+        maximum and keep the fewest hops whose best chain's relations match the most question words. The state is
+        returned as it is where that does not apply (`plans`)."""
+        if not self.plans(ctx, state):
             return state
+        cfg = ctx.config
         trials = []
         for k in range(1, cfg.depth + 1):
             st, best = await ctx.trial(state, k)

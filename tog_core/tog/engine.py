@@ -92,10 +92,14 @@ class ToGEngine(StageProposals, Recording):
         state = await self._linked(question, seeds)
         return await self.plan_depth(state) if plan else state
 
-    async def plan_depth(self, state: State) -> State:
+    async def plan_depth(self, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
         """The state with the number of hops the policy settles before the search (CheapPolicy.plan tries each
-        number up to the maximum), or as it is."""
-        return await self.policy.plan(self, state) if state.paths and not state.done and state.plan is None else state
+        number up to the maximum), or as it is; `on_stage(1, "planning")` is told when the policy does plan."""
+        if not self.policy.plans(self, state):
+            return state
+        if on_stage:
+            on_stage(state.depth, "planning")
+        return await self.policy.plan(self, state)
 
     async def trial(self, state: State, depth: int) -> tuple[State, list[BeamPath]]:
         """The automatic search from `state`'s topic entities with exactly `depth` hops, unrecorded, by an engine
@@ -295,9 +299,9 @@ class ToGEngine(StageProposals, Recording):
         cb = callbacks or Callbacks()
         t0 = self.clock()
         if state is None:
-            state = await self.start_async(question, seeds)
-        elif not state.steps:  # a run saved before its first step (stopped while planning): plan it now
-            state = await self.plan_depth(state)
+            state = await self.start_async(question, seeds, plan=False)
+        if not state.steps:  # a new run, or one saved before its first step (stopped while planning)
+            state = await self.plan_depth(state, cb.on_stage)
         while not state.done:
             cb.on_stage(state.depth, state.stage)
             proposal = await self.propose(state)

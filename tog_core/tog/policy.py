@@ -72,6 +72,7 @@ class SearchPolicy(Protocol):
     name: str
 
     def params(self) -> dict[str, Any]: ...
+    def plans(self, ctx: SearchContext, state: State) -> bool: ...
     async def plan(self, ctx: SearchContext, state: State) -> State: ...
     def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
@@ -100,8 +101,10 @@ class FaithfulPolicy:
     def params(self) -> dict[str, Any]:
         return {}
 
+    def plans(self, ctx: SearchContext, state: State) -> bool:
+        return False  # nothing is settled before the search: the LLM judges when to stop
+
     async def plan(self, ctx: SearchContext, state: State) -> State:
-        """Nothing is settled before the search: the LLM judges when to stop."""
         return state
 
     def planned_depth(self, ctx: SearchContext, state: State) -> int:
