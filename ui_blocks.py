@@ -121,14 +121,9 @@ def answer_block(t: dict[str, Any]) -> None:
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
-    rows = V.plan_rows(t)
-    if rows:  # the LLM-free search on a GraphRAG graph tried each number of hops: show what each would have said
-        kept = next((r["hops"] for r in rows if r["kept"]), "?")
-        with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)})", icon=":material/stairs:"):
-            st.dataframe(rows, hide_index=True, width="stretch")
-            st.caption("Each row is its own search of exactly that many hops, made before this run; the run then "
-                       "searched the kept one (the fewest hops whose best chain's relations match the most question "
-                       "words), and the chains and pictures here are its.")
+    hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before this run; "
+               "the run then searched the kept one (the fewest hops whose best chain's relations match the most "
+               "question words), and the chains and pictures here are its.")
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
@@ -141,6 +136,18 @@ def answer_block(t: dict[str, Any]) -> None:
     st.caption(f"run {t.get('run_id')} · stop reason: {t.get('stop_reason') or 'unfinished'} · "
                f"{s.get('llm_calls', 0)} LLM calls · {s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)} "
                f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
+
+
+def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "") -> None:
+    """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
+    (views.plan_rows); nothing when it tried none."""
+    rows = V.plan_rows({"plan": plan})
+    if not rows:
+        return
+    kept = next((r["hops"] for r in rows if r["kept"]), "?")
+    with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
+        st.dataframe(rows, hide_index=True, width="stretch")
+        st.caption(note)
 
 
 def draft_block(t: dict[str, Any], project: str) -> None:

@@ -55,13 +55,9 @@ state = ex.state
 st.markdown(f"**{V.md_text(state.question)}**")
 st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
            " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
-plan_rows = V.plan_rows({"plan": state.plan.to_dict()}) if state.plan else []
-if plan_rows:  # the hops tried before the first step: the evaluate step at that depth will say "enough"
-    with st.expander(f"How many hops: {state.plan.depth} (tried 1 to {len(plan_rows)} before the first step)",
-                     icon=":material/stairs:"):
-        st.dataframe(plan_rows, hide_index=True, width="stretch")
-        st.caption("At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
-                   "(then the usual rules decide, up to the maximum depth).")
+B.hops_block(state.plan.to_dict() if state.plan else None, when=" before the first step",
+             note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
+                  "(then the usual rules decide, up to the maximum depth).")
 choice: set[str] = set()
 if not state.done:
     try:
