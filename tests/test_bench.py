@@ -68,7 +68,9 @@ def test_metrics_match_the_hand_count(tmp_path, capsys, monkeypatch):
     assert s["all"]["llm_calls"] == 0 and s["all"]["tokens"] == 0
     rows = {q["id"]: q for q in r["questions"]}
     assert rows["q1"]["ends"] == ["Dana"] and rows["q5"]["ends"] == ["Other Film"]
-    assert rows["q4"]["stop_reason"] == "no_seed"
+    # the entity the answer names is what chain Hits@1 scored: q3's is not a gold answer, q4 had no run
+    assert rows["q1"]["answer_entity"] == "Dana" and rows["q3"]["answer_entity"] == "Dana"
+    assert rows["q4"]["stop_reason"] == "no_seed" and rows["q4"]["answer_entity"] is None
     assert r["config"]["pruner"] == "bm25" and r["config"]["model"] == "none"
 
 

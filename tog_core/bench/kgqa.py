@@ -39,6 +39,7 @@ class QuestionResult:
     chain_hit: bool
     answer_hit: bool | None  # None: no LLM wrote the answer
     ends: list[str] = field(default_factory=list)  # end entities of the final beam, best first
+    answer_entity: str | None = None  # the entity the answer names (what chain Hits@1 scores)
     stop_reason: str | None = None
     llm_calls: int = 0
     llm_rounds: int = 0
@@ -128,7 +129,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
-        ends=ends, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
+        ends=ends, answer_entity=best_end, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
         tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
         wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
         depth_reached=state.depth,
