@@ -117,7 +117,9 @@ def draw() -> None:
         a, b = st.columns(2)
         a.number_input("Width N", 1, 10, key=K.WIDTH)
         b.number_input("Depth D", 1, 6, key=K.DEPTH)
-        a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER)
+        a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
+                    help="auto: the LLM with a provider; without one, the packaged embedder on a graph with relation "
+                         "types and BM25 on GraphRAG's free-text relations")
         b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER)
         with st.expander("More"):
             st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE)

@@ -74,6 +74,13 @@ def test_metrics_match_the_hand_count(tmp_path, capsys, monkeypatch):
     assert r["config"]["pruner"] == "bm25" and r["config"]["model"] == "none"
 
 
+def test_without_a_pruner_the_bench_runs_what_the_app_runs(tmp_path, capsys, monkeypatch):
+    """No --pruner and no model: the app's `auto`, which on this typed graph (a relation column) is the embedder."""
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    r = bench_json(capsys, str(write_kgqa(tmp_path)), "--limit", "2")
+    assert r["config"]["pruner"] == "embedding" and r["config"]["model"] == "none"
+
+
 def test_same_command_same_numbers(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
     data = write_kgqa(tmp_path)

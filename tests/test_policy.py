@@ -271,6 +271,17 @@ def test_one_rule_picks_the_policy_for_every_front_door():
     assert isinstance(make_policy(EngineConfig(), has_llm=False), CheapPolicy)
 
 
+def test_auto_without_an_llm_is_the_embedder_on_a_typed_graph_and_bm25_on_free_text():
+    def auto(model, typed):
+        return plan(RunSpec(model=model), None, typed=typed).config.relation_pruner
+
+    assert auto("none", typed=True) == "embedding" and auto("none", typed=False) == "bm25"
+    assert auto("local", typed=False) == auto("local", typed=True) == "embedding"  # beside the 135M model
+    assert auto("openai/x", typed=True) == "llm"
+    # an explicit choice is kept whatever the graph
+    assert plan(RunSpec(model="none", relation_pruner="bm25"), None, typed=True).config.relation_pruner == "bm25"
+
+
 # ---------------------------------------------------------------- the lookahead on its own
 def test_lookahead_rates_each_entity_by_its_best_onward_relation_relative_to_the_best():
     from tog_core.policy.lookahead import rate_next_hops

@@ -129,7 +129,8 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
-        ends=ends, answer_entity=best_end, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"], llm_rounds=stats["llm_rounds"],
+        ends=ends, answer_entity=best_end, stop_reason=state.stop_reason, llm_calls=stats["llm_calls"],
+        llm_rounds=stats["llm_rounds"],
         tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
         wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
         depth_reached=state.depth,
@@ -253,13 +254,14 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     if graph is None:
         info, graph = open_graph(str(data_dir), store=cfg.store, name=cfg.name)
         say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
-    # the benchmark measures the LLM itself when a model is given: "auto" means llm then, and bm25 without one
+    # the benchmark measures the LLM itself when a model is given: "auto" means llm then; without one, what it means
+    # for the app and the CLI (compose.default_pruner: the embedder on a typed graph, bm25 on free-text relations)
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
     spec = RunSpec(model=cfg.model if wants_llm else "none", api_base=cfg.api_base, width=cfg.width,
                    depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
                    prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without),
-                   auto_pruner="llm" if wants_llm else "bm25")
-    first = build_engine(plan(spec, info), graph=graph, info=info)
+                   auto_pruner="llm" if wants_llm else None)
+    first = build_engine(plan(spec, info, typed=graph.has_relation_labels), graph=graph, info=info)
     llm, embedder, choice = first.engine.llm, first.engine.embedder, first.choice
     pruner, ent_pruner = first.plan.config.relation_pruner, first.plan.config.entity_pruner
     engines: dict[int, Any] = {}

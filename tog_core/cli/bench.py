@@ -16,7 +16,8 @@ def add_parser(sub: Any) -> None:
     k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
     k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
     k.add_argument("--pruner", default=None,
-                   help="bm25 | embedding | random | llm (default: llm with a model, else bm25)")
+                   help="bm25 | embedding | random | llm (default: llm with a model; else as the app's auto: "
+                        "the embedder on a typed graph, bm25 on free-text relations)")
     k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
     k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")

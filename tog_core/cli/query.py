@@ -18,7 +18,8 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
     q.add_argument("--pruner", default=None, help=f"{' | '.join(PRUNERS)} (auto: llm with a provider, the "
-                   "packaged embedder beside the local model, bm25 with no LLM)")
+                   "packaged embedder beside the local model; with no LLM the embedder on a typed graph, bm25 on "
+                   "free-text relations)")
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's "
                    "model when its key is set, else none)")
@@ -70,7 +71,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     try:
         spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
                        entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
-        p = plan(spec, info)
+        p = plan(spec, info, typed=graph.has_relation_labels)
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
         engine, choice = built.engine, built.choice
