@@ -102,8 +102,9 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
 
 # ---------------------------------------------------------------------------------------------- answer
 
-def answer_block(t: dict[str, Any]) -> None:
-    """The answer stated plainly: the entity, how sure, the chain it rests on, who wrote the text."""
+def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = None) -> None:
+    """The answer stated plainly: the entity, how sure, the chain it rests on, who wrote the text. `on_hops(n)`:
+    the person asks for the answer at n hops instead of the number the search kept."""
     view = V.answer_view(t)
     conf = V.confidence_line(view)
     if t.get("answer_by") == "llm":
@@ -123,7 +124,7 @@ def answer_block(t: dict[str, Any]) -> None:
         st.markdown("\n".join(lines))
     hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before this run; "
                "the run then searched the kept one (the fewest hops whose best chain's relations match the most "
-               "question words), and the chains and pictures here are its.")
+               "question words), and the chains and pictures here are its.", on_choose=on_hops)
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
@@ -138,9 +139,11 @@ def answer_block(t: dict[str, Any]) -> None:
                f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
 
 
-def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "") -> None:
+def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
+               on_choose: Callable[[int], None] | None = None) -> None:
     """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
-    (views.plan_rows); nothing when it tried none."""
+    (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
+    search again exactly that deep."""
     rows = V.plan_rows({"plan": plan})
     if not rows:
         return
@@ -148,6 +151,12 @@ def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "") -> Non
     with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
         st.dataframe(rows, hide_index=True, width="stretch")
         st.caption(note)
+        others = [r["hops"] for r in rows if not r["kept"]]
+        if on_choose and others:
+            for col, n in zip(st.columns(len(others) + 1), others):
+                col.button(f"Answer at {n} hop{'s' if n > 1 else ''}", key=f"hops_{n}", on_click=on_choose, args=(n,),
+                           help="Search again from the same topic entities, exactly this deep (a new run; this one "
+                                "stays in Saved runs)")
 
 
 def draft_block(t: dict[str, Any], project: str) -> None:

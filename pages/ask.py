@@ -62,12 +62,14 @@ if again:
 if asked and not question:
     st.warning("Type a question first.")
 elif asked:
-    engine, model_info, notes = ui.engine_or_stop()
+    again = again or {}  # "Answer at N hops" asks again as the earlier run was set up
+    engine, model_info, notes = ui.engine_or_stop(again.get("settings"))
     run_id = ss[K.ASK_RUN] = new_run_id()
     st.query_params["run"] = run_id
     ss.pop(K.ASK_TRACE, None)
     trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
-                                                   model_info=model_info, run_id=run_id, **cb),
+                                                   model_info=model_info, run_id=run_id, hops=again.get("hops"),
+                                                   tried=again.get("tried", ()), **cb),
                        max_depth=engine.config.depth, llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())
@@ -93,7 +95,9 @@ if R.is_unfinished(t):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(t, project))
         ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
         st.switch_page("pages/explore.py")
-B.answer_block(t)
+B.answer_block(t, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, {
+    "question": t["question"], "seeds": [x["title"] for x in t.get("seeds") or []], "hops": n,
+    "tried": (t.get("plan") or {}).get("trials") or (), "settings": settings_from_trace(t, project)}))
 B.draft_block(t, project)
 B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, {"question": t["question"],
                                                                                "seeds": chosen}), st.rerun()))

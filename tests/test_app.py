@@ -139,6 +139,24 @@ def test_no_key_one_click_answers_from_the_chains_plainly(home):
     assert run.run_id == t["run_id"] and run.steps > 0
 
 
+def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
+    at = ask(app(), CORIN)
+    first = at.session_state[K.ASK_TRACE]
+    kept = first["plan"]["depth"]
+    other = 3 if kept != 3 else 1
+    at = click(at, f"Answer at {other} hop{'s' if other > 1 else ''}")
+    assert not at.exception, at.exception
+    t = at.session_state[K.ASK_TRACE]
+    assert t["run_id"] != first["run_id"] and at.query_params["run"] == t["run_id"]  # a new run, shown
+    assert t["plan"]["depth"] == other and "chosen by the person" in t["plan"]["reason"]
+    assert t["plan"]["trials"] == first["plan"]["trials"]  # what each number of hops found stays to compare
+    assert all(len(c) == other for c in t["chains"] if c)
+    assert [x["title"] for x in t["seeds"]] == [x["title"] for x in first["seeds"]]
+    assert {r.run_id for r in RunStore().list()} == {first["run_id"], t["run_id"]}  # the first run is kept
+    hops = [e for e in at.expander if e.label.startswith("How many hops")]
+    assert hops and hops[0].label.startswith(f"How many hops: {other} ")
+
+
 def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home):
     at = app(**{K.MODEL: "openai/toy", K.API_BASE: server.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 2})
     at = ask(at, QUESTION)

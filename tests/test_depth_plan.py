@@ -111,3 +111,29 @@ def test_the_progress_says_planning_only_when_the_hops_are_tried():
     assert stages(free, "who got the mill from the man Ann met at the fair", "Ann")[:2] == ["planning", "relations"]
     typed = ToGEngine(typed_graph([("Jaws", "directed_by", "Spielberg")]), config=CHEAP, policy=CheapPolicy())
     assert "planning" not in stages(typed, "who directed Jaws", "Jaws")
+
+
+def test_a_person_who_chooses_the_number_of_hops_gets_a_search_exactly_that_deep():
+    """The app's "Answer at N hops": the search the person asks for runs to exactly N hops (the policy keeps the plan
+    it is given and tries nothing), with the earlier trials kept in the trace beside the person's choice."""
+    from tog_core.app.runner import run_question
+
+    q = "who did Ann see when she met someone at the fair during the long winter"
+    eng, st, answer = run(q)
+    assert st.plan.depth == 1 and answer == "Bob"  # the search keeps 1 hop (as above)
+
+    def no_trials(*_a, **_k):
+        raise AssertionError("a chosen number of hops is not tried again")
+
+    eng.trial = no_trials
+    tr = run_question(eng, q, seeds=["Ann"], hops=2, tried=[dict(t) for t in st.plan.trials]).to_dict()
+    assert tr["plan"]["depth"] == 2 and "chosen by the person" in tr["plan"]["reason"]
+    assert tr["plan"]["trials"] == [dict(t) for t in st.plan.trials]
+    assert [len(c) for c in tr["chains"]] and all(len(c) == 2 for c in tr["chains"])
+    assert tr["answer_entity"] == "Carl" and tr["stop_reason"] == "sufficient"  # stopped by the plan, not the maximum
+    try:
+        run_question(eng, q, seeds=["Ann"], hops=4)  # deeper than the maximum depth (3)
+    except ValueError as err:
+        assert "between 1 and the maximum depth (3)" in str(err)
+    else:
+        raise AssertionError("a number of hops past the maximum depth is refused")

@@ -46,7 +46,7 @@ class K:
     ASK_TRACE = "ask_trace"  # dict of the last run shown on the ask page
     ASK_RUN = "ask_run"  # run id of the run in progress (a Stop or a reload finds it)
     ASK_STOPPED = "ask_stopped"  # set by the Stop button's callback: answer the run in progress from what it found
-    ASK_AGAIN = "ask_again"  # topic entities chosen under an answer: ask again from them
+    ASK_AGAIN = "ask_again"  # ask again: topic entities chosen under an answer, or "Answer at N hops" (with hops)
     ASK_RESUME = "ask_resume"  # run id Saved runs asked the ask page to resume
     ASK_DEPTH = "ask_replay_depth"
     ASK_TAB = "ask_tab"
