@@ -53,6 +53,7 @@ def test_the_plan_is_in_the_trace_and_a_replay_keeps_it_without_trying_again():
     eng, st, _ = run("who got the mill from the man Ann met at the fair")
     tr = eng.trace(st).to_dict()
     assert tr["plan"]["depth"] == 2 and len(tr["plan"]["trials"]) == 3 and "2 hops" in tr["plan"]["reason"]
+    assert tr["plan"]["chosen"] is False  # the search's own choice
     assert eng.restore(tr).plan == st.plan
 
     def no_trials(*_a, **_k):
@@ -127,7 +128,7 @@ def test_a_person_who_chooses_the_number_of_hops_gets_a_search_exactly_that_deep
 
     eng.trial = no_trials
     tr = run_question(eng, q, seeds=["Ann"], hops=2, tried=[dict(t) for t in st.plan.trials]).to_dict()
-    assert tr["plan"]["depth"] == 2 and "chosen by the person" in tr["plan"]["reason"]
+    assert tr["plan"]["depth"] == 2 and "chosen by the person" in tr["plan"]["reason"] and tr["plan"]["chosen"]
     assert tr["plan"]["trials"] == [dict(t) for t in st.plan.trials]
     assert [len(c) for c in tr["chains"]] and all(len(c) == 2 for c in tr["chains"])
     assert tr["answer_entity"] == "Carl" and tr["stop_reason"] == "sufficient"  # stopped by the plan, not the maximum

@@ -53,3 +53,17 @@ def test_query_says_how_many_hops_it_tried_and_kept(capsys, tog_home):
     assert "hops: 1 (tried 1: " in out and "question word(s) matched, ends at Mara Quell" in out
     assert main(args + ["--pruner", "random", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["plan"] is None  # nothing to learn from random scores
+
+
+def test_query_hops_searches_exactly_that_deep_and_refuses_what_it_cannot_do(capsys, tog_home):
+    args = ["query", "demo", "Who founded the Lanternwright Guild?", "--model", "none", "--pruner", "bm25",
+            "--no-save"]
+    assert main(args + ["--hops", "2", "--json"]) == 0  # the search alone keeps 1 hop (above)
+    t = json.loads(capsys.readouterr().out)
+    assert t["plan"]["depth"] == 2 and "chosen by the person" in t["plan"]["reason"] and not t["plan"]["trials"]
+    assert t["chains"] and all(len(c) == 2 for c in t["chains"])
+    assert main(args + ["--hops", "2"]) == 0
+    assert "hops: 2 (2 hops: chosen by the person)" in capsys.readouterr().out
+    assert main(args + ["--hops", "4"]) == 2  # past --depth 3: one line naming the flag and the bound
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --hops 4:") and "maximum depth (3)" in err and "\n" not in err

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from tog_core.app.session import Settings
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
-from tog_core.tog.trace import DepthPlan, Trace
+from tog_core.tog.trace import Trace
 
 TICK_S = 0.5  # how often the elapsed time is reported while a run is in progress
 
@@ -113,9 +113,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
     person pressed Stop, or closed the page) leaves the last saved step in the store and propagates.
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
-    search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare)."""
-    if hops is not None and not 1 <= hops <= engine.config.depth:
-        raise ValueError(f"the number of hops must be between 1 and the maximum depth ({engine.config.depth})")
+    search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
+    engine.choose_hops)."""
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id())
     last: list[State] = []
     cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
@@ -126,9 +125,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
         if on_stage:
             on_stage(1, "linking")
         start = await engine.start_async(question, seeds_list, plan=False)  # bad input (empty question) raises here
-        if hops is not None:  # the policy keeps a plan it is given: the search stops at exactly this depth
-            start = start.with_(plan=DepthPlan(depth=hops, reason=f"{hops} hop{'s' if hops > 1 else ''}: chosen by "
-                                               "the person", trials=tuple(dict(t) for t in tried)))
+        if hops is not None:
+            start = engine.choose_hops(start, hops, tried)
         cb.on_state(start)
         if on_start:
             on_start(start)

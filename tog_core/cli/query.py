@@ -39,6 +39,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
     q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
+    q.add_argument("--hops", type=int, default=None, metavar="N",
+                   help="search exactly N hops deep (1..--depth) instead of the number the LLM-free search would "
+                        "choose; not with an LLM judging (there the LLM decides)")
 
 
 def _progress(enabled: bool) -> Callable[[str], None]:
@@ -53,7 +56,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
               store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
-              say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
+              hops: int | None = None, say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
     the run saved there. Also used by benchmarks and tests."""
     import asyncio
@@ -79,6 +82,15 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
         state = engine.restore(store.load(resume)) if resume and store is not None else None
+        if hops is not None and state is None:
+            try:
+                state = asyncio.run(engine.start_async(question, seeds or None, plan=False))
+            except ValueError as err:
+                raise UsageError(str(err)) from None
+            try:
+                state = engine.choose_hops(state, hops)
+            except ValueError as err:
+                raise UsageError(f"--hops {hops}: {err}") from None
 
         def save_state(st: Any) -> None:
             if store is not None:
@@ -118,7 +130,7 @@ def _print_trace(t: Any) -> None:
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
         tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched, ends at "
                           f"{x.get('end') or '-'}" for x in t.plan.get("trials") or [])
-        print(f"\nhops: {t.plan['depth']} (tried {tried})")
+        print(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
     if t.diagnosis:
         from tog_core.tog.diagnosis import diagnosis_text
 
@@ -135,7 +147,7 @@ def cmd(args: argparse.Namespace) -> int:
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
                       mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
                       resume=args.resume, say=say, store_url=args.store, graph_name=args.name,
-                      expect=args.expect)
+                      expect=args.expect, hops=args.hops)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path

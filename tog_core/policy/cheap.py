@@ -250,6 +250,8 @@ class CheapPolicy:
         if state.plan is not None and state.depth == state.plan.depth:  # a person who searches on gets the rules
             return {"sufficient": True, "by": "plan",
                     "reason": f"the number of hops settled before the search: {state.plan.reason}"}
+        if state.plan is not None and state.plan.chosen and state.depth < state.plan.depth:
+            return {"sufficient": False, "by": "plan", "reason": f"not yet as deep as chosen ({state.plan.reason})"}
         v = coverage_verdict(state.question, [x.title for x in state.seeds],
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
                               if p.hops and not p.back_home])

@@ -29,7 +29,7 @@ from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, Se
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
-from tog_core.tog.trace import Seed, Step
+from tog_core.tog.trace import DepthPlan, Seed, Step
 
 FALLBACK_ANSWER_LLM_ERROR = "answer_llm_error_composed"  # answer call failed: composed from chains
 FALLBACK_LINK_LLM_ERROR = "link_llm_error_no_seeds"
@@ -91,6 +91,17 @@ class ToGEngine(StageProposals, Recording):
         the policy may settle the number of hops before the search starts (`plan_depth`)."""
         state = await self._linked(question, seeds)
         return await self.plan_depth(state) if plan else state
+
+    def choose_hops(self, state: State, hops: int, tried: Iterable[dict[str, Any]] = ()) -> State:
+        """The state with the number of hops a person chose: the search runs exactly that deep (the policy keeps a
+        plan it is given and tries nothing); `tried`, an earlier run's trials, stay in the plan to compare.
+        ValueError past the maximum depth, or when the paper's LLM judge decides how deep to go."""
+        if isinstance(self.policy, FaithfulPolicy):
+            raise ValueError("with an LLM judging, the LLM decides how many hops to take; choose the depth instead")
+        if not 1 <= hops <= self.config.depth:
+            raise ValueError(f"the number of hops must be between 1 and the maximum depth ({self.config.depth})")
+        return state.with_(plan=DepthPlan(depth=hops, reason=f"{hops} hop{'s' if hops > 1 else ''}: chosen by the "
+                                          "person", trials=tuple(dict(t) for t in tried), chosen=True))
 
     async def plan_depth(self, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
         """The state with the number of hops the policy settles before the search (CheapPolicy.plan tries each

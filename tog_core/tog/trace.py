@@ -98,19 +98,22 @@ class Seed:
 class DepthPlan:
     """How many hops a search takes, settled before it starts, and why: the LLM-free search on a free-text graph
     tries every number of hops up to the maximum and keeps one (policy/cheap.py: CheapPolicy.plan). `trials`: per
-    number of hops tried, the question words its best chain's relations matched and where that chain ended."""
+    number of hops tried, the question words its best chain's relations matched and where that chain ended.
+    `chosen`: a person set the number of hops (ToGEngine.choose_hops); the search then goes exactly that deep."""
 
     depth: int
     reason: str
     trials: tuple[dict[str, Any], ...] = ()
+    chosen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"depth": self.depth, "reason": self.reason, "trials": [dict(t) for t in self.trials]}
+        return {"depth": self.depth, "reason": self.reason, "trials": [dict(t) for t in self.trials],
+                "chosen": self.chosen}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DepthPlan:
         return cls(depth=int(d["depth"]), reason=str(d.get("reason", "")),
-                   trials=tuple(dict(t) for t in d.get("trials") or ()))
+                   trials=tuple(dict(t) for t in d.get("trials") or ()), chosen=bool(d.get("chosen", False)))
 
 
 @dataclass(kw_only=True)
