@@ -56,7 +56,8 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
               store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
-              hops: int | None = None, say: Callable[[str], None] = lambda _t: None, on_token: Callable[[str], None] | None = None) -> Any:
+              hops: int | None = None, say: Callable[[str], None] = lambda _t: None,
+              on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
     the run saved there. Also used by benchmarks and tests."""
     import asyncio
