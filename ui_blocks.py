@@ -122,9 +122,11 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
-    hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before this run; "
-               "the run then searched the kept one (the fewest hops whose best chain's relations match the most "
-               "question words), and the chains and pictures here are its.", on_choose=on_hops)
+    chosen = (t.get("plan") or {}).get("chosen")
+    hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before the run; "
+               + ("you chose the kept one, " if chosen else "the run then searched the kept one (the fewest hops whose "
+                  "best chain's relations match the most question words), ")
+               + "and the chains and pictures here are its.", on_choose=on_hops)
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
