@@ -7,7 +7,8 @@ time to a file), opens Explore, starts the question, and clicks "Continue" --cli
 candidate in the search picture, switches to the chains tab and back. For each click: "server s" is the sum of
 the script runs that click caused (a button that calls st.rerun causes two), "wall s" the time until the page
 is idle again in the browser (server + transfer + drawing). Model: none (no LLM); pruner: --pruner (auto =
-the packaged embedder when installed, else BM25). Needs /usr/bin/chromium and playwright.
+the packaged embedder on a typed graph, BM25 on GraphRAG's free-text relations, as in the app). Needs
+/usr/bin/chromium and playwright.
 """
 from __future__ import annotations
 

@@ -138,3 +138,29 @@ def test_a_person_who_chooses_the_number_of_hops_gets_a_search_exactly_that_deep
         assert "between 1 and the maximum depth (3)" in str(err)
     else:
         raise AssertionError("a number of hops past the maximum depth is refused")
+
+
+def test_a_chosen_number_of_hops_is_refused_where_an_llm_judges_and_kept_when_a_run_is_resumed():
+    from tog_core.tog.trace import DepthPlan
+
+    q = "who did Ann see when she met someone at the fair during the long winter"
+    judged = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy(), llm=object())  # cheap pruners, LLM judge
+    for hops in (1, 2):
+        try:
+            asyncio.run(judged.start_async(q, seeds=["Ann"], hops=hops))
+        except ValueError as err:
+            assert "the LLM decides how many hops" in str(err)
+        else:
+            raise AssertionError("the LLM judge would ignore the chosen number of hops: refused")
+    local = ToGEngine(free_graph(CHAIN), config=replace(CHEAP, judge="coverage"), policy=CheapPolicy(), llm=object())
+    assert asyncio.run(local.start_async(q, seeds=["Ann"], hops=2)).plan.chosen  # the coverage judge reads plans
+
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = asyncio.run(eng.start_async(q, seeds=["Ann"], hops=2))
+    st = eng.apply(st, asyncio.run(eng.propose(st)))  # one step, then the run is saved and stopped
+    tr = eng.trace(st).to_dict()
+    assert tr["plan"]["chosen"] is True
+    done = asyncio.run(eng.run(q, state=eng.restore(tr)))  # resumed: still exactly two hops
+    assert done.plan.chosen and all(len(p.hops) == 2 for p in eng.best_paths(done))
+    old = {k: v for k, v in tr["plan"].items() if k != "chosen"}  # a trace written before the flag existed
+    assert DepthPlan.from_dict(old).chosen is False and DepthPlan.from_dict(old).depth == 2

@@ -64,6 +64,8 @@ def test_query_hops_searches_exactly_that_deep_and_refuses_what_it_cannot_do(cap
     assert t["chains"] and all(len(c) == 2 for c in t["chains"])
     assert main(args + ["--hops", "2"]) == 0
     assert "hops: 2 (2 hops: chosen by the person)" in capsys.readouterr().out
-    assert main(args + ["--hops", "4"]) == 2  # past --depth 3: one line naming the flag and the bound
+    assert main(args + ["--hops", "4"]) == 2  # past --depth 3: one line naming the bound
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: --hops 4:") and "maximum depth (3)" in err and "\n" not in err
+    assert "number of hops must be between 1 and the maximum depth (3)" in err and "\n" not in err
+    assert main(args + ["--hops", "2", "--resume", "20260101-000000-abcdef"]) == 2  # a resumed run keeps its own
+    assert "--hops starts a new run" in capsys.readouterr().err

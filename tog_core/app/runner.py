@@ -124,9 +124,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     async def work() -> State:
         if on_stage:
             on_stage(1, "linking")
-        start = await engine.start_async(question, seeds_list, plan=False)  # bad input (empty question) raises here
-        if hops is not None:
-            start = engine.choose_hops(start, hops, tried)
+        # bad input (an empty question, a number of hops it cannot take) raises here
+        start = await engine.start_async(question, seeds_list, plan=False, hops=hops, tried=tried)
         cb.on_state(start)
         if on_start:
             on_start(start)

@@ -212,7 +212,7 @@ def _losses(rows: list[QuestionResult]) -> dict[str, int]:
 class KGQAConfig:
     data_dir: str
     split: str = "dev"
-    pruner: str | None = None  # None: llm when a model is used, else bm25
+    pruner: str | None = None  # None: llm when a model is used, else the app's auto (compose.default_pruner)
     entity_pruner: str | None = None  # None: same as pruner
     width: int = 3
     depth: int | None = None  # None: each question's hops

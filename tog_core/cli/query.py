@@ -70,6 +70,8 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
+    if hops is not None and resume:
+        raise UsageError("--hops starts a new run; a resumed run keeps the number of hops it had (drop one)")
     info, graph = open_graph(project, store=store_url, name=graph_name)
     store = None
     try:
@@ -83,15 +85,6 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
         state = engine.restore(store.load(resume)) if resume and store is not None else None
-        if hops is not None and state is None:
-            try:
-                state = asyncio.run(engine.start_async(question, seeds or None, plan=False))
-            except ValueError as err:
-                raise UsageError(str(err)) from None
-            try:
-                state = engine.choose_hops(state, hops)
-            except ValueError as err:
-                raise UsageError(f"--hops {hops}: {err}") from None
 
         def save_state(st: Any) -> None:
             if store is not None:
@@ -104,7 +97,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
         cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
         try:
-            state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state))
+            state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
             raise UsageError(str(err)) from None
         trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())

@@ -25,7 +25,7 @@ from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.scoring.text import (asked_type, expected_hops, first_sentence, question_bands, tokens, type_matches,
                                    type_tiers, without_words)
-from tog_core.tog.policy import AnswerChoice, NextHop, SearchContext, uses_llm
+from tog_core.tog.policy import AnswerChoice, NextHop, SearchContext, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 from tog_core.tog.trace import DepthPlan
 
@@ -88,9 +88,8 @@ class CheapPolicy:
         cfg = ctx.config
         cheap = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")} <= {"bm25",
                                                                                                        "embedding"}
-        judged_by_llm = ctx.llm is not None and cfg.judge != "coverage"  # the paper's judge decides when to stop
         return (self.try_depths and not cfg.exact_depth and cfg.depth >= 2 and not ctx.graph.has_relation_labels
-                and cheap and not judged_by_llm and bool(state.paths) and not state.done and state.plan is None)
+                and cheap and not llm_judges(ctx) and bool(state.paths) and not state.done and state.plan is None)
 
     async def plan(self, ctx: SearchContext, state: State) -> State:
         """Settle the number of hops before the search (try_depths): search with exactly 1, 2, ... hops up to the

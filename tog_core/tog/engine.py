@@ -25,7 +25,7 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
+from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy, llm_judges
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
@@ -86,22 +86,30 @@ class ToGEngine(StageProposals, Recording):
                      stop_reason=None if paths else "no_candidates")
 
     async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None, *,
-                          plan: bool = True) -> State:
+                          plan: bool = True, hops: int | None = None, tried: Iterable[dict[str, Any]] = ()) -> State:
         """Like start, but when no title matches the question, ask the LLM for the topic entities; then (`plan`)
-        the policy may settle the number of hops before the search starts (`plan_depth`)."""
+        the policy may settle the number of hops before the search starts (`plan_depth`), unless a person chose
+        them (`hops`, `choose_hops`: checked before anything is linked)."""
+        if hops is not None:
+            self._check_hops(hops)
         state = await self._linked(question, seeds)
+        if hops is not None:
+            return self.choose_hops(state, hops, tried)
         return await self.plan_depth(state) if plan else state
 
     def choose_hops(self, state: State, hops: int, tried: Iterable[dict[str, Any]] = ()) -> State:
         """The state with the number of hops a person chose: the search runs exactly that deep (the policy keeps a
         plan it is given and tries nothing); `tried`, an earlier run's trials, stay in the plan to compare.
         ValueError past the maximum depth, or when the paper's LLM judge decides how deep to go."""
-        if isinstance(self.policy, FaithfulPolicy):
+        self._check_hops(hops)
+        return state.with_(plan=DepthPlan(depth=hops, reason=f"{hops} hop{'s' if hops > 1 else ''}: chosen by the "
+                                          "person", trials=tuple(dict(t) for t in tried), chosen=True))
+
+    def _check_hops(self, hops: int) -> None:
+        if isinstance(self.policy, FaithfulPolicy) or llm_judges(self):
             raise ValueError("with an LLM judging, the LLM decides how many hops to take; choose the depth instead")
         if not 1 <= hops <= self.config.depth:
             raise ValueError(f"the number of hops must be between 1 and the maximum depth ({self.config.depth})")
-        return state.with_(plan=DepthPlan(depth=hops, reason=f"{hops} hop{'s' if hops > 1 else ''}: chosen by the "
-                                          "person", trials=tuple(dict(t) for t in tried), chosen=True))
 
     async def plan_depth(self, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
         """The state with the number of hops the policy settles before the search (CheapPolicy.plan tries each
@@ -305,12 +313,13 @@ class ToGEngine(StageProposals, Recording):
     # ------------------------------------------------------------------ whole run
     async def run(self, question: str, *, seeds: Iterable[Seed | str] | None = None,
                   callbacks: Callbacks | None = None, state: State | None = None,
-                  policy: Callable[[Proposal], set[str] | None] | None = None) -> State:
-        """The automatic loop (or a resumed one when `state` is given)."""
+                  policy: Callable[[Proposal], set[str] | None] | None = None, hops: int | None = None) -> State:
+        """The automatic loop (or a resumed one when `state` is given); `hops`: a new run exactly that deep
+        (choose_hops)."""
         cb = callbacks or Callbacks()
         t0 = self.clock()
         if state is None:
-            state = await self.start_async(question, seeds, plan=False)
+            state = await self.start_async(question, seeds, plan=False, hops=hops)
         if not state.steps:  # a new run, or one saved before its first step (stopped while planning)
             state = await self.plan_depth(state, cb.on_stage)
         while not state.done:

@@ -93,6 +93,11 @@ def uses_llm(scorer: Any) -> bool:
     return bool(getattr(scorer, "uses_llm", False))
 
 
+def llm_judges(ctx: Any) -> bool:
+    """Whether the LLM decides when the chains suffice (the paper's evaluate stage), not the policy's `judge`."""
+    return ctx.llm is not None and ctx.config.judge != "coverage"
+
+
 class FaithfulPolicy:
     """Think-on-Graph as published: nothing added between the scorers and the beam."""
 

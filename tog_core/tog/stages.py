@@ -15,7 +15,7 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
-from tog_core.tog.policy import SearchPolicy, uses_llm
+from tog_core.tog.policy import SearchPolicy, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step
 
@@ -357,7 +357,7 @@ class StageProposals:
         step = Step(depth=state.depth, stage="evaluate")
         if state.depth >= cfg.depth and not cfg.evaluate_last_depth:
             verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
-        elif self.llm is None or cfg.judge == "coverage":
+        elif not llm_judges(self):
             verdict = self.policy.judge(self, state)
         else:
             from tog_core.llm.client import LLMError
