@@ -154,7 +154,7 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     s = s or settings()
     info, graph = load_project(s.project)
     key = st.session_state.get(K.API_KEY) or None
-    p = plan(run_spec(s, api_key=key), info, typed=graph.has_relation_labels)
+    p = plan(run_spec(s, api_key=key), info, graph=graph)
     llm, choice = _client(s.project, s.model, s.api_base, key)
     cfg = p.config
     emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter) else None

@@ -5,6 +5,7 @@ below can be worked out by hand."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from dataclasses import replace
 
 import pyarrow as pa
@@ -272,14 +273,18 @@ def test_one_rule_picks_the_policy_for_every_front_door():
 
 
 def test_auto_without_an_llm_is_the_embedder_on_a_typed_graph_and_bm25_on_free_text():
+    def graph(typed):
+        return SimpleNamespace(has_relation_labels=typed)
+
     def auto(model, typed):
-        return plan(RunSpec(model=model), None, typed=typed).config.relation_pruner
+        return plan(RunSpec(model=model), None, graph=graph(typed)).config.relation_pruner
 
     assert auto("none", typed=True) == "embedding" and auto("none", typed=False) == "bm25"
     assert auto("local", typed=False) == auto("local", typed=True) == "embedding"  # beside the 135M model
     assert auto("openai/x", typed=True) == "llm"
     # an explicit choice is kept whatever the graph
-    assert plan(RunSpec(model="none", relation_pruner="bm25"), None, typed=True).config.relation_pruner == "bm25"
+    assert plan(RunSpec(model="none", relation_pruner="bm25"), None, graph=graph(True)).config.relation_pruner == "bm25"
+    assert plan(RunSpec(model="none"), None).config.relation_pruner == "bm25"  # no graph given: free text assumed
 
 
 # ---------------------------------------------------------------- the lookahead on its own

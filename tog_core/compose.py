@@ -99,10 +99,11 @@ def make_policy(config: EngineConfig, *, has_llm: bool) -> SearchPolicy:
     return FaithfulPolicy() if llm_all_the_way else CheapPolicy()
 
 
-def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = None, typed: bool = False) -> Plan:
-    """Resolve the model, pruners and engine options. `typed`: the graph has relation types (what `auto` means
-    without an LLM depends on it). UsageError names the bad field and the choices."""
+def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = None, graph: Any | None = None) -> Plan:
+    """Resolve the model, pruners and engine options. `graph`: the graph the engine will search (what `auto` means
+    without an LLM depends on whether it has relation types). UsageError names the bad field and the choices."""
     choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ)
+    typed = bool(graph is not None and graph.has_relation_labels)
     auto = spec.auto_pruner or default_pruner(choice.kind, typed=typed)
     rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto
     ent = spec.entity_pruner if spec.entity_pruner not in (None, "auto") else rel
@@ -134,7 +135,7 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
                  embedder: Any | None = None, project: str = "") -> Built:
     """An engine for the spec (or an already made plan). `llm` and `embedder` may be given to reuse clients (the
     app caches them); otherwise they are built here (the local model's server is started when chosen)."""
-    p = spec if isinstance(spec, Plan) else plan(spec, info, typed=graph.has_relation_labels)
+    p = spec if isinstance(spec, Plan) else plan(spec, info, graph=graph)
     choice = p.choice
     if llm is None and choice.kind != NONE:
         try:

@@ -261,7 +261,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
                    depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
                    prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without),
                    auto_pruner="llm" if wants_llm else None)
-    first = build_engine(plan(spec, info, typed=graph.has_relation_labels), graph=graph, info=info)
+    first = build_engine(plan(spec, info, graph=graph), graph=graph, info=info)
     llm, embedder, choice = first.engine.llm, first.engine.embedder, first.choice
     pruner, ent_pruner = first.plan.config.relation_pruner, first.plan.config.entity_pruner
     engines: dict[int, Any] = {}

@@ -77,7 +77,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     try:
         spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
                        entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
-        p = plan(spec, info, typed=graph.has_relation_labels)
+        p = plan(spec, info, graph=graph)
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
         engine, choice = built.engine, built.choice
