@@ -37,6 +37,10 @@ SETS = {  # name -> (graph, dev questions)
 MAX_DEPTH = 3
 
 
+def exactly(k: int) -> str:
+    return f"{k} hop{'s' if k > 1 else ''}"
+
+
 def hits(cfg: KGQAConfig, loaded: tuple) -> dict[str, bool]:
     return {q["id"]: q["chain_hit"] for q in run_kgqa(cfg, _loaded=loaded)["questions"]}
 
@@ -52,10 +56,9 @@ def study(name: str, pruner: str) -> dict[str, float | int]:
         for k in range(1, MAX_DEPTH + 1):  # the questions with their hops set to k: each runs at exactly k hops
             f = Path(tmp) / f"k{k}.jsonl"
             f.write_text("".join(json.dumps({**q, "hops": k}) + "\n" for q in questions))
-            runs[f"{k} hop{'s' if k > 1 else ''}"] = hits(KGQAConfig(**base, questions=str(f)), loaded)
+            runs[exactly(k)] = hits(KGQAConfig(**base, questions=str(f)), loaded)
     ids = [q["id"] for q in questions]
-    runs["best of 1-3"] = {i: any(runs[f"{k} hop{'s' if k > 1 else ''}"][i] for k in range(1, MAX_DEPTH + 1))
-                           for i in ids}
+    runs["best of 1-3"] = {i: any(runs[exactly(k)][i] for k in range(1, MAX_DEPTH + 1)) for i in ids}
     getattr(loaded[1], "close", lambda: None)()
     return {"n": len(ids), **{k: round(sum(v[i] for i in ids) / len(ids), 3) for k, v in runs.items()}}
 
@@ -75,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(table))
         return 0
-    cols = ["n", "app", "1 hop", "2 hops", "3 hops", "own hops", "best of 1-3"]
+    cols = ["n", "app", *(exactly(k) for k in range(1, MAX_DEPTH + 1)), "own hops", "best of 1-3"]
     for p, rows in table.items():
         print(f"pruner {p}: linked seeds, chain Hits@1")
         print(f"{'set':8s}" + "".join(f"{c:>13s}" for c in cols))
