@@ -230,6 +230,34 @@ def test_a_self_loop_may_be_taken_again_and_may_end_the_chain_at_its_start():
     assert all(p.end != p.start for p in st2.paths)
 
 
+
+def test_a_chain_never_ends_at_another_topic_entity_of_the_question():
+    # "who stood at the wheel of the ship where the look-out kept watch": both SHIP and LOOK-OUT are linked; the
+    # look-out is named by the question, so SHIP -> CREW -> LOOK-OUT answers nothing, SHIP -> CREW -> HELMSMAN may
+    from test_policy import free_graph
+
+    g = free_graph([("SHIP", "CREW", "The crew works and lives aboard the ship"),
+                    ("CREW", "LOOK-OUT", "The look-out of the crew kept watch in the bow of the ship"),
+                    ("CREW", "HELMSMAN", "The helmsman, one of the crew, steers the ship")])
+    q = "Who stood at the wheel of the ship where the look-out kept watch in the bow?"
+    eng, st = run(g, q, ["SHIP", "LOOK-OUT"], depth=2, width=5)
+    assert eng.topic_ids(st) == {g.find("id-SHIP"), g.find("id-LOOK-OUT")}
+    assert [c[-1] for c in chains(eng, st)] == ["HELMSMAN"]  # one chain per end entity; none ends at a topic
+    assert g.title(eng.answer_choice(st).entity) == "HELMSMAN"
+    # with only SHIP as a topic the look-out is a fair end (the question no longer names it as a topic)
+    eng1, st1 = run(g, q, ["SHIP"], depth=2, width=5)
+    assert ["SHIP", "CREW", "LOOK-OUT"] in chains(eng1, st1)
+    # the rule is the last hop's only: on the way a path may pass through another topic
+    came = next(p for p in st1.paths if p.hops)
+    first = BeamPath(start=came.start, hops=came.hops[:1])
+    rels, others, outs = g.neighbors(first.end)
+
+    def open_to(last_depth):
+        keep = eng.open_edges(first, rels, others, outs, last_depth, eng.topic_ids(st))
+        return sorted(g.title(int(o)) for o, ok in zip(others, keep) if ok)
+
+    assert open_to(3) == ["HELMSMAN", "LOOK-OUT"] and open_to(2) == ["HELMSMAN"]
+
 # ---------------------------------------------------------------- lookahead
 def language_graph() -> KnowledgeGraph:
     # the seed's actor starred in six films; only the last listed has a language edge

@@ -231,11 +231,12 @@ class CheapPolicy:
             return {}
         ext = [_extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
         bands = self._bands(state, planned)
+        topics = ctx.topic_ids(state)
         scorer = ctx.relation_scorer if ctx.graph.has_relation_labels else ctx.prefilter
         ratings = await rate_next_hops(
             ctx.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
             candidates=[o for _k, o in keys],
-            onward=lambda k, rels, others, outs: ctx.open_edges(ext[k], rels, others, outs, planned),
+            onward=lambda k, rels, others, outs: ctx.open_edges(ext[k], rels, others, outs, planned, topics),
             text_of=lambda label, ridx: self.type_text(ctx, label, ridx), floor=self.floor,
             per_entity=cfg.max_candidates)
         return dict(zip(keys, ratings))
@@ -281,12 +282,14 @@ class CheapPolicy:
         missing: set[str] = set()
         ahead: set[str] = set()
         nbrs = ctx.graph.neighbors_many(sorted({p.end for p in state.paths if p.hops}))  # one round trip
+        topics = ctx.topic_ids(state)
         for p in state.paths:
             if not p.hops:
                 continue
             missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in p.hops]))
             rels, others, outs = nbrs[p.end]
-            keep = np.flatnonzero(ctx.open_edges(p, rels, others, outs, self.planned_depth(ctx, state)))[:2000]
+            keep = ctx.open_edges(p, rels, others, outs, self.planned_depth(ctx, state), topics)
+            keep = np.flatnonzero(keep)[:2000]
             # free-text relations (judge() asks only on GraphRAG graphs), each with its neighbour's first sentence
             for text, e in zip(ctx.graph.descriptions(rels[keep]), ctx.graph.entities(others[keep])):
                 ahead.update(tokens(f"{text} {_what_it_is(e)}"))
@@ -324,8 +327,10 @@ class CheapPolicy:
         best = paths[:3]
         back = 1 if _exact(ctx, state) else max(len(p.hops) for p in best)
         # the chains' ends first, then one hop back, ...; at each, "who" takes a person before an organisation
+        topics = ctx.topic_ids(state)  # a prefix ending at a topic entity answers nothing (the question names it)
         pick = next(((p, len(p.hops) - j) for j in range(back) for tier in type_tiers(asked) for p in best
                      if j < len(p.hops) and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).back_home
+                     and (j == 0 or p.hops[len(p.hops) - j - 1].dst not in topics)
                      and type_matches(tier, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
         p, k = pick or (paths[0], len(paths[0].hops))
         fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)

@@ -51,7 +51,7 @@ class StageProposals:
         return text
 
     def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
-                   last_depth: int | None = None) -> np.ndarray:
+                   last_depth: int | None = None, topics: frozenset[int] = frozenset()) -> np.ndarray:
         """Which edges of the path's end it may take next (README: "Paths").
         - No edge is walked backwards. An edge taken before may be taken again from the entity it was taken from:
           a round trip closes ("X's son's mother's children" include the son).
@@ -63,7 +63,10 @@ class StageProposals:
         - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
           not end at the start -- a question names its topic, it does not ask for it -- unless, on a typed graph, by
           a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
-          extraction noise and never answers."""
+          extraction noise and never answers. Nor may it end at another of the question's topic entities (`topics`,
+          entity indices): "the helmsman of the ship where the look-out kept watch" does not ask for the look-out
+          (linked seeds, depth 3, chain Hits@1 bm25 / embedding: Christmas Carol 0.550 / 0.425 -> 0.575 / 0.450,
+          its dev2 0.467 / 0.500 -> 0.500 / 0.567; every other dev set unchanged)."""
         keep = np.ones(len(rels), dtype=bool)
         typed = self.graph.has_relation_labels
         if typed and len(outs):
@@ -89,7 +92,14 @@ class StageProposals:
                     keep[k] = False
         if len(p.hops) + 1 >= (last_depth or self.config.depth):
             keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
+            if len(topics - {p.start}):  # nor at another of the question's topics: it is named, not asked for
+                keep &= ~np.isin(others, np.fromiter(topics - {p.start}, dtype=np.int64))
         return keep
+
+    def topic_ids(self, state: State) -> frozenset[int]:
+        """The entities of the question's topics (its seeds) that are in the graph."""
+        found = (self.graph.find(x.id) for x in state.seeds)
+        return frozenset(i for i in found if i is not None)
 
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
         p = state.paths[i]
@@ -97,7 +107,7 @@ class StageProposals:
         if len(rels) == 0:
             return []
         planned = self.policy.planned_depth(self, state)
-        keep = self.open_edges(p, rels, others, outs, planned)
+        keep = self.open_edges(p, rels, others, outs, planned, self.topic_ids(state))
         if self.config.degree_filter and state.depth < planned and len(others):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
