@@ -39,6 +39,27 @@ def test_the_fewest_hops_whose_chain_matches_the_most_question_words():
     assert st2.plan is None and st2.depth == 3 and answer2 == "Dover"
 
 
+
+def test_the_asked_noun_counts_only_where_the_chain_ends_in_one():
+    # "In which town is the Tide Fair held": a further hop that calls Port Anselm a town ("Anselm Vey founded the town
+    # of Port Anselm") matches "town" about the entity before it, not about where it ends: one hop, Port Anselm
+    about = {"Port Anselm": "Port Anselm is a fishing town on the north coast.", "Anselm Vey": "A sea captain."}
+    g = free_graph([("Tide Fair", "Port Anselm", "The Tide Fair is a festival held every year in Port Anselm."),
+                    ("Port Anselm", "Anselm Vey", "Anselm Vey founded the town of Port Anselm."),
+                    ("Anselm Vey", "Saltreach", "Anselm Vey was born on the island of Saltreach.")], about)
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = asyncio.run(eng.run("In which town is the Tide Fair held?", seeds=["Tide Fair"]))
+    assert [t["matched"] for t in st.plan.trials] == [["held"]] * 3  # "town" at 2 hops is said of Port Anselm
+    assert st.plan.depth == 1 and eng.graph.title(eng.answer_choice(st).entity) == "Port Anselm"
+    # where the deeper chain ends in a town, the same word counts: two hops
+    g2 = free_graph([("Tide Fair", "Pier", "The Tide Fair is held on the pier."),
+                     ("Pier", "Port Anselm", "The pier lies in the town of Port Anselm.")], about)
+    eng2 = ToGEngine(g2, config=replace(CHEAP, depth=2), policy=CheapPolicy())
+    st2 = asyncio.run(eng2.run("In which town is the Tide Fair held?", seeds=["Tide Fair"]))
+    assert [t["matched"] for t in st2.plan.trials] == [["held"], ["held", "town"]]
+    assert st2.plan.depth == 2 and eng2.graph.title(eng2.answer_choice(st2).entity) == "Port Anselm"
+
+
 def test_a_deeper_chain_that_matches_more_words_is_kept():
     eng, st, answer = run("who got the mill from the man Ann met at the fair")
     assert [len(t["matched"]) for t in st.plan.trials] == [2, 3, 3]  # met, fair; + mill; Dover adds nothing
