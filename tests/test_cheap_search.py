@@ -295,3 +295,26 @@ def test_dead_ends_rate_zero_and_the_lookahead_skips_llm_pruners():
     matt = next(c for c in hop1.candidates if c.target == "Matt")
     assert art.reason.startswith("next: dead end") and matt.kept and not art.kept
     assert chains(eng, st) == [["Iron Man", "Matt", "Hulk", "Action"]]
+
+
+def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
+    # "where does the official who fined the tailor live": MONDAY and PREVIOUS MONDAY touch only the tailor (one of
+    # them by a reversed duplicate too), so at width 2 they would crowd the Lord Mayor out before his second hop
+    from test_policy import free_graph
+
+    edges = [("Monday", "Tailor", "Monday is the day the tailor was fined"),
+             ("Tailor", "Monday", "The tailor was fined on Monday"),
+             ("Previous Monday", "Tailor", "The previous Monday is when the tailor was fined"),
+             ("Lord Mayor", "Tailor", "The Lord Mayor fined the tailor for misconduct"),
+             ("Lord Mayor", "Mansion House", "The Lord Mayor resides in Mansion House")]
+    g = free_graph(edges)
+    q = "Where does the official who fined the tailor live?"
+    eng, st = run(g, q, ["Tailor"], depth=2, width=2)
+    first = next(s for s in st.steps if s.stage == "relations")
+    offered = {c.relation for c in first.candidates}
+    assert offered == {"The Lord Mayor fined the tailor for misconduct"}  # the two Mondays lead nowhere further
+    assert chains(eng, st) == [["Tailor", "Lord Mayor", "Mansion House"]]
+    # the rule needs a known depth: with one hop (the last) the Mondays are fair answers
+    eng1, st1 = run(g, "On which day was the tailor fined?", ["Tailor"], depth=1, width=3)
+    assert "Monday" in [c[-1] for c in chains(eng1, st1)]
+    # and it is the GraphRAG rule only: a typed graph's round trips stay open (tested above: Sam -> Gus -> Sam)
