@@ -50,6 +50,7 @@ def test_the_asked_noun_counts_only_where_the_chain_ends_in_one():
     eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
     st = asyncio.run(eng.run("In which town is the Tide Fair held?", seeds=["Tide Fair"]))
     assert [t["matched"] for t in st.plan.trials] == [["held"]] * 3  # "town" at 2 hops is said of Port Anselm
+    assert [t["set_aside"] for t in st.plan.trials] == [[], ["town"], ["town"]]  # shown as "not counted"
     assert st.plan.depth == 1 and eng.graph.title(eng.answer_choice(st).entity) == "Port Anselm"
     # where the deeper chain ends in a town, the same word counts: two hops
     g2 = free_graph([("Tide Fair", "Pier", "The Tide Fair is held on the pier."),

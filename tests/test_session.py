@@ -397,3 +397,6 @@ def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
     assert rows[1]["question words matched"] == 2 and rows[1]["which"] == "met, mill"
     assert rows[1]["best chain ends at"] == "Carl" and rows[2]["which"] == "none"
     assert rows[2]["best chain ends at"] == "no chain"
+    assert [r["not counted"] for r in rows] == ["", "", ""]  # traces written before set_aside read as nothing
+    aside = plan_rows({"plan": {"depth": 1, "trials": [{"depth": 2, "matched": ["held"], "set_aside": ["town"]}]}})
+    assert aside[0]["not counted"] == "town" and aside[0]["question words matched"] == 1

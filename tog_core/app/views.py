@@ -153,7 +153,9 @@ def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
     plan = trace.get("plan") or {}
     return [{"hops": t.get("depth"), "question words matched": len(t.get("matched") or []),
              "which": ", ".join(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
-             "kept": t.get("depth") == plan.get("depth")} for t in plan.get("trials") or []]
+             # the asked noun ("which town") matched only about another entity than the chain's end: not counted
+             "not counted": ", ".join(t.get("set_aside") or []), "kept": t.get("depth") == plan.get("depth")}
+            for t in plan.get("trials") or []]
 
 
 def fallbacks(trace: dict[str, Any]) -> list[str]:

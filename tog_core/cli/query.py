@@ -122,8 +122,10 @@ def _print_trace(t: Any) -> None:
             parts = [chain[0].source] + [f"--[{link.relation[:80]}]--> {link.target}" for link in chain]
             print(f"  [{k}] " + " ".join(parts))
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
-        tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched, ends at "
-                          f"{x.get('end') or '-'}" for x in t.plan.get("trials") or [])
+        tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched"
+                          + (f" ({', '.join(x['set_aside'])} not counted: said of another entity)"
+                             if x.get("set_aside") else "") + f", ends at {x.get('end') or '-'}"
+                          for x in t.plan.get("trials") or [])
         print(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
     if t.diagnosis:
         from tog_core.tog.diagnosis import diagnosis_text

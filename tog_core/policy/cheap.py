@@ -101,8 +101,9 @@ class CheapPolicy:
         trials = []
         for k in range(1, cfg.depth + 1):
             st, best = await ctx.trial(state, k)
-            got = sorted(+self.trial_coverage(ctx, st, best[0])) if best else []
-            trials.append({"depth": k, "matched": got, "end": ctx.graph.title(best[0].end) if best else None})
+            got, aside = self.trial_coverage(ctx, st, best[0]) if best else (Counter(), [])
+            trials.append({"depth": k, "matched": sorted(+got), "end": ctx.graph.title(best[0].end) if best else None,
+                           "set_aside": aside})
         most = max(len(t["matched"]) for t in trials)
         k = next(t["depth"] for t in trials if len(t["matched"]) == most)
         said = "; ".join(f"{t['depth']} hop{'s' if t['depth'] > 1 else ''}: {len(t['matched'])}" for t in trials)
@@ -169,13 +170,14 @@ class CheapPolicy:
         return covered(question_words(state.question, [x.title for x in state.seeds]),
                        [self.hop_words(ctx, h) for h in p.hops])
 
-    def trial_coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> Counter[str]:
+    def trial_coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[Counter[str], list[str]]:
         """`coverage` as the number of hops is tried (`plan`): the noun the question asks for ("which town", "what
         device") counts only when the chain's end says it is one (its title, type or first sentence): it names what
         the answer is, so a further hop whose relation uses it about the entity before ("Anselm Vey founded the town
         of Port Anselm") is no sign that the question asks for that hop. Linked seeds, depth 3, chain Hits@1 bm25 /
         embedding: Christmas Carol 0.575 / 0.475 -> 0.60 / 0.475, Operation Dulce 0.375 / 0.458 -> 0.458 / 0.542,
-        French 0.75 / 0.75 -> 0.79 / 0.75; dev2, demo and Chinese unchanged."""
+        French 0.75 / 0.75 -> 0.79 / 0.75; dev2, demo and Chinese unchanged. Returns (the words counted, the asked
+        noun's words set aside)."""
         got = self.coverage(ctx, state, p)
         asked, named = asked_type(state.question)
         noun = {w for w in asked if got[w]} if named and p.hops else set()
@@ -184,7 +186,7 @@ class CheapPolicy:
             noun -= set(tokens(f"{e.title} {e.type or ''} {_what_it_is(e)}"))
             for w in noun:
                 del got[w]
-        return got
+        return got, sorted(noun)
 
     def _bands(self, state: State, depth: int) -> list[str]:
         return question_bands(state.question, [x.title for x in state.seeds], depth) if self.hop_focus else []
