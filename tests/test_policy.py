@@ -316,6 +316,11 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
     assert type_matches(asked_type("Under which merchant did he serve?")[0], "PERSON")  # a role is a person
     assert asked_type("who directed it")[1] is False and type_matches(asked_type("who directed it")[0], "PERSON")
     assert type_matches(["town"], "GEO") and not type_matches(["town"], "PERSON") and type_matches([], "GEO") is None
+    # GraphRAG's default types have no time: MIDNIGHT, SUNDAY and MONDAY are extracted as events
+    assert type_matches(asked_type("At what hour did the Spirit's life end?")[0], "EVENT")
+    assert type_matches(asked_type("On which day of the week did he walk there?")[0], "EVENT")
+    assert type_matches(asked_type("En quelle année l'atelier a-t-il ouvert ?")[0], "EVENT")
+    assert not type_matches(asked_type("At what hour did the Spirit's life end?")[0], "GEO")
     # the search went one hop too far (Acme -> Ann -> Paris): "who" wants the person on the way
     g = KnowledgeGraph.from_tables(
         pa.table({"id": ["a", "b", "c"], "title": ["Acme", "Ann", "Paris"], "type": ["ORGANIZATION", "PERSON", "GEO"],

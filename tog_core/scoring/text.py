@@ -320,7 +320,8 @@ TYPE_WORDS: dict[str, str] = {
            "quarter lieu ville pays région île rivière rue",
     "ORGANIZATION": "organization organisation company firm guild society bank school club business shop "
                     "publisher entreprise société banque école atelier manufacture maison",
-    "EVENT": "event festival fair feast meeting when game party dinner événement fête foire concours",
+    "EVENT": "event festival fair feast meeting when game party dinner day hour time date year month week night "
+             "morning evening événement fête foire concours jour heure année mois semaine nuit",
     "MOVIE": "movie film",
 }
 
