@@ -174,10 +174,17 @@ def test_the_coverage_judge_stops_when_the_question_is_covered_and_faithful_runs
 
 
 def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_names_relations():
-    from tog_core.scoring.text import expected_hops
+    from tog_core.scoring.text import asked_type, expected_hops, type_matches
 
     assert expected_hops("who directed the movies written by Paul", ["Paul"]) == 2
     assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type
+    # ... unless an article follows it: then it is a verb, a relation of its own (PathQuestion)
+    assert expected_hops("what killed the madhubala 's couple ?", ["madhubala"]) == 2
+    assert asked_type("what killed the madhubala 's couple ?") == ([], False)
+    assert asked_type("which town is the Tide Fair held in") == (["town"], True)  # a verb follows: a type
+    # French puts the subject after the noun: "quelle ville la Banque ..." still asks for a town
+    assert expected_hops("Dans quelle ville la Banque Mercier a-t-elle son siège ?", ["Banque Mercier"]) == 1
+    assert type_matches(asked_type("Dans quelle ville la Banque Mercier a-t-elle son siège ?")[0], "GEO")
     assert expected_hops("what is the child of X 's spouse 's parent ?", ["X"]) == 3
     assert expected_hops("林秋水的师父的故乡在哪里？", ["林秋水"]) == 2
     assert expected_hops("青山茶园是谁开辟的？", ["青山茶园"]) == 1  # a final 的 is a particle

@@ -67,9 +67,10 @@ def hop_phrases(question: str, topics: list[str]) -> list[str]:
         out: list[tuple[bool, str]] = []
         cur: list[str] = []
         prev, poss = "", False
-        for m in re.finditer(r"'s\b|[^\W_]+(?:_[^\W_]+)*", text):
+        found = list(re.finditer(r"'s\b|[^\W_]+(?:_[^\W_]+)*", text))
+        for k, m in enumerate(found):
             w = m.group(0).lower()
-            content = _relation_word(w, prev, lang)
+            content = _relation_word(w, prev, lang, found[k + 1].group(0).lower() if k + 1 < len(found) else "")
             if content:
                 cur.append(m.group(0))
             elif cur:
@@ -253,11 +254,23 @@ def _cjk_hops(text: str) -> int:
     return max(1, hops)
 
 
-def _relation_word(w: str, prev: str, lang: str) -> bool:
+def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
     """Whether a (lower-case) word may name a relation: not a stop word or a framing word of its language ("name
-    of"), not the noun right after "which/what" (the answer's type: "which town"), not a single letter or "'s"."""
+    of"), not the noun right after "which/what" (the answer's type: "which town") unless an English article
+    follows it (then it is a verb: "what killed the X's spouse"), not a single letter or "'s"."""
     return (len(w) > 1 and w != "'s" and w not in LANGUAGES[lang][0] and w not in FRAMING.get(lang, ())
-            and prev not in TYPE_ASKING.get(lang, ()))
+            and (prev not in TYPE_ASKING.get(lang, ()) or _verb_after_asking(nxt, lang)))
+
+
+# per language: words that, right after "what/which" and one more word, show that word to be a verb ("what killed
+# the X's spouse": an article; an English type noun is followed by a verb or "of"). Not French, whose subject
+# follows the noun ("dans quelle ville la Banque Mercier a-t-elle son siège").
+VERB_AFTER_ASKING: dict[str, frozenset[str]] = {"en": frozenset({"the", "a", "an"})}
+
+
+def _verb_after_asking(nxt: str, lang: str) -> bool:
+    """Whether the word after "what/which" is a verb, read from the word after it (VERB_AFTER_ASKING)."""
+    return nxt in VERB_AFTER_ASKING.get(lang, frozenset())
 
 
 def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: frozenset[str]) -> bool:
@@ -283,7 +296,8 @@ def expected_hops(question: str, topics: list[str]) -> int:
     stop, framing = LANGUAGES[lang][0], FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
     for k, w in enumerate(words):
-        content = _relation_word(w, prev, lang)  # the topic's mark and the "s" of "'s" are single characters
+        # the topic's mark and the "s" of "'s" are single characters
+        content = _relation_word(w, prev, lang, words[k + 1] if k + 1 < len(words) else "")
         if content and not in_run and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
         runs += content and not in_run
@@ -348,6 +362,8 @@ def asked_type(question: str) -> tuple[list[str], bool]:
         return [], False  # "what does the lonely lighthouse stand on": the noun is the subject
     at = next((k for k in range(first + 1, len(words)) if words[k] not in aux), None)  # "what are the genres"
     noun = words[at] if at is not None else None
+    if at == first + 1 and at + 1 < len(words) and _verb_after_asking(words[at + 1], lang):
+        return [], False  # "what killed the X's spouse": a verb, the question says no type
     if noun in FRAMING.get(lang, ()):
         # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
         of, articles, of_the = NAME_OF.get(lang, (frozenset(), frozenset(), frozenset()))
