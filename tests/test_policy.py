@@ -180,6 +180,13 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
     assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type
     # ... unless an article follows it: then it is a verb, a relation of its own (PathQuestion)
     assert expected_hops("what killed the madhubala 's couple ?", ["madhubala"]) == 2
+    # with a possessive: "which T is X 's R" asks T of X's R; "where does X 's R <verb>" names the verb too
+    assert expected_hops("which nationality is george_formby 's mom ?", ["george_formby"]) == 2
+    assert expected_hops("where does julie_london 's husband work for ?", ["julie_london"]) == 2
+    assert expected_hops("what year was The Fighting Prince of Donegal released", ["The Fighting Prince of Donegal"]) \
+        == 1  # no possessive: the year is what "released" gives
+    assert expected_hops("where does Ann work", ["Ann"]) == 1
+    assert expected_hops("which town is Ann 's home", ["Ann"]) == 2
     assert asked_type("what killed the madhubala 's couple ?") == ([], False)
     assert asked_type("which town is the Tide Fair held in") == (["town"], True)  # a verb follows: a type
     # French puts the subject after the noun: "quelle ville la Banque ..." still asks for a town

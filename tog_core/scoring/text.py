@@ -268,6 +268,20 @@ def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
 VERB_AFTER_ASKING: dict[str, frozenset[str]] = {"en": frozenset({"the", "a", "an"})}
 
 
+# per language: the auxiliary of a question whose subject comes before its main verb ("where does X 's wife come
+# from"), and the copulas of "which T is X 's R" (T is an attribute of X's R, not only the answer's type)
+DO_SUPPORT: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
+COPULAS: dict[str, frozenset[str]] = {"en": frozenset("is are was were".split())}
+
+
+def _attribute_after_asking(words: list[str], k: int, lang: str) -> bool:
+    """Whether words[k], right after "what/which", is an attribute asked of what follows the copula ("which
+    nationality is X 's mom"): a copula, then an article or the topic. expected_hops asks only where the topic takes
+    a possessive ("what year was X released" asks for a year, it names no second relation)."""
+    return (k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ()) and k + 2 < len(words)
+            and words[k + 1] in COPULAS.get(lang, ()) and words[k + 2] in VERB_AFTER_ASKING.get(lang, ()) | {"\x00"})
+
+
 def _verb_after_asking(nxt: str, lang: str) -> bool:
     """Whether the word after "what/which" is a verb, read from the word after it (VERB_AFTER_ASKING)."""
     return nxt in VERB_AFTER_ASKING.get(lang, frozenset())
@@ -284,8 +298,10 @@ def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: fr
 def expected_hops(question: str, topics: list[str]) -> int:
     """How many relations the question chains, read from its wording alone: one per run of content words (stop
     words and the topic's name separate runs; the noun right after a question word is the answer's type, not a
-    relation), one more when a relation recurs ("share", "also"). In a script without spaces, one per possessive
-    particle inside the question. At least 1. A guess: the engine combines it with what the graph shows."""
+    relation), one more when a relation recurs ("share", "also"). Where the topic takes a possessive ("X 's"), two
+    English patterns name one relation more: "which T is X 's R" (T is asked of X's R) and "where does X 's R
+    <verb>" (the verb after the possessive's noun). In a script without spaces, one per possessive particle inside
+    the question. At least 1. A guess: the engine combines it with what the graph shows."""
     text = question
     for t in sorted((t for t in topics if t), key=len, reverse=True):
         text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
@@ -295,12 +311,23 @@ def expected_hops(question: str, topics: list[str]) -> int:
     lang = language(words)
     stop, framing = LANGUAGES[lang][0], FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
+    do_support = bool(DO_SUPPORT.get(lang, frozenset()) & set(words))
+    possessive = any(a == "\x00" and b == "s" for a, b in zip(words, words[1:]))  # "X 's ..."
+    run_len, after_possessive = 0, False
     for k, w in enumerate(words):
         # the topic's mark and the "s" of "'s" are single characters
-        content = _relation_word(w, prev, lang, words[k + 1] if k + 1 < len(words) else "")
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        content = _relation_word(w, prev, lang, nxt)
+        if not content and possessive and _attribute_after_asking(words, k, lang):
+            content = True  # "which nationality is X 's mom": the mom's nationality, two relations
         if content and not in_run and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
+        if content and in_run and after_possessive and run_len == 1 and do_support:
+            runs += 1  # "where does X 's wife come from": the wife, then where she comes from
+        if content and not in_run:
+            after_possessive = prev == "s" and k >= 2 and words[k - 2] == "\x00"
         runs += content and not in_run
+        run_len = run_len + 1 if content else 0
         in_run, prev = content, w
     recur = RECURS.get(lang)
     return max(1, runs + (1 if recur is not None and recur.search(question) else 0))
