@@ -257,6 +257,18 @@ def test_a_chain_never_ends_at_another_topic_entity_of_the_question():
         return sorted(g.title(int(o)) for o, ok in zip(others, keep) if ok)
 
     assert open_to(3) == ["HELMSMAN", "LOOK-OUT"] and open_to(2) == ["HELMSMAN"]
+    # before the last hop the rule of open_edges does not apply, so the judge, the ranking and the answer keep it:
+    # a one-hop chain SHIP -> LOOK-OUT whose relation says every question word neither stops the search as
+    # sufficient nor becomes the answer
+    g2 = free_graph([("SHIP", "LOOK-OUT", "the look-out stood at the wheel of the ship and kept watch in the bow"),
+                     ("SHIP", "HELMSMAN", "The helmsman stood at the wheel of the ship")])
+    eng2, st2 = run(g2, q, ["SHIP", "LOOK-OUT"], depth=2, width=3, exact_depth=False, relation_pruner="random",
+                    entity_pruner="random")  # random scores: no hops tried, the coverage judge decides
+    assert st2.plan is None and any(p.end == g2.find("id-LOOK-OUT") for p in st2.paths if p.start == g2.find("id-SHIP"))
+    assert not any(s.verdict.get("sufficient") and "every question word" in s.verdict.get("reason", "")
+                   for s in st2.steps if s.stage == "evaluate")
+    assert g2.title(eng2.answer_choice(st2).entity) == "HELMSMAN"
+    assert eng2.best_paths(st2)[-1].answers_nothing(eng2.topic_ids(st2))  # ranked after every chain that answers
 
 # ---------------------------------------------------------------- lookahead
 def language_graph() -> KnowledgeGraph:
@@ -317,4 +329,13 @@ def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
     # the rule needs a known depth: with one hop (the last) the Mondays are fair answers
     eng1, st1 = run(g, "On which day was the tailor fined?", ["Tailor"], depth=1, width=3)
     assert "Monday" in [c[-1] for c in chains(eng1, st1)]
+    # a named departure from the paper: switched off, the Mondays are offered on the way again
+    eng2, st2 = run(g, q, ["Tailor"], depth=2, width=2, dead_end_filter=False)
+    first2 = next(s for s in st2.steps if s.stage == "relations")
+    assert len({c.relation for c in first2.candidates}) == 4 and "dead_end_filter" not in eng2.config.departures()
+    # a maximum depth with no settled number of hops (no plan: random scores try nothing) keeps them too
+    eng3, st3 = run(g, q, ["Tailor"], depth=2, width=2, exact_depth=False, relation_pruner="random",
+                    entity_pruner="random")
+    assert st3.plan is None and len({c.relation for c in next(s for s in st3.steps if s.stage == "relations")
+                                     .candidates}) == 4
     # and it is the GraphRAG rule only: a typed graph's round trips stay open (tested above: Sam -> Gus -> Sam)

@@ -80,7 +80,10 @@ def assert_same_graph(mem, pg, ents, rels):
         rid = mem.relationship(r).id
         assert pg.find_relationship(rid) == mem.find_relationship(rid)
     assert pg.find("no such entity anywhere") is None and pg.find_relationship("no-such-rel") is None
+    some = list(ents)[::-1] + list(ents)[:3]  # any order, repeats: cached rows and one light query for the rest
+    assert pg.degrees_of(some).dtype == np.int64 and np.array_equal(pg.degrees_of(some), mem.degrees_of(some))
     assert np.array_equal(pg.degrees, mem.degrees)
+    assert np.array_equal(pg.degrees_of(some), mem.degrees_of(some))  # from the whole array once it is read
 
 
 def test_demo_imports_and_every_method_matches_memory(demo_pg, demo_mem):

@@ -153,7 +153,7 @@ def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
     plan = trace.get("plan") or {}
     return [{"hops": t.get("depth"), "question words matched": len(t.get("matched") or []),
              "which": ", ".join(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
-             # the asked noun ("which town") matched only about another entity than the chain's end: not counted
+             # the asked noun ("which town") matched by the relations, where the chain's end does not say it is one
              "not counted": ", ".join(t.get("set_aside") or []), "kept": t.get("depth") == plan.get("depth")}
             for t in plan.get("trials") or []]
 

@@ -123,7 +123,7 @@ def _print_trace(t: Any) -> None:
             print(f"  [{k}] " + " ".join(parts))
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
         tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched"
-                          + (f" ({', '.join(x['set_aside'])} not counted: said of another entity)"
+                          + (f" ({', '.join(x['set_aside'])} not counted: the chain's end is not one)"
                              if x.get("set_aside") else "") + f", ends at {x.get('end') or '-'}"
                           for x in t.plan.get("trials") or [])
         print(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))

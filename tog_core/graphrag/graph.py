@@ -130,6 +130,9 @@ class KnowledgeGraph:
     def degrees(self) -> np.ndarray:
         return self._degree
 
+    def degrees_of(self, idxs: Sequence[int] | np.ndarray) -> np.ndarray:
+        return self._degree[np.asarray(idxs, dtype=np.int64)]
+
     def neighbors(self, idx: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(relationship indices, neighbour entity indices, outgoing flags) of one entity; O(degree) views."""
         a, b = self._indptr[int(idx)], self._indptr[int(idx) + 1]

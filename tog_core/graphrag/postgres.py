@@ -145,6 +145,7 @@ class PgGraphStore:
                             WHERE u.rel = ANY(%s::int4[]) ORDER BY u.rel, u.ord""",
             "titles": f"SELECT title FROM {s}.entities ORDER BY idx",
             "degrees": f"SELECT degree FROM {s}.entities ORDER BY idx",
+            "degrees_of": f"SELECT idx, degree FROM {s}.entities WHERE idx = ANY(%s::int4[])",
             # fuzzy + substring: exact (case-folded) first, then substring hits, then trigram similarity
             "search_trgm": f"""SELECT idx, title, title_fold = %(fold)s AS exact, title ILIKE %(pat)s AS sub,
                                       similarity(title, %(q)s) AS sim
@@ -228,6 +229,16 @@ class PgGraphStore:
 
     def degree(self, idx: int) -> int:
         return self.entity(idx).degree
+
+    def degrees_of(self, idxs: Sequence[int] | np.ndarray) -> np.ndarray:
+        keys = _indices(idxs, self.n_entities, "entity").tolist()
+        if self._degrees is not None:
+            return self._degrees[np.asarray(keys, dtype=np.int64)]
+        found, missing = self._ent.split(keys)  # degrees of cached rows are known; the rest in one light query
+        deg = {k: e.degree for k, e in found.items()}
+        if missing:
+            deg.update((int(i), int(d)) for i, d in self._rows("degrees_of", (_pg_ints(sorted(set(missing))),)))
+        return np.fromiter((deg[k] for k in keys), dtype=np.int64, count=len(keys))
 
     @property
     def degrees(self) -> np.ndarray:

@@ -271,9 +271,10 @@ class CheapPolicy:
                     "reason": f"the number of hops settled before the search: {state.plan.reason}"}
         if state.plan is not None and state.plan.chosen and state.depth < state.plan.depth:
             return {"sufficient": False, "by": "plan", "reason": f"not yet as deep as chosen ({state.plan.reason})"}
+        topics = ctx.topic_ids(state)  # a chain ending at a topic (or back home) answers nothing: not sufficient
         v = coverage_verdict(state.question, [x.title for x in state.seeds],
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
-                              if p.hops and not p.back_home])
+                              if p.hops and not p.answers_nothing(topics)])
         planned = self.planned_depth(ctx, state)
         if not v["sufficient"] and (planned >= ctx.config.depth or state.depth < planned):
             if not self.stop_when_nothing_ahead or ctx.graph.has_relation_labels or _exact(ctx, state):
@@ -287,7 +288,7 @@ class CheapPolicy:
             v = {"sufficient": True, "by": "plan",
                  "reason": f"the question names {planned} relation{'s' if planned > 1 else ''}; {v['reason']}"}
         asked = asked_type(state.question)[0]
-        ends = [ctx.graph.entity(p.end).type for p in state.paths if p.hops and not p.back_home]
+        ends = [ctx.graph.entity(p.end).type for p in state.paths if p.hops and not p.answers_nothing(topics)]
         if (self.type_gate and asked and self._graph_has_type(ctx, asked)
                 and not any(type_matches(asked, t) for t in ends)):
             return {"sufficient": False, "by": "type",
@@ -348,10 +349,11 @@ class CheapPolicy:
         # the chains' ends first, then one hop back, ...; at each, "who" takes a person before an organisation
         topics = ctx.topic_ids(state)  # a prefix ending at a topic entity answers nothing (the question names it)
         pick = next(((p, len(p.hops) - j) for j in range(back) for tier in type_tiers(asked) for p in best
-                     if j < len(p.hops) and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).back_home
-                     and (j == 0 or p.hops[len(p.hops) - j - 1].dst not in topics)
+                     if j < len(p.hops)
+                     and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).answers_nothing(topics)
                      and type_matches(tier, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
-        p, k = pick or (paths[0], len(paths[0].hops))
+        first = next((q for q in paths if not q.answers_nothing(topics)), paths[0])
+        p, k = pick or (first, len(first.hops))
         fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)
         got = covered(want, [self.hop_words(ctx, h) for h in p.hops[:k]]).total() / max(1, want.total())
         conf = 0.3 * (p.score / total if total > 0 else 0) + 0.3 * (0.5 if fit is None else float(fit)) + 0.4 * got

@@ -233,9 +233,11 @@ class ToGEngine(StageProposals, Recording):
     # ------------------------------------------------------------------ answer
     def best_paths(self, state: State) -> list[BeamPath]:
         """Chains with hops, best first, in the policy's order (the order the answer and the trace use). A chain that
-        came back to its start (BeamPath.back_home: not by a self-loop) goes after every chain that did not."""
+        came back to its start or ends at another topic entity (BeamPath.answers_nothing) goes after every chain
+        that did not."""
+        topics = self.topic_ids(state)
         return sorted([p for p in state.paths if p.hops],
-                      key=lambda p: (p.back_home, *self.policy.rank_key(self, state, p)))
+                      key=lambda p: (p.answers_nothing(topics), *self.policy.rank_key(self, state, p)))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
         out: list[str] = []

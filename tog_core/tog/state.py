@@ -27,6 +27,9 @@ DEPARTURES: dict[str, tuple[str, str]] = {
     "normalise_entities": ("hop score = relation score x entity score",
                            "entity scores are divided by the best entity of their relation group, so a relation's "
                            "rank survives a scorer that rates every entity low"),
+    "dead_end_filter": ("every neighbour is a candidate",
+                        "on a GraphRAG graph, on the way to a known number of hops, skip neighbours whose every edge "
+                        "leads back (their chain cannot reach that depth), unless every neighbour is one"),
     "cumulative_score": ("the beam keeps the best entities of the current hop",
                          "the beam ranks whole paths by the product of their hop scores"),
     "evaluate_last_depth": ("the LLM judges sufficiency at every depth",
@@ -56,6 +59,7 @@ class EngineConfig:
     # -- departures from the paper (DEPARTURES below says what each changes); on by default, each switchable
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
     degree_factor: float = 30.0  # "far": more than factor× the largest seed degree
+    dead_end_filter: bool = True  # on the way to a known depth skip GraphRAG neighbours whose only edges lead back
     hub_prefilter: bool = True  # cut a frontier entity's relation groups to max_candidates with the cheap pre-filter
     normalise_entities: bool = True  # entity scores relative to the best entity of their relation group
     cumulative_score: bool = True  # a path's score is the product of all its hop scores (paper: the last hop's)
@@ -86,8 +90,8 @@ class EngineConfig:
     @classmethod
     def paper(cls, **kw: Any) -> EngineConfig:
         """ToG as published: every departure switched off."""
-        return cls(**{"degree_filter": False, "hub_prefilter": False, "normalise_entities": False,
-                      "cumulative_score": False, "evaluate_last_depth": True, **kw})
+        return cls(**{"degree_filter": False, "dead_end_filter": False, "hub_prefilter": False,
+                      "normalise_entities": False, "cumulative_score": False, "evaluate_last_depth": True, **kw})
 
     def without(self, names: Iterable[str]) -> EngineConfig:
         """This config with the named departures switched off (ValueError naming the choices for an unknown one)."""
@@ -141,6 +145,11 @@ class BeamPath:
         own relative by that relation (PathQuestion's "Cold_War --recording--> Cold_War"), so "the recording of
         Cold_War's recording" is Cold_War."""
         return bool(self.hops) and self.end == self.start and self.hops[-1].src != self.hops[-1].dst
+
+    def answers_nothing(self, topics: frozenset[int] = frozenset()) -> bool:
+        """Whether the chain's end cannot be the answer: it came back to its start (back_home), or it ends at
+        another of the question's topic entities (`topics`, entity indices), which the question names."""
+        return self.back_home or (bool(self.hops) and self.end != self.start and self.end in topics)
 
 
 @dataclass(frozen=True, kw_only=True)

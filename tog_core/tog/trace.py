@@ -99,8 +99,8 @@ class DepthPlan:
     """How many hops a search takes, settled before it starts, and why: the LLM-free search on a free-text graph
     tries every number of hops up to the maximum and keeps one (policy/cheap.py: CheapPolicy.plan). `trials`: per
     number of hops tried, the question words its best chain's relations matched ("matched"), where that chain ended
-    ("end"), and the asked noun's words it matched only about another entity than its end ("set_aside", not counted;
-    absent in traces written before it).
+    ("end"), and the asked noun's words its relations matched where that end does not say it is one ("set_aside",
+    not counted; absent in traces written before it).
     `chosen`: a person set the number of hops (ToGEngine.choose_hops); the search then goes exactly that deep."""
 
     depth: int
