@@ -339,3 +339,26 @@ def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
     assert st3.plan is None and len({c.relation for c in next(s for s in st3.steps if s.stage == "relations")
                                      .candidates}) == 4
     # and it is the GraphRAG rule only: a typed graph's round trips stay open (tested above: Sam -> Gus -> Sam)
+
+
+def test_the_lookahead_sees_the_topic_rule_of_the_last_hop():
+    # two topics, Ann and the Castle: before the last hop, Bob is rated by what he offers next; his only onward edge
+    # leads to the Castle, a topic, which the last hop may not end at, so for the lookahead Bob is a dead end
+    from test_policy import free_graph
+
+    g = free_graph([("Ann", "Bob", "Ann met Bob"), ("Ann", "Cid", "Ann met Cid"),
+                    ("Bob", "Castle", "Bob lives in the Castle"), ("Cid", "House", "Cid lives in the House"),
+                    ("Castle", "Gate", "The Castle has a gate")])
+    q = "where does the man Ann met near the Castle live"
+
+    def reasons(seeds):
+        eng, st = run(g, q, seeds, depth=2, width=3)
+        hop1 = next(s for s in st.steps if s.stage == "entities" and s.depth == 1)
+        return {c.target: c.reason for c in hop1.candidates if c.relation.startswith("Ann met")}, chains(eng, st)
+
+    rated, found = reasons(["Ann", "Castle"])
+    assert rated["Bob"].startswith("next: dead end") and "lives" in rated["Cid"]
+    assert ["Ann", "Cid", "House"] in found and ["Ann", "Bob", "Castle"] not in found
+    # with the Castle not a topic, Bob's way on is open and rated like Cid's
+    rated1, found1 = reasons(["Ann"])
+    assert "lives" in rated1["Bob"] and ["Ann", "Bob", "Castle"] in found1
