@@ -362,3 +362,19 @@ def test_the_lookahead_sees_the_topic_rule_of_the_last_hop():
     # with the Castle not a topic, Bob's way on is open and rated like Cid's
     rated1, found1 = reasons(["Ann"])
     assert "lives" in rated1["Bob"] and ["Ann", "Bob", "Castle"] in found1
+
+
+def test_a_typed_graph_lends_its_relation_names_of_several_words_to_the_wording():
+    # "the place of birth of Sam 's son": two relations, not three ("place", "birth", "son"), because the graph
+    # names one relation "place of birth"; "directed by" is not lent (its "by" keeps the verb from the name after it)
+    g = kin_graph([("Sam", "children", "Gus"), ("Gus", "place_of_birth", "Oslo"), ("Gus", "directed_by", "Ida")])
+    policy = CheapPolicy()
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3), policy=policy)
+    assert policy._phrases(eng) == ("place of birth",)
+    st = asyncio.run(eng.run("the place of birth of Sam 's son ?", seeds=["Sam"]))
+    assert policy.planned_depth(eng, st) == 2 and chains(eng, st)[0] == ["Sam", "Gus", "Oslo"]
+    # a GraphRAG graph lends nothing: its relation texts are sentences
+    from test_policy import free_graph
+
+    free = ToGEngine(free_graph([("A", "B", "A met B")]), config=eng.config, policy=policy)
+    assert policy._phrases(free) == ()

@@ -187,6 +187,9 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
         == 1  # no possessive: the year is what "released" gives
     assert expected_hops("where does Ann work", ["Ann"]) == 1
     assert expected_hops("which town is Ann 's home", ["Ann"]) == 2
+    # the graph's own relation names of several words are one relation each
+    q = "the place of birth of katherine 's spouse ?"
+    assert expected_hops(q, ["katherine"]) == 3 and expected_hops(q, ["katherine"], ["place of birth"]) == 2
     assert asked_type("what killed the madhubala 's couple ?") == ([], False)
     assert asked_type("which town is the Tide Fair held in") == (["town"], True)  # a verb follows: a type
     # French puts the subject after the noun: "quelle ville la Banque ..." still asks for a town

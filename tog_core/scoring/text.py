@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 
 import bm25s.stopwords as _stopwords
@@ -295,14 +296,18 @@ def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: fr
     return j < len(words) and words[j] == "\x00"
 
 
-def expected_hops(question: str, topics: list[str]) -> int:
+def expected_hops(question: str, topics: list[str], phrases: Sequence[str] = ()) -> int:
     """How many relations the question chains, read from its wording alone: one per run of content words (stop
     words and the topic's name separate runs; the noun right after a question word is the answer's type, not a
     relation), one more when a relation recurs ("share", "also"). Where the topic takes a possessive ("X 's"), two
     English patterns name one relation more: "which T is X 's R" (T is asked of X's R) and "where does X 's R
-    <verb>" (the verb after the possessive's noun). In a script without spaces, one per possessive particle inside
-    the question. At least 1. A guess: the engine combines it with what the graph shows."""
+    <verb>" (the verb after the possessive's noun). `phrases`: the graph's own names of relations of several words
+    ("place of birth"), each read as one word wherever the question says it. In a script without spaces, one per
+    possessive particle inside the question. At least 1. A guess: the engine combines it with what the graph
+    shows."""
     text = question
+    for ph in phrases:  # longest first (the caller's order): "place of birth" before "birth"
+        text = re.sub(rf"(?<!\w){re.escape(ph)}(?!\w)", ph.replace(" ", "_"), text, flags=re.IGNORECASE)
     for t in sorted((t for t in topics if t), key=len, reverse=True):
         text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
     if UNSPACED.search(text) and not _WORD.search(UNSPACED.sub(" ", text).replace("\x00", "")):
