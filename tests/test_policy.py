@@ -187,6 +187,10 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
         == 1  # no possessive: the year is what "released" gives
     assert expected_hops("where does Ann work", ["Ann"]) == 1
     assert expected_hops("which town is Ann 's home", ["Ann"]) == 2
+    # an attribute asked of a noun phrase after the copula: "what genres are the films written by X" is two relations
+    assert expected_hops("what types are the films written by Simon Pegg", ["Simon Pegg"]) == 2
+    assert asked_type("what types are the films written by Simon Pegg") == ([], False)  # kinds, not films
+    assert asked_type("what are the genres of X")[0] == asked_type("which genre")[0]
     # the graph's own relation names of several words are one relation each
     q = "the place of birth of katherine 's spouse ?"
     assert expected_hops(q, ["katherine"]) == 3 and expected_hops(q, ["katherine"], ["place of birth"]) == 2

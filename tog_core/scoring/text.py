@@ -212,6 +212,8 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
     "en": frozenset("what which".split()),
     "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
 }
+# per language: the words of "what kind of X" (skipped as auxiliaries when "of" follows them)
+KIND_WORDS: dict[str, frozenset[str]] = {"en": frozenset("kind kinds sort sorts type types".split())}
 # per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
 # ("what does the lighthouse stand on")
 SUBJECT_AUX: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
@@ -275,12 +277,15 @@ DO_SUPPORT: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
 COPULAS: dict[str, frozenset[str]] = {"en": frozenset("is are was were".split())}
 
 
-def _attribute_after_asking(words: list[str], k: int, lang: str) -> bool:
-    """Whether words[k], right after "what/which", is an attribute asked of what follows the copula ("which
-    nationality is X 's mom"): a copula, then an article or the topic. expected_hops asks only where the topic takes
-    a possessive ("what year was X released" asks for a year, it names no second relation)."""
-    return (k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ()) and k + 2 < len(words)
-            and words[k + 1] in COPULAS.get(lang, ()) and words[k + 2] in VERB_AFTER_ASKING.get(lang, ()) | {"\x00"})
+def _attribute_after_asking(words: list[str], k: int, lang: str, possessive: bool) -> bool:
+    """Whether words[k], right after "what/which", is an attribute asked of what follows the copula: a copula, then
+    an article ("what genres are the films written by X": the films' genres) or the topic where it takes a
+    possessive ("which nationality is X 's mom"); not the bare topic ("what year was X released" asks for a year,
+    it names no second relation)."""
+    if not (k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ()) and k + 2 < len(words)
+            and words[k + 1] in COPULAS.get(lang, ())):
+        return False
+    return words[k + 2] in VERB_AFTER_ASKING.get(lang, ()) or (words[k + 2] == "\x00" and possessive)
 
 
 def _verb_after_asking(nxt: str, lang: str) -> bool:
@@ -323,7 +328,7 @@ def expected_hops(question: str, topics: list[str], phrases: Sequence[str] = ())
         # the topic's mark and the "s" of "'s" are single characters
         nxt = words[k + 1] if k + 1 < len(words) else ""
         content = _relation_word(w, prev, lang, nxt)
-        if not content and possessive and _attribute_after_asking(words, k, lang):
+        if not content and _attribute_after_asking(words, k, lang, possessive):
             content = True  # "which nationality is X 's mom": the mom's nationality, two relations
         if content and not in_run and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
@@ -393,6 +398,8 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     if first + 1 < len(words) and words[first + 1] in SUBJECT_AUX.get(lang, ()):
         return [], False  # "what does the lonely lighthouse stand on": the noun is the subject
     at = next((k for k in range(first + 1, len(words)) if words[k] not in aux), None)  # "what are the genres"
+    if at is not None and at > first + 1 and words[first + 1] in KIND_WORDS.get(lang, ()) and words[at] != "of":
+        return [], False  # "what types are the films …" asks for the films' kinds, not films ("what type of film")
     noun = words[at] if at is not None else None
     if at == first + 1 and at + 1 < len(words) and _verb_after_asking(words[at + 1], lang):
         return [], False  # "what killed the X's spouse": a verb, the question says no type
