@@ -301,6 +301,10 @@ def test_rate_limit_exhausted_is_rate_limit_error() -> None:
 
 
 def test_timeout_after_max_retries() -> None:
+    # litellm builds its OpenAI client on the first call (imports that take seconds on a cold disk, with no .pyc
+    # written): warm it on a server that answers, so the 0.2 s tries below time the server, not the imports
+    with FakeOpenAIServer(lambda r: Reply(text="ok")) as fast:
+        assert asyncio.run(make_client(fast).complete(user("x"), temperature=0)).text == "ok"
     with FakeOpenAIServer(lambda r: Reply(delay_s=30, text="too late")) as srv:
         sleeps = Sleeps()
         client = make_client(srv, sleeps, timeout_s=0.2, max_retries=1, deadline_s=2.0)

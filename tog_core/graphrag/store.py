@@ -58,6 +58,11 @@ class GraphStore(Protocol):
         ...
 
     @property
+    def n_relationships(self) -> int:
+        """Relationships; valid indices are 0..n_relationships-1."""
+        ...
+
+    @property
     def has_relation_labels(self) -> bool:
         """True when relationships carry a typed `relation` column (KGQA graphs), not only descriptions."""
         ...
