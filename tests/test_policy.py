@@ -186,14 +186,23 @@ def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_name
     assert expected_hops("what year was The Fighting Prince of Donegal released", ["The Fighting Prince of Donegal"]) \
         == 1  # no possessive: the year is what "released" gives
     assert expected_hops("where does Ann work", ["Ann"]) == 1
-    assert expected_hops("which town is Ann 's home", ["Ann"]) == 2
+    assert expected_hops("which religion is Ann 's home", ["Ann"]) == 2  # "religion" names no entity type
     # an attribute asked of a noun phrase after the copula: "what genres are the films written by X" is two relations
     assert expected_hops("what types are the films written by Simon Pegg", ["Simon Pegg"]) == 2
     assert asked_type("what types are the films written by Simon Pegg") == ([], False)  # kinds, not films
     assert asked_type("what are the genres of X")[0] == asked_type("which genre")[0]
+    # ... but a word that names an entity type stays the answer's type, and "the N of"/"the film X" is no attribute
+    assert expected_hops("What city is the capital of France?", ["France"]) == 1
+    assert expected_hops("what year was the film Alien released", ["Alien"]) == 1
+    assert expected_hops("which man is Ann 's husband", ["Ann"]) == 1
+    assert expected_hops("In which town the Tide Fair takes place?", ["Tide Fair"]) == 1  # no inversion: still a type
+    assert expected_hops("which town is Aliens set in", ["Alien"]) == 1  # a plural, not a possessive
+    # the verb after a possessive counts only where the question's auxiliary governs that possessive
+    assert expected_hops("Where does the man who fined the tailor's wife's husband live?", ["tailor"]) == 4
     # the graph's own relation names of several words are one relation each
     q = "the place of birth of katherine 's spouse ?"
     assert expected_hops(q, ["katherine"]) == 3 and expected_hops(q, ["katherine"], ["place of birth"]) == 2
+    assert expected_hops("what is x \\y z of Ann", ["Ann"], ["x \\y z"]) == 1  # a name is text, not a pattern
     assert asked_type("what killed the madhubala 's couple ?") == ([], False)
     assert asked_type("which town is the Tide Fair held in") == (["town"], True)  # a verb follows: a type
     # French puts the subject after the noun: "quelle ville la Banque ..." still asks for a town

@@ -329,7 +329,7 @@ class CheapPolicy:
             return ()
         key = ("phrases", id(g))
         if key not in self._memo:
-            step = max(1, g.n_relationships // 50_000)
+            step = max(1, -(-g.n_relationships // 50_000))  # at most 50,000 read
             names = {" ".join(lab.replace("_", " ").split()) for lab in g.labels(range(0, g.n_relationships, step))}
             # content words at both ends ("place of birth"; not "directed by", whose "by" keeps the verb apart from
             # the name that follows it)

@@ -212,7 +212,8 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
     "en": frozenset("what which".split()),
     "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
 }
-# per language: the words of "what kind of X" (skipped as auxiliaries when "of" follows them)
+# per language: the words of "what kind of X" / "what types are …" (AUXILIARIES skips them; "what types are the
+# films …" asks for kinds, not films)
 KIND_WORDS: dict[str, frozenset[str]] = {"en": frozenset("kind kinds sort sorts type types".split())}
 # per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
 # ("what does the lighthouse stand on")
@@ -262,7 +263,7 @@ def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
     of"), not the noun right after "which/what" (the answer's type: "which town") unless an English article
     follows it (then it is a verb: "what killed the X's spouse"), not a single letter or "'s"."""
     return (len(w) > 1 and w != "'s" and w not in LANGUAGES[lang][0] and w not in FRAMING.get(lang, ())
-            and (prev not in TYPE_ASKING.get(lang, ()) or _verb_after_asking(nxt, lang)))
+            and (prev not in TYPE_ASKING.get(lang, ()) or _verb_after_asking(nxt, lang, w)))
 
 
 # per language: words that, right after "what/which" and one more word, show that word to be a verb ("what killed
@@ -278,19 +279,42 @@ COPULAS: dict[str, frozenset[str]] = {"en": frozenset("is are was were".split())
 
 
 def _attribute_after_asking(words: list[str], k: int, lang: str, possessive: bool) -> bool:
-    """Whether words[k], right after "what/which", is an attribute asked of what follows the copula: a copula, then
-    an article ("what genres are the films written by X": the films' genres) or the topic where it takes a
-    possessive ("which nationality is X 's mom"); not the bare topic ("what year was X released" asks for a year,
-    it names no second relation)."""
+    """Whether words[k], right after "what/which", is an attribute asked of what follows the copula, not only the
+    answer's type: a word that names no entity type ("nationality", "genres"; not "city", "man", "year"), then a
+    copula, then the topic where it takes a possessive ("which nationality is X 's mom") or an article and a noun
+    that a content word describes ("what genres are the films written by X"; not "the capital of France", "the
+    film Alien", "the bay where")."""
     if not (k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ()) and k + 2 < len(words)
-            and words[k + 1] in COPULAS.get(lang, ())):
+            and words[k + 1] in COPULAS.get(lang, ()) and not _is_type_word(words[k])):
         return False
-    return words[k + 2] in VERB_AFTER_ASKING.get(lang, ()) or (words[k + 2] == "\x00" and possessive)
+    if words[k + 2] == "\x00":
+        return possessive
+    stop = LANGUAGES[lang][0]
+    return (words[k + 2] in VERB_AFTER_ASKING.get(lang, ()) and k + 4 < len(words) and words[k + 3] != "\x00"
+            and words[k + 4] not in stop and words[k + 4] != "\x00")
 
 
-def _verb_after_asking(nxt: str, lang: str) -> bool:
-    """Whether the word after "what/which" is a verb, read from the word after it (VERB_AFTER_ASKING)."""
-    return nxt in VERB_AFTER_ASKING.get(lang, frozenset())
+def _is_type_word(w: str) -> bool:
+    """Whether a word names an entity type in TYPE_WORDS ("town", "man", "year", "films")."""
+    return bool(set(_type_words(w)) & _ALL_TYPE_WORDS())
+
+
+@lru_cache(maxsize=16)
+def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for a graph's relation names of several words, longest first, whole words, any case."""
+    alts = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _ALL_TYPE_WORDS() -> frozenset[str]:  # noqa: N802 (a constant, built on first use)
+    return frozenset(w for words in TYPE_WORDS.values() for w in _type_words(words))
+
+
+def _verb_after_asking(nxt: str, lang: str, w: str = "") -> bool:
+    """Whether the word `w` after "what/which" is a verb, read from the word after it (VERB_AFTER_ASKING); never a
+    word that names an entity type ("in which town the fair takes place")."""
+    return nxt in VERB_AFTER_ASKING.get(lang, frozenset()) and not (w and _is_type_word(w))
 
 
 def _names_the_topic(words: list[str], k: int, stop: frozenset[str], framing: frozenset[str]) -> bool:
@@ -311,18 +335,17 @@ def expected_hops(question: str, topics: list[str], phrases: Sequence[str] = ())
     possessive particle inside the question. At least 1. A guess: the engine combines it with what the graph
     shows."""
     text = question
-    for ph in phrases:  # longest first (the caller's order): "place of birth" before "birth"
-        text = re.sub(rf"(?<!\w){re.escape(ph)}(?!\w)", ph.replace(" ", "_"), text, flags=re.IGNORECASE)
     for t in sorted((t for t in topics if t), key=len, reverse=True):
         text = re.sub(re.escape(t), " \x00 ", text, flags=re.IGNORECASE)
+    if phrases:  # after the topics (a topic may be called "Cause of Death"); longest first: "place of birth"
+        text = _phrase_pattern(tuple(phrases)).sub(lambda m: m.group(0).replace(" ", "_"), text)
     if UNSPACED.search(text) and not _WORD.search(UNSPACED.sub(" ", text).replace("\x00", "")):
         return _cjk_hops(text)
     words = [w.lower() for w in re.findall(r"\x00|[^\W_]+(?:_[^\W_]+)*", text)]
     lang = language(words)
     stop, framing = LANGUAGES[lang][0], FRAMING.get(lang, frozenset())
     runs, in_run, prev = 0, False, ""
-    do_support = bool(DO_SUPPORT.get(lang, frozenset()) & set(words))
-    possessive = any(a == "\x00" and b == "s" for a, b in zip(words, words[1:]))  # "X 's ..."
+    possessive = bool(re.search("\x00\\s*['’]\\s*s\\b", text))  # "X 's ...", not "Aliens" after "Alien"
     run_len, after_possessive = 0, False
     for k, w in enumerate(words):
         # the topic's mark and the "s" of "'s" are single characters
@@ -332,10 +355,11 @@ def expected_hops(question: str, topics: list[str], phrases: Sequence[str] = ())
             content = True  # "which nationality is X 's mom": the mom's nationality, two relations
         if content and not in_run and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
-        if content and in_run and after_possessive and run_len == 1 and do_support:
+        if content and in_run and after_possessive and run_len == 1:
             runs += 1  # "where does X 's wife come from": the wife, then where she comes from
-        if content and not in_run:
-            after_possessive = prev == "s" and k >= 2 and words[k - 2] == "\x00"
+        if content and not in_run:  # a run right after "does X 's" (the auxiliary governs this possessive)
+            after_possessive = (possessive and prev == "s" and k >= 3 and words[k - 2] == "\x00"
+                                and words[k - 3] in DO_SUPPORT.get(lang, ()))
         runs += content and not in_run
         run_len = run_len + 1 if content else 0
         in_run, prev = content, w
@@ -361,6 +385,9 @@ CJK_ASKS_FOR: dict[str, str] = {
     "哪儿": "place location geo organization",
     "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
 }
+# words a question uses for a time ("at what hour", "on which day", "en quelle année")
+_TIME_WORDS = ("day days hour hours time date year years month week night morning evening jour heure année mois "
+               "semaine nuit matin soir")
 # GraphRAG's default entity types, in words a question uses for them, English and French (any other type reads as
 # its own name)
 TYPE_WORDS: dict[str, str] = {
@@ -371,8 +398,10 @@ TYPE_WORDS: dict[str, str] = {
            "quarter lieu ville pays région île rivière rue",
     "ORGANIZATION": "organization organisation company firm guild society bank school club business shop "
                     "publisher entreprise société banque école atelier manufacture maison",
-    "EVENT": "event festival fair feast meeting when game party dinner day hour time date year month week night "
-             "morning evening événement fête foire concours jour heure année mois semaine nuit",
+    "EVENT": "event festival fair feast meeting when game party dinner " + _TIME_WORDS + " événement fête foire "
+             "concours",
+    # GraphRAG's default types have no time (its extractor types MIDNIGHT, SUNDAY as EVENT); a custom graph may
+    "DATE": _TIME_WORDS, "TIME": _TIME_WORDS, "YEAR": _TIME_WORDS,
     "MOVIE": "movie film",
 }
 

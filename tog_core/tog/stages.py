@@ -109,7 +109,8 @@ class StageProposals:
         planned = self.policy.planned_depth(self, state)
         keep = self.open_edges(p, rels, others, outs, planned, self.topic_ids(state))
         on_the_way = state.depth < planned and len(others)
-        degree = self.graph.degrees_of(others) if on_the_way else None  # one light round trip on a server store
+        needed = on_the_way and (self.config.degree_filter or self.config.dead_end_filter)
+        degree = self.graph.degrees_of(others) if needed else None  # one light round trip on a server store
         if self.config.degree_filter and on_the_way:
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
