@@ -8,7 +8,7 @@ from test_cheap_search import typed_graph
 from test_policy import free_graph
 from tog_core.app.runner import replay
 from tog_core.policy.cheap import CheapPolicy
-from tog_core.scoring.text import expected_hops
+from tog_core.scoring.hops import expected_hops
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import Callbacks, EngineConfig
 

@@ -15,7 +15,7 @@ from test_cheap_search import typed_graph
 from tog_core.compose import RunSpec, make_policy, plan
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
-from tog_core.scoring.text import expected_hops
+from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.scorers import ScoreResult
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy
@@ -174,7 +174,7 @@ def test_the_coverage_judge_stops_when_the_question_is_covered_and_faithful_runs
 
 
 def test_with_a_maximum_depth_the_search_plans_as_many_hops_as_the_question_names_relations():
-    from tog_core.scoring.text import asked_type, expected_hops, type_matches
+    from tog_core.scoring.text import asked_type, type_matches
 
     assert expected_hops("who directed the movies written by Paul", ["Paul"]) == 2
     assert expected_hops("which town hosts the Tide Fair", ["Tide Fair"]) == 1  # "town" is the answer's type

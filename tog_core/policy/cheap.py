@@ -23,7 +23,8 @@ import numpy as np
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
-from tog_core.scoring.text import (asked_type, expected_hops, first_sentence, question_bands, tokens, type_matches,
+from tog_core.scoring.hops import expected_hops
+from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
                                    type_tiers, without_words)
 from tog_core.tog.policy import AnswerChoice, NextHop, SearchContext, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
@@ -48,7 +49,7 @@ class CheapPolicy:
     # typed graphs: a relation reads as "a movie was directed by a person", scored on meaning (0.727 -> 0.777)
     type_templates: bool = True
     # with a maximum depth (not the question's known one), plan as many hops as the question names relations
-    # (scoring/text.expected_hops): the last planned hop gets the far band, no whale filter and no lookahead, may not
+    # (scoring/hops.expected_hops): the last planned hop gets the far band, no whale filter and no lookahead, may not
     # end at the start, and the search stops there unless the question is covered sooner (README: linked seeds)
     plan_hops: bool = True
     # the judge searches one hop more while no chain ends in what the question asks for, when the graph has that
