@@ -237,7 +237,7 @@ class PgGraphStore:
         found, missing = self._ent.split(keys)  # degrees of cached rows are known; the rest in one light query
         deg = {k: e.degree for k, e in found.items()}
         if missing:
-            deg.update((int(i), int(d)) for i, d in self._rows("degrees_of", (_pg_ints(sorted(set(missing))),)))
+            deg.update((int(i), int(d)) for i, d in self._rows("degrees_of", (_pg_ints(missing),)))  # split: unique
         return np.fromiter((deg[k] for k in keys), dtype=np.int64, count=len(keys))
 
     @property

@@ -80,7 +80,7 @@ class CheapPolicy:
     # 0.79 / 0.71 -> 0.71 / 0.71. Not on typed graphs, whose templates rarely repeat the question's words (tried, bm25:
     # MetaQA 0.717 -> 0.617, PQ-2H 0.61 -> 0.35, PQL-3H 0.85 -> 0.88)
     try_depths: bool = True
-    _memo: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
 
     def plans(self, ctx: SearchContext, state: State) -> bool:
         """Whether `plan` tries the numbers of hops for this search: not on a typed graph (its relation texts rarely
@@ -335,8 +335,8 @@ class CheapPolicy:
             # content words at both ends ("place of birth"; not "directed by", whose "by" keeps the verb apart from
             # the name that follows it)
             keep = [n for n in names if 1 < len(n.split()) <= 4 and tokens(n.split()[0]) and tokens(n.split()[-1])]
-            self._memo[key] = "\x1f".join(sorted(keep, key=len, reverse=True))
-        return tuple(x for x in self._memo[key].split("\x1f") if x)
+            self._memo[key] = tuple(sorted(keep, key=lambda n: (-len(n), n)))
+        return self._memo[key]
 
     def _graph_has_type(self, ctx: SearchContext, asked: list[str]) -> bool:
         """Whether some entity type of the graph is what the question asks for (read once per graph from at most
@@ -345,8 +345,8 @@ class CheapPolicy:
         key = ("types", id(g))
         if key not in self._memo:
             step = max(1, g.n_entities // 50_000)
-            self._memo[key] = "\x1f".join(sorted({g.entity(i).type for i in range(0, g.n_entities, step)}))
-        return any(type_matches(asked, t) for t in self._memo[key].split("\x1f") if t)
+            self._memo[key] = frozenset(t for t in (g.entity(i).type for i in range(0, g.n_entities, step)) if t)
+        return any(type_matches(asked, t) for t in self._memo[key])
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""

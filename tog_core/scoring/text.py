@@ -242,11 +242,12 @@ VERB_AFTER_ASKING: dict[str, frozenset[str]] = {"en": frozenset({"the", "a", "an
 
 def _is_type_word(w: str) -> bool:
     """Whether a word names an entity type in TYPE_WORDS ("town", "man", "year", "films")."""
-    return bool(set(_type_words(w)) & _ALL_TYPE_WORDS())
+    return bool(set(_type_words(w)) & _all_type_words())
 
 
 @lru_cache(maxsize=1)
-def _ALL_TYPE_WORDS() -> frozenset[str]:  # noqa: N802 (a constant, built on first use)
+def _all_type_words() -> frozenset[str]:
+    """Every word of TYPE_WORDS, as _type_words reads it (built on first use: _type_words is defined below)."""
     return frozenset(w for words in TYPE_WORDS.values() for w in _type_words(words))
 
 
