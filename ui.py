@@ -22,7 +22,7 @@ from tog_core.compose import build_engine, plan
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
-from tog_core.llm.factory import build_embedder, build_llm, choose_model
+from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
@@ -134,19 +134,29 @@ def settings() -> Settings:
                     without=tuple(ss.get(K.WITHOUT, ())))
 
 
-def model_note(s: Settings) -> str:
+def _choice(s: Settings | None = None) -> ModelChoice:
+    """What the settings run on (nothing is started). A base typed here never gets the server's keys
+    (llm/factory.server_key_may_go): only the key typed in this session, or none."""
+    s = s or settings()
     cur = project()
-    choice = choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
-                          api_key=st.session_state.get(K.API_KEY) or None)
+    return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
+                        api_key=st.session_state.get(K.API_KEY) or None)
+
+
+def model_note(s: Settings) -> str:
+    choice = _choice(s)
     return f"{choice.model}" + (f" — {choice.note}" if choice.note else "")
 
 
 def model_kind(s: Settings | None = None) -> str:
     """"none", "local" or "litellm": what the current settings run on (nothing is started)."""
-    s = s or settings()
-    cur = project()
-    return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
-                        api_key=st.session_state.get(K.API_KEY) or None).kind
+    return _choice(s).kind
+
+
+def key_notice(s: Settings | None = None) -> str | None:
+    """Why no key goes with this session's calls, when a server key was kept from the API base typed here."""
+    choice = _choice(s)
+    return choice.note if choice.key_source == WITHHELD else None
 
 
 def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:

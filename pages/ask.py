@@ -17,6 +17,8 @@ ss = st.session_state
 info, graph = ui.need_project()
 project, store = ss[K.PROJECT_OK], ui.store()
 st.title("Ask the knowledge graph")
+if (withheld := ui.key_notice()):
+    st.info(withheld)
 
 
 def load(run_id: str) -> dict | None:

@@ -21,6 +21,8 @@ shell.ensure()  # a deep link on a fresh server runs this page without app.py
 ss = st.session_state
 info, graph = ui.need_project()
 st.title("Explore step by step")
+if (withheld := ui.key_notice()):
+    st.info(withheld)
 ex: R.Exploration | None = ss.get(K.EXPLORE)
 if ex is not None and ex.settings.project != ui.settings().project:
     ex = ss[K.EXPLORE] = None  # another project was opened

@@ -41,6 +41,9 @@ class RunSpec:
     model: str | None = None  # a LiteLLM model string, "local", "none"; None: the project's model if keyed, else none
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)  # typed in the app; never stored or logged
+    # whether the server's keys (environment, project) may go to `api_base` whatever it is: the CLI's own flag (the
+    # person running it owns the environment); the app's typed base is not trusted (llm/factory.server_key_may_go)
+    trust_api_base: bool = False
     width: int = 3
     depth: int = 3
     relation_pruner: str | None = None  # auto | llm | bm25 | embedding | random (None = auto)
@@ -102,7 +105,8 @@ def make_policy(config: EngineConfig, *, has_llm: bool) -> SearchPolicy:
 def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = None, graph: Any | None = None) -> Plan:
     """Resolve the model, pruners and engine options. `graph`: the graph the engine will search (what `auto` means
     without an LLM depends on whether it has relation types). UsageError names the bad field and the choices."""
-    choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ)
+    choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ,
+                          trust_api_base=spec.trust_api_base)
     typed = bool(graph is not None and graph.has_relation_labels)
     auto = spec.auto_pruner or default_pruner(choice.kind, typed=typed)
     rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto

@@ -23,7 +23,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's "
                    "model when its key is set, else none)")
-    q.add_argument("--api-base", default=None, help="API base URL for the model (e.g. a LiteLLM proxy or Ollama)")
+    q.add_argument("--api-base", default=None,
+                   help="API base URL for the model (e.g. a LiteLLM proxy or Ollama); the CLI sends your environment's "
+                        "key there (the app sends the server's keys only to TOG_ALLOWED_API_BASES)")
     q.add_argument("--seed", action="append", default=[], metavar="TITLE", help="topic entity (repeatable)")
     q.add_argument("--mode", default="faithful", choices=list(MODES))
     q.add_argument("--paper", action="store_true", help="ToG as published: every departure below switched off")
@@ -75,8 +77,9 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     info, graph = open_graph(project, store=store_url, name=graph_name)
     store = None
     try:
-        spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
-                       entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
+        spec = RunSpec(model=model, api_base=api_base, trust_api_base=True, width=width, depth=depth,
+                       relation_pruner=pruner, entity_pruner=entity_pruner, mode=mode, paper=paper,
+                       without=tuple(without))
         p = plan(spec, info, graph=graph)
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")

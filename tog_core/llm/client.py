@@ -41,6 +41,7 @@ __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "Ch
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
 
 log = logging.getLogger(__name__)
+NO_KEY = "no-key-sent"  # what goes as the key where the server's keys may not go (never a secret)
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,6 +256,8 @@ class LLMClient:
                 self._fail("auth", f"the environment variable {cfg.api_key_env} is not set; "
                                    f"export it (or put it in the project's .env) or type a key in")
             return value
+        if not cfg.send_env_key:  # a base the server's keys may not go to: a placeholder, so LiteLLM reads none
+            return NO_KEY
         return None  # LiteLLM falls back to the provider's usual variable (e.g. OPENAI_API_KEY)
 
     def _json_level_for(self, json_schema: dict | None) -> str | None:
@@ -351,9 +354,12 @@ class LLMClient:
                            if detail.startswith("stream broke") else
                            f"could not connect to {where}; check that the server is running and the "
                            f"api_base is right"),
-            "auth": "the key was rejected or is missing; check "
-                    + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
-                       else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)"),
+            "auth": ("the key was rejected or is missing; no key was sent to this API base (the server's keys go "
+                     "only to the provider's own endpoint, the project's configured one, or TOG_ALLOWED_API_BASES): "
+                     "type your own key" if not cfg.send_env_key and not cfg.api_key else
+                     "the key was rejected or is missing; check "
+                     + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
+                        else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)")),
             "bad_request": "the request was rejected; check the model name and parameters",
             "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
                             f"(an OpenAI-compatible api_base usually ends in /v1)",
