@@ -11,12 +11,13 @@ Layout in the database:
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote
 
 from tog_core.errors import UsageError
 
@@ -42,26 +43,109 @@ def graph_name(project: str, info: Any, name: str | None = None) -> str:
     return p.name
 
 
-def redact(url: str) -> str:
-    """The URL with its password replaced by ***, for messages and `inspect` output."""
-    url = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url, flags=re.I)
-    return re.sub(r"^([a-z][a-z0-9+.\-]*://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url, flags=re.I)
+_SCHEME = re.compile(r"^\s*[a-z][a-z0-9+.\-]*://", re.I)
+_SECRET_KEYS = frozenset({"password", "sslpassword"})
+_QUERY_SECRET = re.compile(r"(?i)[?&](?:ssl)?password=")
+_NEXT_PARAM = re.compile(r"&(?=[^&=]*=)")
+_KV_SECRET = re.compile(r"(?i)\b(?:ssl)?password\s*=")
 
 
-def _password(url: str) -> str | None:
-    m = re.search(r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", url, flags=re.I)
-    if m:
-        return unquote(m.group(1).strip("'"))
+def _uri_secret_spans(url: str, start: int) -> list[tuple[int, int]]:
+    """Where the passwords of a URI are, as (start, end) offsets: the userinfo password and every `password=` /
+    `sslpassword=` query value. libpq reads `user:password` up to an `@` and takes `#`, `?` and every other reserved
+    character as part of the password (urlsplit would start a fragment or a query there, which is how a password
+    with `#` or `?` used to be shown); the span runs to libpq's own `@` when libpq reads the URI cleanly, else to the
+    LAST `@` before the query's first password parameter, so an `@` or `/` that was not percent-encoded does not
+    leak into the host shown either (the host may then be hidden too: safe side). A query value runs to
+    the next `&key=` (a raw `&` inside it stays hidden)."""
+    q = _QUERY_SECRET.search(url, start)
+    head_end = q.start() if q else len(url)
+    spans = []
+    at = url.rfind("@", start, head_end)
+    slash = url.find("/", start, head_end)
+    first = url.find("@", start, slash if slash >= 0 else head_end)
+    if 0 <= first < at and _clean_uri(url):  # libpq read it with no `@` left in the host: its own split
+        at = first
+    colon = url.find(":", start, at) if at >= 0 else -1
+    if colon >= 0:
+        spans.append((colon + 1, at))
+    for m in _QUERY_SECRET.finditer(url, start):
+        if spans and m.start() < spans[-1][1]:
+            continue
+        nxt = _NEXT_PARAM.search(url, m.end())
+        spans.append((m.end(), nxt.start() if nxt else len(url)))
+    return spans
+
+
+def _clean_uri(url: str) -> bool:
+    """libpq reads the URI and no `@` of it ended up in the host, port or database name."""
+    parsed = _kv_dict(url)
+    return parsed is not None and not any("@" in parsed.get(k, "") for k in ("host", "hostaddr", "port", "dbname"))
+
+
+def _kv_dict(url: str) -> dict[str, str] | None:
+    """A libpq key=value string as libpq itself parses it (None when it does not parse)."""
     try:
-        return urlsplit(url).password
-    except ValueError:
+        from psycopg.conninfo import conninfo_to_dict
+
+        return {k: str(v) for k, v in conninfo_to_dict(url).items()}
+    except Exception:  # noqa: BLE001 - psycopg missing or libpq rejecting the text: the caller masks by hand
         return None
 
 
+def redact(url: str) -> str:
+    """The store URL as it may be shown: every password (URI userinfo, `password=`/`sslpassword=` query
+    parameters, libpq key=value `password`) replaced by ***, whatever characters it holds, percent-encoded or not.
+    Key=value strings are read by libpq's own parser and written back with the password masked; one libpq cannot
+    read is shown up to its first password only. The one function every message, log line, output and page that
+    names a store goes through."""
+    if not isinstance(url, str) or not url:
+        return "" if url is None else str(url)
+    m = _SCHEME.match(url)
+    if m:
+        out, last = [], 0
+        for a, b in _uri_secret_spans(url, m.end()):
+            out += [url[last:a], "***"]
+            last = b
+        return "".join(out) + url[last:]
+    parsed = _kv_dict(url)
+    if parsed is not None:
+        if not any(k in _SECRET_KEYS for k in parsed):
+            return url
+        from psycopg.conninfo import make_conninfo
+
+        return make_conninfo(**{k: ("***" if k in _SECRET_KEYS else v) for k, v in parsed.items()})
+    k = _KV_SECRET.search(url)
+    return url if k is None else url[:k.end()] + "***"
+
+
+def _secrets(url: str) -> list[str]:
+    """Every form in which the URL's passwords may appear in a message (as written, percent-decoded,
+    percent-encoded, as libpq parses them), longest first."""
+    if not isinstance(url, str) or not url:
+        return []
+    m = _SCHEME.match(url)
+    if m:
+        found = [url[a:b] for a, b in _uri_secret_spans(url, m.end())]
+    else:
+        k = _KV_SECRET.search(url)
+        found = [url[k.end():].strip()] if k else []
+        if found:  # libpq may not read it: the words up to the next key=value, together and one by one
+            words = list(itertools.takewhile(lambda w: not re.match(r"\w+\s*=", w), found[0].split()))
+            found += [" ".join(words)] + words
+    parsed = _kv_dict(url)
+    found += [v for key, v in (parsed or {}).items() if key in _SECRET_KEYS]
+    found += [unquote(x) for x in found] + [quote(x, safe="") for x in found]
+    return sorted({x for x in found if x and x != "***"}, key=len, reverse=True)
+
+
 def scrub(text: str, url: str) -> str:
-    """A server or driver message with the URL's password (if any) removed."""
-    pw = _password(url)
-    return text.replace(pw, "***") if pw else text
+    """A server or driver message with the URL's passwords (in every form they may take) removed."""
+    if isinstance(url, str) and url and url in text:
+        text = text.replace(url, redact(url))
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return text
 
 
 def connect(url: str, *, autocommit: bool = True) -> Any:
