@@ -46,20 +46,22 @@ _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u
 _HREF = re.compile(r"(?i)h(?=ref)")
 
 
-def plain(text: Any, limit: int = TOOLTIP_MAX) -> str:
+def plain(text: Any, limit: int = TOOLTIP_MAX, *, say_cut: bool = True) -> str:
     """Data text made inert for a vis label/tooltip: no markup characters, no invisible/bidi characters,
-    no "href" substring, at most `limit` characters. Readable (no `&amp;` shown to people)."""
+    no "href" substring, at most `limit` characters (then "…", and with `say_cut` how long the whole text was).
+    Readable (no `&amp;` shown to people). Only the first few `limit`s of a huge text are looked at."""
     s = "" if text is None else str(text)
-    s = _INVISIBLE.sub("", s).replace("<", "‹").replace(">", "›")
-    if len(s) > limit:
-        s = s[: max(limit - 1, 0)] + "…"
-    return _HREF.sub("h\u200b", s)
+    total = len(s)
+    s = _INVISIBLE.sub("", s[: 4 * limit + 64])
+    if len(s) > limit or total > 4 * limit + 64:
+        s = s[: max(limit - 1, 0)] + "…" + (f" [cut: {total:,} characters in all]" if say_cut else "")
+    return _HREF.sub("h\u200b", s.replace("<", "‹").replace(">", "›"))
 
 
 def short(text: Any, n: int = 40) -> str:
     """One line of at most n characters (whitespace collapsed, "…" when cut), made inert like `plain`."""
-    s = " ".join(("" if text is None else str(text)).split())
-    return plain(s, n)
+    s = " ".join(("" if text is None else str(text))[: 4 * n + 64].split())
+    return plain(s, n, say_cut=False)
 
 
 def depth_colour(depth: int) -> str:
