@@ -6,6 +6,7 @@ import sys
 from typing import Any
 from collections.abc import Callable
 
+from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 
 
@@ -49,7 +50,7 @@ def add_parser(sub: Any) -> None:
 def _progress(enabled: bool) -> Callable[[str], None]:
     def say(text: str) -> None:
         if enabled:
-            print(text, file=sys.stderr, flush=True)
+            echo(text, file=sys.stderr, flush=True)
     return say
 
 
@@ -72,6 +73,12 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
+    if resume is not None:
+        from tog_core.runs.files import _RUN_ID
+
+        if not _RUN_ID.match(resume):
+            raise UsageError(f"--resume {resume!r} is not a run id; give the id of a saved run (letters, digits, "
+                             "'-', '_'), or leave --resume out to start a new run")
     if hops is not None and resume:
         raise UsageError("--hops starts a new run; a resumed run keeps the number of hops it had (drop one)")
     info, graph = open_graph(project, store=store_url, name=graph_name)
@@ -117,26 +124,27 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
 
 def _print_trace(t: Any) -> None:
-    print(t.answer.strip())
-    print()
+    echo(t.answer.strip())
+    echo()
     if t.chains:
-        print("Chains:")
+        echo("Chains:")
         for k, chain in enumerate(t.chains, 1):
-            parts = [chain[0].source] + [f"--[{link.relation[:80]}]--> {link.target}" for link in chain]
-            print(f"  [{k}] " + " ".join(parts))
+            one = lambda x: safe(x, one_line=True)  # noqa: E731 - a title or relation inside the line
+            parts = [one(chain[0].source)] + [f"--[{one(link.relation[:80])}]--> {one(link.target)}" for link in chain]
+            echo(f"  [{k}] " + " ".join(parts))
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
         tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched"
                           + (f" ({', '.join(x['set_aside'])} not counted: the chain's end is not one)"
                              if x.get("set_aside") else "") + f", ends at {x.get('end') or '-'}"
                           for x in t.plan.get("trials") or [])
-        print(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
+        echo(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
     if t.diagnosis:
         from tog_core.tog.diagnosis import diagnosis_text
 
-        print("\n" + diagnosis_text(t.diagnosis))
+        echo("\n" + diagnosis_text(t.diagnosis))
     s = t.stats
     cost = "unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
-    print(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
+    echo(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
           f"{s['prompt_tokens']}+{s['completion_tokens']} tokens, cost {cost}, {s['wall_s']:.1f} s; run {t.run_id}")
 
 

@@ -17,7 +17,7 @@ from tog_core.tog.trace import Trace
 
 __all__ = ["RunStore", "RunSummary", "atomic_write_text", "new_run_id", "tog_home"]  # the last three from home.py
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9_\-]{1,80}$")
+_RUN_ID = re.compile(r"[A-Za-z0-9_\-]{1,80}\Z")  # with .match: the whole id (`$` let "id\n" through)
 
 
 @dataclass(frozen=True, kw_only=True)
