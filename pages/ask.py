@@ -81,6 +81,8 @@ elif resume and (saved := load(resume)):
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())
 
+if note := getattr(store, "note", lambda: "")():  # the run store is down: runs are kept on this machine
+    st.warning(note)
 t = ss.get(K.ASK_TRACE)
 if not t:
     st.stop()
