@@ -47,7 +47,8 @@ def write_damaged(root, base: dict) -> None:
     for name, (change, _) in DAMAGED.items():
         p = root / f"2026-{name}.json"
         if change == "bytes":
-            p.write_bytes(json.dumps({**base, "run_id": ""}).replace("Acme", "Ac\xffme").encode("latin-1"))
+            text = json.dumps({**base, "run_id": ""}, ensure_ascii=False).encode("utf-8")
+            p.write_bytes(text.replace(b'"question": "', b'"question": "\xff', 1))
         elif change == "deep":
             p.write_text('{"question": "q", "steps": ' + "[" * 100_000 + "]" * 100_000 + "}")
         else:
