@@ -107,7 +107,7 @@ class PgRunStore:
         return run_id
 
     def _error(self, err: Exception) -> StoreError:
-        words = scrub(str(err).strip() or err.__class__.__name__, self._secret_url)
+        words = scrub((str(err).strip().splitlines() or [err.__class__.__name__])[0], self._secret_url)
         return StoreError(f"run store {self.url}: {words[:300]}")
 
     @contextmanager
