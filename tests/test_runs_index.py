@@ -155,6 +155,18 @@ def test_a_store_that_goes_down_mid_run_keeps_the_run_locally(tmp_path):
     assert store.note() == ""
 
 
+def test_a_full_disk_during_a_step_by_step_run_is_said_on_the_exploration(tmp_path, monkeypatch):
+    from tog_core.app.runner import explore_apply, explore_propose, explore_start
+    from tog_core.app.session import Settings
+
+    store = RunStore(tmp_path / "runs")
+    monkeypatch.setattr(store, "save", lambda _tr: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left")))
+    eng = engine()
+    ex = explore_start(eng, Settings(), Q, ["Acme"])
+    explore_apply(eng, explore_propose(eng, ex), None, store)
+    assert len(ex.states) == 2 and "could not be saved: No space left" in ex.unsaved
+
+
 def test_saver_without_a_store_and_with_one_that_works(tmp_path):
     s = Saver(engine=engine(), store=None)
     tr = s.save(engine().start(Q, ["Acme"]))

@@ -58,8 +58,8 @@ class Saver:
                 self.store = None
                 why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
                 where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
-                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. Its answer is shown here but it "
-                                "will not be in Saved runs; free some space or fix the store, then ask again.")
+                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
+                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
                 if self.on_note is not None:
                     self.on_note(self.unsaved)
         return tr
@@ -218,6 +218,7 @@ class Exploration:
     parent_run: str | None = None
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
+    unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
 
     @property
     def state(self) -> State:
@@ -225,7 +226,10 @@ class Exploration:
 
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
-                     parent_run=self.parent_run, branched_at=self.branched_at)
+                     parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note)
+
+    def _note(self, why: str) -> None:
+        self.unsaved = why
 
     def back_depths(self) -> list[int]:
         """Depths the person can go back to: each depth whose start is in the history, except a start
