@@ -109,12 +109,13 @@ def test_saved_runs_lists_the_good_runs_and_names_each_damaged_file(home):
     assert "link(s) in both runs" in texts(at)
     at.session_state[K.RUNS_TAB] = "Open a run"
     at.run()
-    at.selectbox(key=K.RUNS_OPEN).set_value(first["run_id"]).run()
+    assert at.selectbox(key=K.RUNS_OPEN).value == first["run_id"]  # still the run the person opened
     [b] = [b for b in at.button if b.label == "Delete this run"]  # delete
     b.click()
     at.run()
     assert not at.exception, at.exception
     assert [r.run_id for r in RunStore().list()] == [second["run_id"]]
+    assert at.selectbox(key=K.RUNS_OPEN).value is None  # the deleted run is no longer chosen
     assert len(RunStore().problems()) == len(DAMAGED)  # nothing a person made was removed but the one deleted
 
 

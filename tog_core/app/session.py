@@ -88,7 +88,7 @@ class K:
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
     PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE, T_REASON,
                   MODE, WITHOUT, STORE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
-                  EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH)
+                  EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH, RUNS_OPEN)
 
 
 @dataclass(frozen=True, kw_only=True)
