@@ -13,6 +13,7 @@ import streamlit as st
 import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
+from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, trace_entity_types
@@ -86,10 +87,11 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
 
     try:
         result = work(on_stage=on_stage, on_usage=on_usage, on_step=on_step, on_token=on_token,
-                      on_answer_reset=on_reset, on_tick=lambda _e: show())
-    except ValueError as err:
+                      on_answer_reset=on_reset, on_tick=lambda _e: show(), on_note=slot.warning)
+    except (ValueError, UsageError, OSError) as err:  # bad input, a store that is down before the search began
         stop_slot.empty()
-        status.update(label="Could not start", state="error")
+        box.empty()
+        status.update(label="Could not start", state="error", expanded=False)
         slot.error(str(err))
         st.stop()
     stop_slot.empty()

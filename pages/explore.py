@@ -61,6 +61,8 @@ B.hops_block(state.plan.to_dict() if state.plan else None, when=" before the fir
              note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
                   "(then the usual rules decide, up to the maximum depth).")
 choice: set[str] = set()
+if ex.unsaved:
+    st.warning(ex.unsaved)
 if not state.done:
     try:
         R.explore_propose(engine, ex)

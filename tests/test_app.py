@@ -404,7 +404,8 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     rid = _unfinished_run()  # an unfinished run of this project
     at = app(**{K.MODEL: "none"})
     at = ask(at, QUESTION)
-    other = RunStore().load(at.session_state[K.ASK_TRACE]["run_id"])
+    asked = at.session_state[K.ASK_TRACE]["run_id"]
+    other = RunStore().load(asked)
     other.run_id, other.project = "20200101-000000-other1", "/elsewhere/other-project"
     RunStore().save(other)
     empty = RunStore().load(rid)
@@ -421,6 +422,8 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     at.toggle(key=K.RUNS_ALL).set_value(False).run()
     at.text_input(key=K.RUNS_SEARCH).set_value("Lanternwright").run()
     assert list(at.dataframe[0].value["question"]) == [QUESTION]
+    assert not at.download_button  # no run is read before the person opens one
+    at.selectbox(key=K.RUNS_OPEN).set_value(asked).run()
     labels = [d.label for d in at.download_button]
     assert labels == ["JSON trace", "Markdown report", "Standalone HTML"]
     assert "### Tarnby" in [m.value for m in at.markdown]

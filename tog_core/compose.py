@@ -19,6 +19,7 @@ The rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from tog_core.errors import UsageError
@@ -151,5 +152,6 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
         embedder = build_embedder(info)
     policy = make_policy(cfg, has_llm=llm is not None)
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,
-                       project=project or (str(info.path) if info is not None else ""))
+                       # resolved: a run made from `demo` is found under the project's full path (the app's list)
+                       project=project or (str(Path(info.path).expanduser().resolve()) if info is not None else ""))
     return Built(engine=engine, choice=choice, plan=replace(p, choice=choice))

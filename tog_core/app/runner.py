@@ -18,6 +18,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.app.session import Settings
+from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
 from tog_core.tog.trace import Trace
@@ -37,6 +38,8 @@ class Saver:
     branched_at: int | None = None
     t0: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
+    on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
+    unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
 
     def trace(self, state: State) -> Trace:
         tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
@@ -45,9 +48,20 @@ class Saver:
         return tr
 
     def save(self, state: State) -> Trace:
+        """The trace of `state`, saved. A store that cannot keep it (a full disk; a server that is down with no
+        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why."""
         tr = self.trace(state)
         if self.store is not None:
-            self.store.save(tr)
+            try:
+                self.store.save(tr)
+            except SAVE_ERRORS as err:
+                self.store = None
+                why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+                where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
+                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
+                if self.on_note is not None:
+                    self.on_note(self.unsaved)
         return tr
 
 
@@ -108,6 +122,7 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
                  on_tick: Callable[[float], None] | None = None,
                  on_step: Callable[[Any], None] | None = None,
                  on_start: Callable[[State], None] | None = None,
+                 on_note: Callable[[str], None] | None = None,
                  hops: int | None = None, tried: Iterable[dict[str, Any]] = ()) -> Trace:
     """One automatic run, saved once the topic entities are linked and after every step. An error inside the
     run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
@@ -115,7 +130,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
     search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
     engine.choose_hops)."""
-    saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id())
+    saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
+                  on_note=on_note)
     last: list[State] = []
     cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
                            on_answer_reset=on_answer_reset)
@@ -141,11 +157,12 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
 
 
 def _saver_for(engine: Any, trace: dict[str, Any], store: RunStore | None,
-               model_info: dict[str, Any] | None) -> Saver:
+               model_info: dict[str, Any] | None, on_note: Callable[[str], None] | None = None) -> Saver:
     stats = trace.get("stats") or {}
     return Saver(engine=engine, store=store, run_id=str(trace.get("run_id") or new_run_id()),
                  model_info=model_info or {}, parent_run=trace.get("parent_run"),
-                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0))
+                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0),
+                 on_note=on_note)
 
 
 def is_unfinished(trace: dict[str, Any]) -> bool:
@@ -169,9 +186,10 @@ def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, 
                     on_usage: Callable[[dict[str, Any]], None] | None = None,
                     on_answer_reset: Callable[[], None] | None = None,
                     on_tick: Callable[[float], None] | None = None,
-                    on_step: Callable[[Any], None] | None = None) -> Trace:
+                    on_step: Callable[[Any], None] | None = None,
+                    on_note: Callable[[str], None] | None = None) -> Trace:
     """Continue an unfinished saved run where it stopped (same run id), saved after every step."""
-    saver = _saver_for(engine, trace, store, model_info)
+    saver = _saver_for(engine, trace, store, model_info, on_note)
     state0 = engine.restore(trace)
     last: list[State] = [state0]
     cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
@@ -200,6 +218,7 @@ class Exploration:
     parent_run: str | None = None
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
+    unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
 
     @property
     def state(self) -> State:
@@ -207,7 +226,10 @@ class Exploration:
 
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
-                     parent_run=self.parent_run, branched_at=self.branched_at)
+                     parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note)
+
+    def _note(self, why: str) -> None:
+        self.unsaved = why
 
     def back_depths(self) -> list[int]:
         """Depths the person can go back to: each depth whose start is in the history, except a start

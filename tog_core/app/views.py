@@ -6,6 +6,7 @@ rows or strings.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
@@ -190,7 +191,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
     for r in summaries:
         if r.steps == 0 and not r.answer:
             continue
-        if project is not None and r.project != project:
+        if project is not None and not same_project(r.project, project):
             continue
         if needle and needle not in r.question.lower() and needle not in r.answer.lower():
             continue
@@ -203,6 +204,20 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
         rows.append(row)
     return rows
+
+
+def same_project(recorded: str, current: str) -> bool:
+    """Whether a run recorded under `recorded` belongs to the project at `current` (a resolved path). Runs saved
+    before paths were resolved may name the project relative to wherever they were made (`demo`, `data/demo`):
+    such a name matches the path it ends."""
+    if recorded == current:
+        return True
+    rec = PurePath(recorded)
+    if not recorded or rec.is_absolute():
+        return False
+    parts = tuple(p for p in rec.parts if p != ".")
+    cur = PurePath(current).parts
+    return bool(parts) and ".." not in parts and len(parts) < len(cur) and cur[-len(parts):] == parts
 
 
 def compare_default(rows: list[dict[str, Any]], a: str) -> str:
