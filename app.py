@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-import shell
+from explorer import shell
 from tog_core.errors import UsageError
 
 _t0 = time.perf_counter()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-import shell
-import ui
-import ui_blocks as B
+from explorer import shell
+from explorer import ui
+from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app.session import K, settings_from_trace
 from tog_core.runs.files import new_run_id

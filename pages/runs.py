@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import shell
-import ui
-import ui_blocks as B
+from explorer import shell
+from explorer import ui
+from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, settings_from_trace

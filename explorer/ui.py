@@ -29,7 +29,7 @@ from tog_core.render.cache import PICTURES
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
 
-APP_DIR = Path(__file__).resolve().parent
+APP_DIR = Path(__file__).resolve().parents[1]  # the app's folder (app.py, pages/, demo/)
 _PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-import ui
+from explorer import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
 from tog_core.errors import UsageError

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-import ui
+from explorer import ui
 from tog_core.app.session import (
     DEPARTURES,
     MODES,
