@@ -70,6 +70,11 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
+    from tog_core.tog.limits import question_too_long
+
+    too_long = None if resume else question_too_long(question)
+    if too_long:
+        raise UsageError(too_long)
     if hops is not None and resume:
         raise UsageError("--hops starts a new run; a resumed run keeps the number of hops it had (drop one)")
     info, graph = open_graph(project, store=store_url, name=graph_name)
