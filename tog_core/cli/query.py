@@ -102,7 +102,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
                                         model_info=model_info))
 
         def on_step(step: Any) -> None:
-            say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
+            say(f"depth {step.depth} {step.stage}: {step.n_candidates} candidates, {step.llm_calls} LLM calls"
                 + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
 
         cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))

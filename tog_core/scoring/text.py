@@ -39,6 +39,7 @@ _WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
 
 
 
+@lru_cache(maxsize=100_000)  # words repeat: a hub's 200,000 relation texts share a few thousand
 def _stem(tok: str) -> str:
     """A tiny suffix stripper so "directed"/"director"/"directs", "release"/"released" and
     "writer"/"written" meet; no dictionary, no download."""
