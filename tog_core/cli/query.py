@@ -161,8 +161,8 @@ def cmd(args: argparse.Namespace) -> int:
         atomic_write_text(Path(args.out), trace.to_json(indent=1))
     failure = trace.stats.get("llm_failure")
     if failure and not args.allow_fallback:
-        print(f"error: {failure['message']} (run {trace.run_id or 'not saved'}; --allow-fallback answers without "
-              "the LLM)", file=sys.stderr)
+        where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
+        print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
         return 1
     if args.json:
         print(trace.to_json())
