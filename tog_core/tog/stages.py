@@ -199,7 +199,8 @@ class StageProposals:
                                                  [b == res.scored_by for b in by])
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
             top = set(order[: cfg.width]) if cfg.width else set(order)
-            shown = shown_in_trace(order, [i] * len(groups), top, cfg.max_candidates)  # a hub: top K in the trace
+            scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
+            shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
             if len(shown) < len(groups):
                 step.not_shown.append({"path": i, "source_id": src_e.id, "source_entity": src_e.title,
                                        "count": len(groups) - len(shown), "shown": len(shown),

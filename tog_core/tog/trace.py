@@ -84,12 +84,14 @@ class Step:
         return cls(**data)
 
 
-def shown_in_trace(order: list[int], paths: list[int], kept: set[int], top_k: int) -> set[int]:
+def shown_in_trace(order: list[int], paths: list[int], always: set[int], top_k: int) -> set[int]:
     """Which candidates a step records: per beam path the first `top_k` of `order` (best first) that are on it, and
-    every kept one. The rest are counted in `Step.not_shown` (recomputable: the same graph, question and scorer
-    give them again), so a 200,000-edge hub costs a trace K candidates, not 200,000."""
+    every one in `always` (the kept ones, and those the main scorer scored: with the hub pre-filter off, as in the
+    paper, that is all of them). The rest, only ever scored by the pre-filter, are counted in `Step.not_shown`
+    (recomputable: the same graph, question and scorer give them again), so a 200,000-edge hub costs a trace K
+    candidates, not 200,000."""
     per_path: dict[int, int] = {}
-    shown = set(kept)
+    shown = set(always)
     for k in order:
         n = per_path.get(paths[k], 0)
         if n < top_k:
