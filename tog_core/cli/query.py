@@ -42,6 +42,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
     q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
+    q.add_argument("--allow-fallback", action="store_true",
+                   help="when the LLM provider fails, answer without it (BM25 scores, the answer composed from the "
+                        "chains; every fallback named in the trace) instead of stopping with exit code 1")
     q.add_argument("--hops", type=int, default=None, metavar="N",
                    help="search exactly N hops deep (1..--depth) instead of the number the LLM-free search would "
                         "choose; not with an LLM judging (there the LLM decides)")
@@ -59,10 +62,11 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
               store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
-              hops: int | None = None, say: Callable[[str], None] = lambda _t: None,
+              hops: int | None = None, allow_fallback: bool = True, say: Callable[[str], None] = lambda _t: None,
               on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
-    the run saved there. Also used by benchmarks and tests."""
+    the run saved there. Also used by benchmarks and tests. A provider's failure is in the trace's
+    `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI stops on it unless --allow-fallback."""
     import asyncio
     import getpass
     import time
@@ -79,6 +83,12 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         if not _RUN_ID.match(resume):
             raise UsageError(f"--resume {resume!r} is not a run id; give the id of a saved run (letters, digits, "
                              "'-', '_'), or leave --resume out to start a new run")
+
+    from tog_core.tog.limits import question_too_long
+
+    too_long = None if resume else question_too_long(question)
+    if too_long:
+        raise UsageError(too_long)
     if hops is not None and resume:
         raise UsageError("--hops starts a new run; a resumed run keeps the number of hops it had (drop one)")
     info, graph = open_graph(project, store=store_url, name=graph_name)
@@ -91,6 +101,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
         engine, choice = built.engine, built.choice
+        model_info = {**choice.public_dict(), "allow_fallback": allow_fallback}
         store = open_run_store(store_url, user=getpass.getuser()) if save or resume else None
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
@@ -99,10 +110,10 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         def save_state(st: Any) -> None:
             if store is not None:
                 store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
-                                        model_info=choice.public_dict()))
+                                        model_info=model_info))
 
         def on_step(step: Any) -> None:
-            say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
+            say(f"depth {step.depth} {step.stage}: {step.n_candidates} candidates, {step.llm_calls} LLM calls"
                 + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
 
         cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
@@ -110,7 +121,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
             state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
             raise UsageError(str(err)) from None
-        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
         if expect:
             from tog_core.tog.diagnosis import diagnose
 
@@ -154,12 +165,17 @@ def cmd(args: argparse.Namespace) -> int:
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
                       mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
                       resume=args.resume, say=say, store_url=args.store, graph_name=args.name,
-                      expect=args.expect, hops=args.hops)
+                      expect=args.expect, hops=args.hops, allow_fallback=args.allow_fallback)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
 
         atomic_write_text(Path(args.out), trace.to_json(indent=1))
+    failure = trace.stats.get("llm_failure")
+    if failure and not args.allow_fallback:
+        where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
+        print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
+        return 1
     if args.json:
         print(trace.to_json())
     else:

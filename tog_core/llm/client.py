@@ -33,6 +33,7 @@ from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
+from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, estimate_tokens
 from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
@@ -113,6 +114,7 @@ class LLMClient:
         limit = config.concurrency if config.concurrency is not None else default_concurrency()
         self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
+        self.circuit = Circuit()  # per run: opens after a provider's failure (llm/circuit.py)
 
     def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
         """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
@@ -125,6 +127,7 @@ class LLMClient:
         view._clock, view._sleep, view._rng = self._clock, self._sleep, random.Random()
         view._lock = threading.Lock()
         view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level
+        view.circuit = Circuit()  # a view is one session's run: its own circuit, closed
         return view
 
     @property
@@ -153,6 +156,7 @@ class LLMClient:
                 kwargs["response_format"] = self._response_format(level, json_schema)
             try:
                 async with self._limiter.slot(self._session()):
+                    self.circuit.check(self.config.model)
                     budget = clock.budget_s()
                     kwargs["timeout"] = budget
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), budget)
@@ -195,6 +199,7 @@ class LLMClient:
             kwargs.update(stream=True, stream_options={"include_usage": True})
             try:
                 async with self._limiter.slot(self._session()):
+                    self.circuit.check(self.config.model)
                     kwargs["timeout"] = clock.budget_s()
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), kwargs["timeout"])
                     iterator = response.__aiter__()
@@ -367,8 +372,10 @@ class LLMClient:
         short = " ".join(self._scrub(detail).split())[:400]
         with self._lock:
             self.usage.failures += 1
-        raise LLMError(kind, f"{cfg.model}: {kind} — {hints[kind]}. Detail: {short}",
-                       model=cfg.model, status=status, attempts=attempts) from None
+        err = LLMError(kind, f"{cfg.model}: {kind} — {hints[kind]}. Detail: {short}",
+                       model=cfg.model, status=status, attempts=attempts)
+        self.circuit.record(err)
+        raise err from None
 
     def _finish(self, key: str, text: str, prompt_tokens: int, completion_tokens: int,
                 started: float, retries: int, response_format: str | None) -> LLMResult:

@@ -151,6 +151,21 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
                                       "from_id": near_e.id}
                     return
     base = {"rank": None, "of": None, "score": None, "cutoff": None, "label": ""}
+    for i in range(len(steps) - 1, -1, -1):  # offered, but ranked below the candidates the trace kept (a hub)
+        s = steps[i]
+        hidden = [x for x in s.get("not_shown") or [] if str(x.get("source_id")) == near_e.id]
+        if s.get("stage") == "relations" and int(s.get("depth") or 0) == dn + 1 and hidden:
+            x = hidden[0]
+            group = [c for c in s.get("candidates") or [] if c.get("path") == x.get("path")]
+            _, of, cutoff = _rank(group, {"score": 0.0})
+            n = int(x.get("shown") or len(group)) + int(x.get("count") or 0)
+            entry["lost"] = {**base, "depth": dn + 1, "stage": "relations", "step": i, "of": n,
+                             "cutoff": cutoff,
+                             "score": x.get("best_score"),
+                             "note": f"the relation towards {route_titles[1]} ranked below the "
+                                     f"{int(x.get('shown') or len(group))} best of {n} relations of {near_e.title} "
+                                     f"the trace keeps (its score at most {x.get('best_score')}){far}"}
+            return
     depths_run = [int(s.get("depth") or 0) for s in steps]
     if max_depth and dn + 1 > max_depth:
         entry["lost"] = {**base, "depth": dn + 1, "stage": "max_depth", "step": None,
