@@ -244,7 +244,7 @@ def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
             f = d.get("force")
             if f and f.get("step") is not None:
                 depth = (d.get("lost") or {}).get("depth")
-                if st.button(f"Force “{f['label'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
+                if st.button(f"Force “{d['title'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
                              icon=":material/call_split:", help="A new branch of this run with your override"):
                     on_force(f)
     return diag

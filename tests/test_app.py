@@ -253,6 +253,24 @@ def test_why_not_names_where_it_was_lost_marks_it_and_forces_it_in():
     assert any(o["person"] == "keep" for o in overrides(t))
 
 
+def test_forcing_an_entity_in_names_it_and_answers_it():
+    """Demo: Gray Heron (Ivo Brask's own ship) was in the beam at depth 1, but the search went deeper to the
+    mentor's ship. The button names the entity, not the internal step, and the forced run answers Gray Heron."""
+    at = app(**{K.MODEL: "none"})
+    at = ask(at, "Which ship was captained by the mentor of Ivo Brask?")
+    assert at.session_state[K.ASK_TRACE]["answer_entity"] != "Gray Heron"
+    at.text_input(key=K.ASK_EXPECT).set_value("Gray Heron").run()
+    [force] = [b for b in at.button if b.label.startswith("Force")]
+    assert force.label == "Force “Gray Heron” in at depth 1 and continue"
+    force.click()
+    at.run()
+    assert not at.exception, at.exception
+    t = at.session_state[K.ASK_TRACE]
+    assert t["answer_entity"] == "Gray Heron"
+    assert "Most likely answer: Gray Heron" in t["answer"]
+    assert any(f["name"] == "forced_answer" for f in t["stats"]["other_fallbacks"])
+
+
 def test_topic_entities_are_shown_with_did_you_mean_and_can_be_changed():
     at = app(**{K.MODEL: "none"})
     at = ask(at, "What is the meaning of life?")
