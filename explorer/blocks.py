@@ -110,9 +110,13 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
     view = V.answer_view(t)
     conf = V.confidence_line(view)
     if t.get("answer_by") == "llm":
+        sup = V.answer_support(t.get("answer") or "", t)
         st.markdown(V.md_text(t.get("answer") or ""))
-        st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
-                   + (f" · {conf}" if conf else ""))
+        if sup["supported"]:
+            st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
+                       + (f" · the chains' {conf}" if conf else ""))
+        else:
+            st.error(unsupported_words(sup, "the LLM"), icon=":material/report:")
     elif view["entity"]:
         st.markdown(f"### {V.md_text(view['entity'])}")
         st.caption("Composed from the reasoning chains; no language model wrote it"
@@ -163,6 +167,12 @@ def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
                                 "stays in Saved runs)")
 
 
+def unsupported_words(sup: dict[str, Any], who: str) -> str:
+    ends = ", ".join(sup["chain_entities"][:4])
+    return (f"Not supported by the chains: what {who} wrote names no entity of the chains below"
+            + (f" (they reach {ends})" if ends else "") + ", so no confidence is given for it.")
+
+
 def draft_block(t: dict[str, Any], project: str) -> None:
     """The opt-in draft by the small local model, never the default, with its caveat."""
     from tog_core.llm.local import local_model_available
@@ -197,6 +207,9 @@ def draft_block(t: dict[str, Any], project: str) -> None:
                        "end": "complete"}.get(d["stopped"], d["stopped"])
             st.warning("Draft by the small local model, not checked against the graph: it may be wrong.")
             st.markdown(V.md_text(d["text"] or "(nothing usable)"))
+            sup = V.answer_support(d["text"] or "", t)
+            if not sup["supported"]:
+                st.error(unsupported_words(sup, "the local model"), icon=":material/report:")
             st.caption(stopped)
 
 

@@ -179,6 +179,28 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
     assert run.question == QUESTION and "Tarnby" in run.answer
 
 
+def _contradicting_llm(request: dict) -> str:
+    """toy_llm, except that its answer names someone the chains do not reach."""
+    from tog_core.testing.server import last_user_message
+
+    if "Answer the question" in last_user_message(request):
+        return "The Lanternwright Guild was founded by Ivo Brask in the year of the long night."
+    return toy_llm(request)
+
+
+def test_an_llm_answer_the_chains_do_not_support_is_marked_without_a_confidence():
+    with FakeOpenAIServer(_contradicting_llm) as srv:
+        at = app(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 1, K.WIDTH: 1})
+        at = ask(at, "Who founded the Lanternwright Guild?")  # one chain, as in the issue: it ends at Mara Quell
+    t = at.session_state[K.ASK_TRACE]
+    assert t["answer_by"] == "llm" and "Ivo Brask" in t["answer"] and t["confidence"] is not None
+    assert "Mara Quell" in [link["target"] for c in t["chains"] for link in c]
+    [mark] = [e.value for e in at.error if "Not supported by the chains" in e.value]
+    assert "Mara Quell" in mark
+    assert "confidence" not in " ".join(c.value for c in at.caption if "Written by the LLM" in c.value)
+    assert not any("Written by the LLM" in c.value and "confidence" in c.value for c in at.caption)
+
+
 def _unfinished_run(depth_stop: int = 2) -> str:
     """A run interrupted at the start of depth 2, as a Stop or a closed page leaves it in the store."""
     from tog_core.app.runner import run_question

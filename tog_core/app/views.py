@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
+from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed
 
