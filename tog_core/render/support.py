@@ -50,7 +50,8 @@ def chain_entities(trace: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for chain in trace.get("chains") or []:
         for link in chain or []:
-            for title, eid in ((link.get("source"), link.get("source_id")), (link.get("target"), link.get("target_id"))):
+            for end in ("source", "target"):
+                title, eid = link.get(end), link.get(f"{end}_id")
                 if title and str(eid) not in seeds and str(title) not in seeds:
                     out.append(str(title))
     return list(dict.fromkeys(out))
