@@ -128,11 +128,17 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
-    chosen = (t.get("plan") or {}).get("chosen")
-    hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before the run; "
-               + ("you chose the kept one, " if chosen else "the run then searched the kept one (the fewest hops whose "
-                  "best chain's relations match the most question words), ")
-               + "and the chains and pictures here are its.", on_choose=on_hops)
+    plan = t.get("plan") or {}
+    searched, n = plan.get("depth"), len(view["hops"])
+    if n and searched and n != searched:  # the answer sits part-way along a longer chain
+        how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
+               "(the kept row). ")
+    else:
+        how = ("You chose the kept one. " if plan.get("chosen") else "The run then searched the kept one (the fewest "
+               "hops whose best chain's relations match the most question words). ")
+    hops_block(t.get("plan"), trace=t, on_choose=on_hops,
+               note="Each row is its own search of exactly that many hops, made before the run. " + how
+               + "The chains and pictures here are the run's.")
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
@@ -148,11 +154,11 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
 
 
 def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
-               on_choose: Callable[[int], None] | None = None) -> None:
+               on_choose: Callable[[int], None] | None = None, trace: dict[str, Any] | None = None) -> None:
     """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
     (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
     search again exactly that deep."""
-    rows = V.plan_rows({"plan": plan})
+    rows = V.plan_rows({**(trace or {}), "plan": plan})  # with the run's answer: its row is the kept one
     if not rows:
         return
     kept = next((r["hops"] for r in rows if r["kept"]), "?")

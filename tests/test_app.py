@@ -155,7 +155,7 @@ def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
     assert {r.run_id for r in RunStore().list()} == {first["run_id"], t["run_id"]}  # the first run is kept
     hops = [e for e in at.expander if e.label.startswith("How many hops")]
     assert hops and hops[0].label.startswith(f"How many hops: {other} ")
-    assert "you chose the kept one" in " ".join(c.value for c in hops[0].caption)
+    assert "You chose the kept one" in " ".join(c.value for c in hops[0].caption)
 
 
 def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home):

@@ -400,3 +400,20 @@ def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
     assert [r["not counted"] for r in rows] == ["", "", ""]  # traces written before set_aside read as nothing
     aside = plan_rows({"plan": {"depth": 1, "trials": [{"depth": 2, "matched": ["held"], "set_aside": ["town"]}]}})
     assert aside[0]["not counted"] == "town" and aside[0]["question words matched"] == 1
+
+
+def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth():
+    from tog_core.app.views import plan_rows
+
+    link = {"source": "TINY TIM", "source_id": "t", "relation": "Bob Cratchit is Tiny Tim's father",
+            "target": "BOB CRATCHIT", "target_id": "b"}
+    trace = {"question": "Who is Tiny Tim's father?", "seeds": [{"id": "t", "title": "TINY TIM"}],
+             "answer_entity": "BOB CRATCHIT",  # one hop along a two-hop chain
+             "chains": [[link, {"source": "BOB CRATCHIT", "source_id": "b", "relation": "works for",
+                                "target": "SCROOGE", "target_id": "s"}]],
+             "plan": {"depth": 2, "trials": [{"depth": 1, "matched": ["fath"], "end": "BOB CRATCHIT"},
+                                             {"depth": 2, "matched": ["fath", "s"], "end": "SCROOGE"}]}}
+    rows = plan_rows(trace)
+    assert [r["which"] for r in rows] == ["father", "father, Tim's"]  # not the stems "fath", "s"
+    assert [r["kept"] for r in rows] == [True, False]  # the answer's own depth, not the 2 the search settled on
+    assert [r["kept"] for r in plan_rows({**trace, "chains": []})] == [False, True]  # no answer yet: the plan's
