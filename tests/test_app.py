@@ -169,7 +169,7 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
     tips = " ".join(e["title"] for e in picture_json(pics[0])["edges"])
     assert "source: “" in tips and "Tarnby" in tips  # link tooltips quote the source text, not its hash
     at = open_tab(at, K.ASK_TAB, "Evidence")
-    marked = [m.value for m in at.markdown if ":orange-background[" in m.value]
+    marked = [m.value for m in at.markdown if ":yellow-background[" in m.value]
     assert any("Tarnby" in m for m in marked)  # the supporting sentence, highlighted
     assert any("Whole passage" in e.label for e in at.expander)  # the passage itself, collapsed
     for p in home.rglob("*"):  # the typed key reached the server but was never written to disk

@@ -310,6 +310,25 @@ def test_support_span_marks_the_sentence_naming_both_ends():
     assert support_span("Nothing to see here.", relation="x founded y", source="Xavier", target="Yolanda") is None
 
 
+def test_support_span_prefers_the_sentence_stating_the_link_over_weak_ones():
+    from tog_core.app.views import support_span
+
+    rel = "Bob Cratchit is the devoted father of Tiny Tim."
+    text = ("'Well!' said Bob. The goose was eaten to the bone.\n\nAnd in came little Bob, the father, with\n"
+            "Tiny Tim upon his shoulder. 'God bless us,' said Tiny Tim.")
+    a, b = support_span(text, relation=rel, source="TINY TIM", target="BOB CRATCHIT")  # "Bob", "Tim": short names
+    assert text[a:b] == "And in came little Bob, the father, with\nTiny Tim upon his shoulder."  # across a wrap
+    # no sentence names both ends: the one with the relation's own words ("father"), never "said Bob."
+    text2 = "'Well!' said Bob. He was a good father to all of them."
+    a, b = support_span(text2, relation=rel, source="TINY TIM", target="BOB CRATCHIT")
+    assert text2[a:b] == "He was a good father to all of them."
+    assert support_span("'Well!' said Bob.", relation=rel, source="TINY TIM", target="BOB CRATCHIT") is None
+    # a blank line ends a sentence that has no full stop
+    text3 = "CHAPTER ONE\n\nScrooge knew Marley was dead."
+    a, b = support_span(text3, relation="Scrooge was Marley's partner", source="EBENEZER SCROOGE", target="MARLEY")
+    assert text3[a:b] == "Scrooge knew Marley was dead."
+
+
 def test_answer_view_states_the_entity_its_chain_and_confidence():
     from tog_core.app.views import answer_view, confidence_line
 

@@ -133,7 +133,7 @@ def marked_md(text: str, span: tuple[int, int] | None) -> str:
     if not span:
         return md_text(text)
     a, b = span
-    return md_text(text[:a]) + ":orange-background[" + md_text(text[a:b]) + "]" + md_text(text[b:])
+    return md_text(text[:a]) + ":yellow-background[" + md_text(text[a:b]) + "]" + md_text(text[b:])
 
 
 # ---------------------------------------------------------------------------------------------- progress
