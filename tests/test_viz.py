@@ -234,7 +234,7 @@ def test_neighbourhood_on_demo(demo_graph):
 def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
     g = demo_graph
     centre = g.find("Lanternwright Guild")
-    full = picture_json(neighbourhood_html(g, centre, hops=2, max_nodes=10_000))["nodes"]
+    full = picture_json(neighbourhood_html(g, centre, hops=2, max_nodes=10_000, first=10_000))["nodes"]
     page = neighbourhood_html(g, centre, hops=2, max_nodes=8)
     kept = [n["id"] for n in picture_json(page)["nodes"]]
     assert len(kept) == 8 and kept[0] == centre
@@ -242,6 +242,30 @@ def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
     _, first_hop, _ = g.neighbors(centre)
     ring = sorted(set(first_hop.tolist()), key=lambda i: (-g.degree(i), i))
     assert kept[1:] == ring[:7]
+
+
+def test_a_hub_opens_with_its_first_neighbours_and_a_more_node_that_adds_the_rest(demo_graph):
+    g = demo_graph
+    centre = g.find("Lanternwright Guild")
+    everyone = {n["id"] for n in picture_json(neighbourhood_html(g, centre, hops=2, first=10_000))["nodes"]}
+    data = picture_json(neighbourhood_html(g, centre, hops=2, first=5))
+    drawn = [n for n in data["nodes"] if n["id"] != "more-1"]
+    [more] = [n for n in data["nodes"] if n["id"] == "more-1"]
+    assert len(drawn) == 6 and drawn[0]["id"] == centre
+    assert more["label"] == f"+{len(everyone) - 6} more: click to show 5" and more["shape"] == "box"
+    added, key, edges = set(), "more-1", list(data["edges"])
+    while key:  # each click adds the next five and the next "more" node, until everyone is drawn
+        batch = data["more"].pop(key)
+        nxt = [n["id"] for n in batch["nodes"] if str(n["id"]).startswith("more-")]
+        added |= {n["id"] for n in batch["nodes"]} - set(nxt)
+        edges += batch["edges"]
+        key = nxt[0] if nxt else None
+    assert {n["id"] for n in drawn} | added == everyone and not data["more"]
+    assert all({e["from"], e["to"]} <= everyone for e in edges)
+    xy = {(n["x"], n["y"]) for n in drawn} | {(n["x"], n["y"]) for b in
+                                               picture_json(neighbourhood_html(g, centre, hops=2, first=5))["more"]
+                                               .values() for n in b["nodes"]}
+    assert len(xy) == len(everyone) + 1  # every entity has its own place (and the "more" nodes share one)
 
 
 # ---------------------------------------------------------------------------------------------- layers, clicks, marks
