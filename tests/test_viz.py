@@ -383,3 +383,17 @@ def test_relation_overrides_are_drawn_on_their_source_and_on_the_edges_they_open
     assert "✎ relation kept by a person: ate" in a["title"] and "✎ relation dropped by a person: founded" in a["title"]
     [edge] = [e for e in picture_json(page)["edges"] if e["to"] == nodes["B"]["id"]]
     assert edge["color"]["color"] == OVERRIDE_COLOUR and "relation a person kept" in edge["title"]
+
+
+def test_many_chains_label_only_the_answers_chain_the_rest_on_hover():
+    chains = [[Link(source="S", source_id="S", relation=f"S knows M{k}", target=f"M{k}", target_id=f"M{k}",
+                    relationship_id=f"r{k}"),
+               Link(source=f"M{k}", source_id=f"M{k}", relation=f"M{k} owns E{k}", target=f"E{k}", target_id=f"E{k}",
+                    relationship_id=f"q{k}")] for k in range(10)]
+    trace = Trace(question="q", project="p", config={}, seeds=[Seed(id="S", title="S", how="user")],
+                  chains=chains).to_dict()
+    edges = picture_json(chains_html(trace, emphasise=2))["edges"]
+    assert sorted(e["label"] for e in edges if e["label"]) == ["M2 owns E2", "S knows M2"]
+    assert all(e["title"] for e in edges)  # every relation is still in its tooltip
+    few = picture_json(chains_html({**trace, "chains": trace["chains"][:3]}))["edges"]
+    assert all(e["label"] for e in few)
