@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
@@ -351,6 +351,25 @@ def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) ->
     return out
 
 
+def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any]) -> State:
+    """The state to answer from after forcing an entity in: the chains that reach it, each cut at it (so it is the
+    answer), recorded as a named fallback; when none reaches it, the state as it is with the reason recorded."""
+    idx = engine.graph.find(target_id) if target_id else None
+    if idx is None:
+        return state
+    name = engine.graph.title(idx)
+    cut = [replace(p, hops=p.hops[: next(k for k, h in enumerate(p.hops) if h.dst == idx) + 1])
+           for p in state.paths if idx in {h.dst for h in p.hops}]
+    cut = list({tuple((h.ridx, h.dst) for h in p.hops): p for p in cut}.values())  # the same prefix once
+    if cut:
+        note = {"stage": "answer", "fallback": "forced_answer", "wall_s": 0.0,
+                "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
+        return state.with_(stage="answer", paths=tuple(cut), extra_usage=state.extra_usage + (note,))
+    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
+            "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
+    return state.with_(extra_usage=state.extra_usage + (note,))
+
+
 def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict[str, Any], store: RunStore | None,
              *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
     """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
@@ -380,6 +399,8 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
         else:
             choice = prop.auto_choice()
         extra = _route_choice(prop, route, at) if route else set()
+        if prop.step.stage == "evaluate" and route and at["pos"] >= len(route) and "sufficient" in offered:
+            extra = {"sufficient"}  # the route reached the expected entity: answer there
         if prop.step.stage == "evaluate" and extra:
             choice = extra
         else:
@@ -390,6 +411,7 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
         saver.save(ex.state)
         first = False
     if follow:
-        ex.states.append(asyncio.run(engine.answer(ex.state)))
+        target = str(force.get("entity_id") or (route[-1][1] if route else force.get("from_id") or ""))
+        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
         saver.save(ex.state)
     return ex

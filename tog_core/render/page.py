@@ -39,7 +39,10 @@ UNTYPED_COLOUR = "#868e96"
 OVERRIDE_COLOUR = "#d6336c"
 EXPECTED_COLOUR = "#e03131"
 FRONTIER_BORDER = "#212529"
-EDGE_LABELS_MAX = 120  # above this many edges, relation text is in tooltips only (labels would be unreadable)
+EDGE_LABELS_MAX = 24  # above this many edges, relation text is in tooltips only (hover an edge)
+MIN_LABEL_PX = 12.5  # labels are held at least this large on screen when the picture is fitted to its frame
+NODE_FONT, EDGE_FONT = 16, 12  # vis font sizes (canvas units) unless a node or edge sets its own
+MORE_COLOUR = "#f1f3f5"
 TOOLTIP_MAX = 600
 
 _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
@@ -137,7 +140,27 @@ _FIT = """<script>
 (function () {
   if (typeof network === "undefined" || !network) { return; }
   var el = document.getElementById("mynetwork"), moved = false, last = "";
-  function fit() { network.fit({animation: false}); }
+  // labels held at a readable size at fit: a label's on-screen size is its font size times the view's scale
+  var base = {};
+  function hold() {
+    var scale = network.getScale();
+    if (!(scale > 0)) { return; }
+    [[nodes, NODE_FONT], [edges, EDGE_FONT]].forEach(function (pair) {
+      var set = pair[0], ups = [];
+      set.forEach(function (item) {
+        if (!item.label) { return; }
+        var key = (set === nodes ? "n" : "e") + item.id;
+        if (base[key] === undefined) { base[key] = (item.font && item.font.size) || pair[1]; }
+        var want = Math.max(base[key], Math.ceil(MIN_PX / scale));
+        if (!item.font || item.font.size !== want) {
+          ups.push({id: item.id, font: Object.assign({}, item.font || {}, {size: want})});
+        }
+      });
+      if (ups.length) { set.update(ups); }
+    });
+  }
+  function fit() { network.fit({animation: false}); hold(); network.fit({animation: false}); hold(); }
+  window.togFit = fit;
   function sized() {
     var w = el.clientWidth, h = el.clientHeight, s = w + "x" + h;
     if (w > 0 && h > 0 && s !== last) {
@@ -229,10 +252,11 @@ def arrows(forward: bool) -> dict[str, Any]:
 
 def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
     return {
-        "nodes": {"shape": "dot", "font": {"size": 16, "face": "sans-serif", "strokeWidth": 4,
+        "nodes": {"shape": "dot", "font": {"size": NODE_FONT, "face": "sans-serif", "strokeWidth": 4,
                                            "strokeColor": "#ffffff"}},
+        # edge labels sit above their edge, so the line does not run through them
         "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.5}},
-                  "font": {"size": 12, "align": "middle", "color": "#495057", "strokeWidth": 3},
+                  "font": {"size": EDGE_FONT, "align": "top", "color": "#495057", "strokeWidth": 3},
                   "smooth": {"enabled": n_edges <= 150, "type": "continuous"}},
         "interaction": {"hover": True, "tooltipDelay": 150},
         "layout": {"randomSeed": 7, "improvedLayout": n_nodes <= 100},
@@ -255,9 +279,40 @@ def _template_env(template_dir: str) -> Any:
     return env
 
 
+def _js_json(value: Any) -> str:
+    """JSON safe inside a <script> element (as jinja's tojson: < > & ' escaped)."""
+    return (json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("'", "\\u0027"))
+
+
+def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
+    """"n more" nodes: a click on one puts the nodes and edges it stands for into the picture (and its own next
+    "more" node, if any), then fits the view again."""
+    if not reserve:
+        return ""
+    data = _js_json({str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
+                              "edges": v.get("edges", [])} for k, v in reserve.items()})
+    return ("<script>\n(function () {\n  var MORE = " + data + ";\n" + """
+  if (typeof network === "undefined" || !network) { return; }
+  network.on("click", function (p) {
+    if (!p.nodes || !p.nodes.length) { return; }
+    var key = String(p.nodes[0]), more = MORE[key];
+    if (!more) { return; }
+    delete MORE[key];
+    nodes.remove(p.nodes[0]);
+    nodes.add(more.nodes);
+    edges.add(more.edges);
+    if (window.togFit) { window.togFit(); }
+  });
+})();
+</script>""")
+
+
 def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
-               legend_html: str, title: str, clickable: bool = False) -> str:
-    """The standalone page for these nodes and edges (pyvis + our post-processing)."""
+               legend_html: str, title: str, clickable: bool = False,
+               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+    """The standalone page for these nodes and edges (pyvis + our post-processing). `reserve`: for each "n more"
+    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds."""
     from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
@@ -265,16 +320,19 @@ def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options
     # vis.js included, would be compiled again for every picture (~90 of ~120 ms)
     for n in nodes:
         n = dict(n)
-        net.add_node(n.pop("id"), label=n.pop("label"), shape=n.pop("shape", "dot"), **n)
+        label = n.pop("label")
+        net.add_node(n.pop("id"), label=label, shape=n.pop("shape", "dot"), **n)
+        net.nodes[-1]["label"] = label  # pyvis would show the id in place of an empty label
     for e in edges:
         e = dict(e)
         net.add_edge(e.pop("from"), e.pop("to"), **e)
     net.options = options
     return finish(net.generate_html(), legend_html=legend_html, title=title,
-                  physics=bool(options["physics"]["enabled"]), clickable=clickable)
+                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
 
 
-def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False) -> str:
+def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False,
+           reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
     """Post-process pyvis' page: drop CDN tags, empty headings, unused bindings; add CSS, legend, fit, clicks."""
     page = re.sub(r"<!--\s*<link.*?-->", "", page, flags=re.S)
     page = re.sub(r"<link\b[^>]*>", "", page)
@@ -289,7 +347,9 @@ def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable:
     page = page.replace("</head>", _CSS + "\n</head>", 1)
     page = page.replace("<body>", "<body>\n" + legend_html, 1)
     i = page.rfind("</body>")
-    scripts = _FIT.replace("PHYSICS", "true" if physics else "false") + ("\n" + _CLICK if clickable else "")
+    scripts = (_FIT.replace("PHYSICS", "true" if physics else "false").replace("MIN_PX", str(MIN_LABEL_PX))
+               .replace("NODE_FONT", str(NODE_FONT)).replace("EDGE_FONT", str(EDGE_FONT))
+               + "\n" + _more_script(reserve or {}) + ("\n" + _CLICK if clickable else ""))
     page = page[:i] + scripts + "\n" + page[i:]
     outside = external_references(page)  # real tags and attributes only: data text is inert JSON inside a script
     if outside:
@@ -306,8 +366,11 @@ def empty_html(message: str, *, height: str = "200px") -> str:
 
 
 def picture_json(page: str) -> dict[str, Any]:
-    """The nodes and edges embedded in a page built here (for tests and debugging)."""
+    """The nodes and edges embedded in a page built here, and what each "n more" node adds (for tests and
+    debugging)."""
     m_nodes = re.search(r"nodes = new vis\.DataSet\((.*?)\);\n", page)
     m_edges = re.search(r"edges = new vis\.DataSet\((.*?)\);\n", page)
+    m_more = re.search(r"var MORE = (.*?);\n", page)
     return {"nodes": json.loads(m_nodes.group(1)) if m_nodes else [],
-            "edges": json.loads(m_edges.group(1)) if m_edges else []}
+            "edges": json.loads(m_edges.group(1)) if m_edges else [],
+            "more": json.loads(m_more.group(1)) if m_more else {}}
