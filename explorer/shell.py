@@ -21,6 +21,7 @@ from tog_core.app.session import (
     PRUNERS,
     K,
     parse_app_args,
+    project_label,
     recent_projects,
     remember_project,
     resolve_project_path,
@@ -70,8 +71,11 @@ def draw() -> None:
     for _k in K.PERSISTENT:
         if _k in ss:
             ss[_k] = ss[_k]
-    if K.PROJECT_INPUT not in ss:
-        ss[K.PROJECT_INPUT] = parse_app_args(sys.argv[1:]).get("project") or str(ui.APP_DIR / "demo")
+    if K.PROJECT_INPUT not in ss:  # a new session: the project named in the address (a shared run), else --project
+        ss[K.PROJECT_INPUT] = (st.query_params.get("project") or parse_app_args(sys.argv[1:]).get("project")
+                               or str(ui.APP_DIR / "demo"))
+    if (switch := ss.pop(K.PROJECT_SWITCH, None)):  # a page opens a run of another project: open that project
+        ss[K.PROJECT_INPUT] = switch
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
     if K.RECENT not in ss:
@@ -87,6 +91,7 @@ def draw() -> None:
                       help="postgresql://… : read the graph imported with `python -m tog_core store import` "
                            "and keep runs there. Empty: TOG_STORE if set, else the project in memory.")
         wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
+        failed = None
         if f"{wanted}|{ui.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
                 ui.load_project(wanted)
@@ -95,16 +100,19 @@ def draw() -> None:
                 if single_user():
                     remember_project(wanted)
             except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
-                st.error(f"Cannot open this project: {err}")
-                if ss.get(K.PROJECT_OK):
-                    st.caption("Still using the previous project.")
+                failed = str(err)
         cur = ui.project()
+        # one message: the page says the same (ui.need_project) when the project open before cannot be read either
         if cur is None and ss.get(K.PROJECT_ERROR):
-            st.error(f"Cannot read the project now: {ss[K.PROJECT_ERROR]}")
+            st.error(ui.cannot_open())
+        elif failed is not None:
+            st.error(f"Cannot open this project: {failed}")
+            if cur is not None:
+                st.caption("Still using the previous project.")
         if cur is not None:
             info, graph = cur
             c = graph.counts
-            where = (f"**{info.name}** · GraphRAG {info.version}" if info
+            where = (f"**{project_label(ss[K.PROJECT_OK])}** · GraphRAG {info.version}" if info
                      else f"**{getattr(graph, 'name', '')}** (store)")
             st.caption(f"{where} · {c['entities']} entities · "
                        f"{c['relationships']} relationships · {c['text_units']} text units")

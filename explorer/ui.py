@@ -342,12 +342,17 @@ def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[st
     _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
 
 
+def cannot_open() -> str:
+    """Why the project cannot be used, said the same way in the sidebar and on the page."""
+    return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"
+
+
 def need_project() -> tuple[ProjectInfo, KnowledgeGraph]:
     cur = project()
     if cur is None:
         why = st.session_state.get(K.PROJECT_ERROR)
         if why:
-            st.error(f"Cannot read the project now: {why}")
+            st.error(cannot_open())
         else:
             st.info("Open a GraphRAG project in the sidebar to start.")
         st.stop()

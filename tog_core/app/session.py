@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
@@ -21,7 +22,8 @@ from tog_core.graphrag.errors import ProjectError
 from tog_core.runs.files import atomic_write_text, tog_home
 
 __all__ = ["DEPARTURES", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "check_project_root", "parse_app_args",
-           "project_roots", "recent_projects", "remember_project", "resolve_project_path", "run_spec", "settings_dict",
+           "project_label", "project_roots", "recent_projects",
+           "remember_project", "resolve_project_path", "run_spec", "settings_dict",
            "settings_from_trace", "sidebar_defaults", "with_recent", "with_settings"]
 
 RECENT_MAX = 8
@@ -80,6 +82,8 @@ class K:
     RUNS_SEARCH = "runs_search"
     RUNS_TAB = "runs_tab"
     WITHOUT = "without_departures"  # departures from the paper the person switched off
+    PROJECT_SWITCH = "project_switch"  # a project to open before the sidebar is drawn (a run of another project)
+    PROJECT_TRIED = "project_tried"  # run id whose project was already tried (opened, or said why not)
     PROJECT_KEY = "project_key"  # path|store of the last project that loaded
     STORE = "store_url"  # a PostgreSQL store URL typed in the sidebar (else TOG_STORE)
     CLIENT = "llm_client"  # this session's LLM client when its key was typed here (never process-wide)
@@ -171,6 +175,18 @@ def resolve_project_path(path: str, *, base: Path | None = None) -> Path:
     if not p.is_absolute() and not p.exists() and base is not None and (base / p).exists():
         p = base / p
     return p.resolve()
+
+
+_RUN_FOLDER = re.compile(r"\d{8}-\d{6}")  # an older GraphRAG's indexing run (output/20240101-120000/artifacts)
+
+
+def project_label(path: str | Path) -> str:
+    """A project's name as people tell projects apart: its folder, or the folder above `output/` (and above an
+    older GraphRAG's `output/<run>/artifacts`) — every GraphRAG project's tables are in a folder called output."""
+    p = PurePath(str(path).rstrip("/\\") or str(path))
+    while p.name and p.parent != p and (p.name.lower() in ("output", "artifacts") or _RUN_FOLDER.fullmatch(p.name)):
+        p = p.parent
+    return p.name or str(path)
 
 
 def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:

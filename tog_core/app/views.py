@@ -10,6 +10,7 @@ from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
+from tog_core.app.session import project_label
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.tog.state import Proposal
@@ -201,7 +202,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
                "width": r.width, "depth": r.depth, "pruner": r.pruner, "model": r.model,
                "stop": r.stop_reason or "unfinished", "branch of": r.parent_run or ""}
         if project is None:
-            row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
+            row = {"project": project_label(r.project), **row}
         rows.append(row)
     return rows
 
