@@ -342,6 +342,41 @@ def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[st
     _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
 
 
+def run_in_address(runs: Any, run_id: str) -> dict[str, Any] | None:
+    """The saved run named in the address (a reload, a shared link), on its own project: a run of another project
+    opens that project (once: the sidebar opens it on the rerun, TOG_PROJECT_ROOTS applying) or, when it cannot
+    be opened, the page says so and stops — the run is never shown against the project open here. None when no
+    such run is saved."""
+    from tog_core.app.session import project_label
+    from tog_core.app.views import same_project
+
+    ss = st.session_state
+    try:
+        saved = runs.load(run_id).to_dict()
+    except (FileNotFoundError, ValueError, UsageError):
+        return None
+    here = str(ss.get(K.PROJECT_OK) or "")
+    if saved.get("project") and not same_project(str(saved["project"]), here):
+        if ss.get(K.PROJECT_TRIED) != run_id:
+            ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = run_id, str(saved["project"])
+            st.rerun()
+        st.error(f"This run was made on the project {project_label(saved['project'])}, which cannot be opened "
+                 f"here (the sidebar says why); it is not shown against {project_label(here)}.")
+        st.stop()
+    put_in_address(run_id)
+    return saved
+
+
+def put_in_address(run_id: str | None) -> None:
+    """The run and its project in the address (None: neither), so a reload or a shared link opens it again."""
+    if run_id is None:
+        for q in ("run", "project"):
+            st.query_params.pop(q, None)
+        return
+    st.query_params["run"] = run_id
+    st.query_params["project"] = str(st.session_state.get(K.PROJECT_OK) or "")
+
+
 def cannot_open() -> str:
     """Why the project cannot be used, said the same way in the sidebar and on the page."""
     return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"

@@ -9,7 +9,7 @@ from explorer import ui
 from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
-from tog_core.app.session import K, project_label, settings_from_trace
+from tog_core.app.session import K, settings_from_trace
 from tog_core.runs.files import new_run_id
 
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
@@ -32,13 +32,7 @@ def load(run_id: str) -> dict | None:
 def show(trace: dict) -> None:
     ss[K.ASK_TRACE] = trace
     ss.pop(K.ASK_DEPTH, None)
-    address(trace["run_id"])
-
-
-def address(run_id: str) -> None:
-    """The run and its project in the address: a reload or a shared link opens the run on its own project."""
-    st.query_params["run"] = run_id
-    st.query_params["project"] = project
+    ui.put_in_address(trace["run_id"])
 
 
 def ours(trace: dict) -> bool:
@@ -48,8 +42,7 @@ def ours(trace: dict) -> bool:
 
 if (shown := ss.get(K.ASK_TRACE)) and not ours(shown):  # the project was switched: its answer goes with it
     ss.pop(K.ASK_TRACE)
-    for _q in ("run", "project"):
-        st.query_params.pop(_q, None)
+    ui.put_in_address(None)
 
 
 if ss.pop(K.ASK_STOPPED, False) and ss.get(K.ASK_RUN):  # Stop was pressed during a run: answer from what it found
@@ -58,18 +51,9 @@ if ss.pop(K.ASK_STOPPED, False) and ss.get(K.ASK_RUN):  # Stop was pressed durin
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
         show(R.finish_stopped(engine, saved, store, model_info=model_info).to_dict())
 if K.ASK_TRACE not in ss and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address
-    saved = load(wanted)
-    if saved and not ours(saved):  # a run of another project: open that project (once), else say why not
-        if ss.get(K.PROJECT_TRIED) != wanted:
-            ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = wanted, str(saved["project"])
-            st.rerun()
-        st.error(f"This run was made on the project {project_label(saved['project'])}, which cannot be opened "
-                 f"here (the sidebar says why); it is not shown against {project_label(project)}.")
-        st.stop()
-    if saved:
+    if saved := ui.run_in_address(store, wanted):  # on its own project
         ss[K.ASK_TRACE] = saved
         ss.setdefault(K.ASK_QUESTION, saved["question"])
-        address(wanted)
 
 seeds = ss.get(K.ASK_SEEDS) or []
 if seeds:
@@ -93,7 +77,7 @@ elif asked:
     again = again or {}  # "Answer at N hops" asks again as the earlier run was set up
     engine, model_info, notes = ui.engine_or_stop(again.get("settings"))
     run_id = ss[K.ASK_RUN] = new_run_id()
-    address(run_id)
+    ui.put_in_address(run_id)
     ss.pop(K.ASK_TRACE, None)
     trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
                                                    model_info=model_info, run_id=run_id, hops=again.get("hops"),

@@ -55,3 +55,42 @@ def test_a_shared_run_opens_with_its_own_project(app_url, browser_page, tmp_path
     fresh.get_by_text(re.compile("Whole passage")).first.wait_for(timeout=10_000)
     assert "Cratchit" in fresh.locator("[data-testid=stMain]").inner_text()
     _shot(fresh, tmp_path, "carol-shared.png")
+
+
+@pytest.fixture()
+def timing(tmp_path, monkeypatch):
+    """A file where app.py writes one line per run of the page (TOG_TIMING); set before the app starts."""
+    path = tmp_path / "runs.txt"
+    monkeypatch.setenv("TOG_TIMING", str(path))
+    return path
+
+
+def _runs(path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_each_continue_runs_the_page_once_and_the_address_keeps_the_run(timing, app_url, browser_page,  # noqa: F811
+                                                                         tmp_path):
+    page = browser_page
+    page.goto(app_url, wait_until="domcontentloaded")  # app.py writes the timing (a deep link runs the page alone)
+    page.get_by_role("textbox", name="Question").wait_for(timeout=60_000)
+    page.get_by_role("link", name="Explore step by step").click()
+    box = page.get_by_role("textbox", name="Question")
+    box.wait_for(timeout=60_000)
+    box.fill("In which town was the founder of the Lanternwright Guild born?")
+    box.press("Enter")
+    _idle(page)
+    page.get_by_role("button", name="Start").click()
+    page.get_by_text("Depth 1 · relations").wait_for(timeout=60_000)
+    _idle(page)
+    assert "run=" in page.url
+    for stage in ("Depth 1 · entities", "Depth 1 · evaluate"):
+        before = _runs(timing)
+        page.get_by_role("button", name="Continue").click()
+        page.get_by_text(stage).wait_for(timeout=60_000)
+        _idle(page)
+        page.wait_for_timeout(500)
+        assert _runs(timing) - before == 1, f"{stage}: {_runs(timing) - before} runs of the page for one click"
+    page.reload(wait_until="domcontentloaded")  # F5 keeps the run, where it was
+    page.get_by_text("Depth 1 · evaluate").wait_for(timeout=60_000)
+    _shot(page, tmp_path, "explore-reloaded.png")

@@ -81,6 +81,17 @@ def choice_from_rows(rows: Iterable[dict[str, Any]]) -> set[str]:
     return {str(r["id"]) for r in rows if bool(r.get("keep"))}
 
 
+def edited_choice(rows: list[dict[str, Any]], edits: dict[str, Any] | None) -> set[str]:
+    """The kept candidates once a table's edits (Streamlit's data-editor state: {"edited_rows": {position:
+    {"keep": bool}}}) are applied to `rows`: what a click on Continue keeps, read before the page runs again."""
+    out = [dict(r) for r in rows]
+    for pos, change in ((edits or {}).get("edited_rows") or {}).items():
+        i = int(pos)
+        if 0 <= i < len(out) and isinstance(change, dict) and "keep" in change:
+            out[i]["keep"] = bool(change["keep"])
+    return choice_from_rows(out)
+
+
 def overrides(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """Every override of a trace, with where it happened."""
     return [{"depth": s.get("depth"), "stage": s.get("stage"), "candidate": o.get("label", ""),
