@@ -138,16 +138,33 @@ def draw() -> None:
 
         st.subheader("Search")
         a, b = st.columns(2)
-        a.number_input("Width N", 1, 10, key=K.WIDTH)
-        b.number_input("Depth D", 1, 6, key=K.DEPTH)
+        a.number_input("Width N", 1, 10, key=K.WIDTH,
+                       help="How many paths the search keeps at each step (the beam). Wider finds more, slower.")
+        b.number_input("Depth D", 1, 6, key=K.DEPTH,
+                       help="The most hops a chain may take from the topic entities: 2 for “the mentor of the "
+                            "founder of X”. Without an LLM the search tries each number up to this and keeps one.")
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
-                    help="auto: the LLM with a provider; without one, the packaged embedder on a graph with relation "
-                         "types and BM25 on GraphRAG's free-text relations")
-        b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER)
+                    help="What scores the relations leaving the frontier, to keep the best N. auto: the LLM with a "
+                         "provider; without one, the packaged embedder on a graph with relation types and BM25 on "
+                         "GraphRAG's free-text relations")
+        b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER,
+                    help="What scores the entities those relations reach, to keep the best N paths (same choices; "
+                         "auto as for relations)")
         with st.expander("More"):
-            st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE)
-            st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON)
+            if ui.model_kind() != "none":  # temperatures mean something only to a language model
+                st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE,
+                          help="The LLM's randomness while it scores relations and entities")
+                st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON,
+                          help="The LLM's randomness when it judges whether the chains answer and writes the answer")
             st.radio("Mode", MODES, key=K.MODE, horizontal=True,
                      help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
             st.multiselect("Departures from the paper to switch off", list(DEPARTURES), key=K.WITHOUT,
-                           help="; ".join(f"{k}: {v[1]}" for k, v in DEPARTURES.items()))
+                           format_func=departure_words,
+                           help="This app changes a few things from the Think-on-Graph paper; each one switched off "
+                                "here does what the paper does instead.")
+
+
+def departure_words(name: str) -> str:
+    """A departure as a person reads it: what it does (its description), not its code name."""
+    text = DEPARTURES[name][1] if name in DEPARTURES else name
+    return text[:1].upper() + text[1:]

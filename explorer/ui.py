@@ -377,6 +377,19 @@ def put_in_address(run_id: str | None) -> None:
     st.query_params["project"] = str(st.session_state.get(K.PROJECT_OK) or "")
 
 
+def examples(resolved_path: str) -> list[Any]:
+    """Example questions made from the current project's graph (tog_core.app.guide), computed once per version."""
+    _, graph = load_project(resolved_path)
+    return _examples(resolved_path, _LATEST.get((resolved_path, store_url()), ""), graph)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _examples(resolved_path: str, fp: str, _graph: Any) -> list[Any]:
+    from tog_core.app.guide import example_questions
+
+    return example_questions(_graph)
+
+
 def cannot_open() -> str:
     """Why the project cannot be used, said the same way in the sidebar and on the page."""
     return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"

@@ -97,6 +97,14 @@ if note := getattr(store, "note", lambda: "")():  # the run store is down: runs 
     st.warning(note)
 t = ss.get(K.ASK_TRACE)
 if not t:
+    if not asked and (made := ui.examples(project)):  # an empty page: questions this graph can answer
+        st.caption("Not sure what to ask? Questions made from this project's best-connected entities "
+                   "(a click asks):")
+        with st.container(horizontal=True):
+            for i, ex in enumerate(made):
+                st.button(ex.question, key=f"ask_example_{i}", help=f"{ex.hops} hop(s); the graph says: {ex.answer}",
+                          on_click=lambda q=ex.question: ss.update({K.ASK_QUESTION: q,
+                                                                    K.ASK_AGAIN: {"question": q, "seeds": []}}))
     st.stop()
 if ui.project() is None:  # the graph went away since the page began (a store stopped during the run)
     B.answer_block(t)  # what the run found: the rest of the page needs the graph

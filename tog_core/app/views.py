@@ -111,23 +111,12 @@ def seed_titles(seeds: Iterable[Seed | dict[str, Any]]) -> list[str]:
     return [s.title if isinstance(s, Seed) else str(s.get("title", "")) for s in seeds]
 
 
-def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 6) -> list[str]:
-    """Other entities the question may be about: titles close to words of the question (fuzzy, looser than
-    the linker) and titles close to each current topic entity; the current ones left out."""
-    from rapidfuzz import fuzz, process
+def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
+    """Other entities the question may be about (tog_core.app.guide.did_you_mean): ranked by how well their words
+    match the question's, generic titles left out; the current ones left out."""
+    from tog_core.app.guide import did_you_mean as ranked
 
-    from tog_core.tog.linking import search_entities
-
-    cur = list(current)
-    out: list[str] = []
-    titles = graph.all_titles()
-    for title, _score, _ in process.extract(question, titles, scorer=fuzz.partial_ratio, limit=limit * 3,
-                                           score_cutoff=75, processor=lambda s: s.lower()):
-        if len(title) >= 4:
-            out.append(title)
-    for c in cur:
-        out += [t for _, t, s in search_entities(graph, c, limit=4) if s >= SEARCH_CUTOFF]
-    return [t for t in dict.fromkeys(out) if t not in cur][:limit]
+    return ranked(graph, question, current, limit=limit)
 
 
 def entity_matches(graph: Any, query: str, *, limit: int = 12) -> list[tuple[int, str, float]]:
