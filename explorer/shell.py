@@ -135,6 +135,7 @@ def draw() -> None:
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                       help="Kept in this browser session's memory only; never saved.")
         st.caption(ui.model_note(ui.settings()))
+        ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question
 
         st.subheader("Search")
         a, b = st.columns(2)

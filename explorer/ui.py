@@ -377,6 +377,34 @@ def put_in_address(run_id: str | None) -> None:
     st.query_params["project"] = str(st.session_state.get(K.PROJECT_OK) or "")
 
 
+WARM_THREAD = "tog-warm-litellm"
+WARMED: list[threading.Thread] = []  # the warming threads started in this process (one per server)
+
+
+def warm_litellm() -> threading.Thread | None:
+    """Import LiteLLM in a background thread, once per server, when a provider is configured: the import takes
+    ~5 s, which the first question would otherwise wait for. Nothing is started without a provider."""
+    if model_kind() != "litellm":
+        return None
+    return _warm()
+
+
+@st.cache_resource(show_spinner=False)
+def _warm() -> threading.Thread:
+    from tog_core.llm._litellm import load_litellm
+
+    def load() -> None:
+        try:
+            load_litellm()
+        except Exception:  # noqa: BLE001  — the first real call imports it again and says what is wrong
+            pass
+
+    thread = threading.Thread(target=load, name=WARM_THREAD, daemon=True)
+    thread.start()
+    WARMED.append(thread)
+    return thread
+
+
 def examples(resolved_path: str) -> list[Any]:
     """Example questions made from the current project's graph (tog_core.app.guide), computed once per version."""
     _, graph = load_project(resolved_path)
