@@ -34,7 +34,7 @@ if ex is None and (wanted := st.query_params.get("run")):  # a reloaded page: th
         s0 = settings_from_trace(saved, ss[K.PROJECT_OK])
         engine0, model_info0, _ = ui.engine_or_stop(s0)
         try:
-            ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, saved, model_info=model_info0)
+            ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, ui.as_dict(saved), model_info=model_info0)
         except (ValueError, KeyError) as err:  # a run of another version of the graph
             st.error(f"Cannot continue this run here: {err}")
 

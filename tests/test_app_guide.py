@@ -40,7 +40,7 @@ def test_example_questions_are_made_from_the_demo_and_answered_by_it(demo):
     info, graph = demo
     made = example_questions(graph)
     assert 3 <= len(made) <= 4 and {e.hops for e in made} <= {1, 2} and 1 in {e.hops for e in made}
-    hubs = {graph.title(i) for i in graph.degrees.argsort()[::-1][:20]}
+    hubs = {graph.title(int(i)) for i in graph.degrees.argsort()[::-1][:20]}
     engine = build_engine(RunSpec(model="none"), graph=graph, info=info).engine
     for e in made:
         assert e.question.endswith("?") and graph.find_title(e.answer) is not None
@@ -77,7 +77,7 @@ def test_an_empty_ask_page_offers_example_questions_and_one_click_asks():
     question = buttons[0].label
     at = click(at, question)
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["question"] == question and t["answer_entity"]
     assert not [b for b in at.button if b.key and b.key.startswith("ask_example_")]  # the answer takes the place
 
@@ -105,10 +105,10 @@ def test_did_you_mean_is_a_click_that_asks_again_from_that_entity():
     at = app(**{K.MODEL: "none"})
     at.text_area(key=K.ASK_QUESTION).set_value("Who is the mentor of Ivo?")
     at = click(at, "Ask")
-    first = at.session_state[K.ASK_TRACE]
+    first = at.session_state[K.ASK_TRACE].to_dict()
     [p] = at.get("button_group")
     assert "Ivo Brask" in [o.content for o in p.proto.options], texts(at)
     p.set_value("Ivo Brask").run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] != first["run_id"] and [s["title"] for s in t["seeds"]] == ["Ivo Brask"]

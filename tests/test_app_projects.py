@@ -57,7 +57,7 @@ def test_a_run_of_another_project_opens_that_project(tmp_path):
     assert not at.exception, at.exception
     assert at.session_state[K.PROJECT_OK] == out
     assert "lighthouse" in _sidebar(at) and "3 entities" in _sidebar(at) and "312 entities" not in _sidebar(at)
-    assert at.session_state[K.ASK_TRACE]["run_id"] == rid
+    assert at.session_state[K.ASK_TRACE].run_id == rid
     assert "### Wick Fenn" in [m.value for m in at.markdown]
     assert at.query_params["project"] in (out, [out])
 

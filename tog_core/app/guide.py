@@ -155,7 +155,7 @@ def example_questions(graph: Any, *, limit: int = 4, scan: int = 20) -> list[Exa
     sentence of the graph turned round; none when the graph has no such sentences."""
     import numpy as np
 
-    deg = np.asarray(graph.degrees)
+    deg = np.asarray(graph.degrees_of(np.arange(graph.n_entities)))
     if deg.size == 0:
         return []
     order = [int(i) for i in np.argsort(-deg, kind="stable")[:scan]]
