@@ -5,10 +5,11 @@
 Starts `streamlit run app.py` on 127.0.0.1 with TOG_TIMING set (app.py then appends each script run's server
 time to a file), opens Explore, starts the question, and clicks "Continue" --clicks times, then clicks a
 candidate in the search picture, switches to the chains tab and back. For each click: "server s" is the sum of
-the script runs that click caused (a button that calls st.rerun causes two), "wall s" the time until the page
-is idle again in the browser (server + transfer + drawing). Model: none (no LLM); pruner: --pruner (auto =
-the packaged embedder on a typed graph, BM25 on GraphRAG's free-text relations, as in the app). Needs
-/usr/bin/chromium and playwright.
+the script runs that click caused (a button that calls st.rerun causes two; a button's callback is not in it),
+"settled s" the time from the click to the page's last change (server + transfer + drawing; a MutationObserver on
+the app's document), "wall s" the time until the bench has seen the page quiet (settled + 0.6 s of quiet).
+Model: none (no LLM); pruner: --pruner (auto = the packaged embedder on a typed graph, BM25 on GraphRAG's
+free-text relations, as in the app). Needs /usr/bin/chromium and playwright.
 """
 from __future__ import annotations
 
@@ -45,6 +46,14 @@ def _idle(page, settle_ms: int = 300) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
     page.wait_for_timeout(settle_ms)
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
+
+
+# the time of the last change to the page (the app's own document; pictures draw in their frames afterwards; the
+# table's canvas rebuilds its hidden accessibility copy a moment later, which nobody sees, so it is not counted)
+WATCH = """() => { window.__lastChange = performance.now();
+  new MutationObserver(ms => { if (ms.some(m => !(m.target.closest && m.target.closest('canvas'))))
+                                 window.__lastChange = performance.now(); })
+    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); }"""
 
 
 def measure(project: str, question: str, clicks: int, pruner: str) -> list[dict]:
@@ -90,17 +99,21 @@ def measure(project: str, question: str, clicks: int, pruner: str) -> list[dict]
             def heading() -> str:
                 return page.locator("[data-testid=stMain] h3").first.inner_text(timeout=60_000).strip()
 
+            page.evaluate(WATCH)
+
             def click(name: str, action, changes_heading: bool = False) -> None:
                 before, head = len(_lines(timing)), heading() if changes_heading else ""
                 t0 = time.perf_counter()
+                start = page.evaluate("() => performance.now()")
                 action()
                 if changes_heading:  # wait for the next stage to be on screen, not just for a quiet moment
                     page.wait_for_function("h => { const e = document.querySelector('[data-testid=stMain] h3');"
                                            " return e && e.innerText.trim() !== h; }", arg=head, timeout=120_000)
                 _idle(page)
                 runs = _lines(timing)[before:]
+                settled = (page.evaluate("() => window.__lastChange") - start) / 1000
                 rows.append({"click": name, "server s": round(sum(runs), 3), "runs": len(runs),
-                             "wall s": round(time.perf_counter() - t0, 3)})
+                             "settled s": round(max(settled, 0.0), 3), "wall s": round(time.perf_counter() - t0, 3)})
 
             click("Start (first proposal)", lambda: page.get_by_role("button", name="Start").click())
             page.get_by_text("Depth 1 · relations").wait_for(timeout=120_000)
@@ -147,12 +160,16 @@ def main() -> int:
     if a.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'click':<44} {'server s':>9} {'runs':>5} {'wall s':>8}")
+    print(f"{'click':<44} {'server s':>9} {'runs':>5} {'settled s':>9} {'wall s':>8}")
     for r in rows:
-        print(f"{r['click'][:44]:<44} {r['server s']:>9.3f} {r['runs']:>5} {r['wall s']:>8.3f}")
+        print(f"{r['click'][:44]:<44} {r['server s']:>9.3f} {r['runs']:>5} {r['settled s']:>9.3f} {r['wall s']:>8.3f}")
     after = [r["server s"] for r in rows if not r["click"].startswith("Start")]
     print(f"\nclicks after Start: median {statistics.median(after):.3f} s, max {max(after):.3f} s server time "
           f"(target ≤ 0.5 s)")
+    cont = [r for r in rows if r["click"].startswith("Continue")]
+    if cont:
+        print(f"Continue: {statistics.median(r['settled s'] for r in cont):.3f} s settled (median), "
+              f"{max(r['runs'] for r in cont)} run(s) of the page a click at most (target: 1, ≤ 0.5 s settled)")
     return 0
 
 

@@ -229,8 +229,11 @@ def seeds_block(t: dict[str, Any], graph: Any, *, on_again: Callable[[list[str]]
                                                      for r in rows))
     else:
         st.warning("No entity of this project was found in the question, so the search had nowhere to start.")
-    if alts:
-        st.caption("Did you mean: " + ", ".join(alts))
+    if alts:  # a click asks again from that entity
+        pick = st.pills("Did you mean", alts, key=f"ask_did_you_mean_{t.get('run_id')}",
+                        help="Ask again starting from this entity instead")
+        if pick:
+            on_again([pick])
     with st.popover("Change the topic entities", icon=":material/edit:"):
         options = list(dict.fromkeys(current + alts + (graph.all_titles() if graph.n_entities <= 5000 else [])))
         chosen = st.multiselect("Topic entities", options, default=current, key=f"{K.ASK_SEED_EDIT}_{t.get('run_id')}",

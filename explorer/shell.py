@@ -21,6 +21,7 @@ from tog_core.app.session import (
     PRUNERS,
     K,
     parse_app_args,
+    project_label,
     recent_projects,
     remember_project,
     resolve_project_path,
@@ -70,8 +71,11 @@ def draw() -> None:
     for _k in K.PERSISTENT:
         if _k in ss:
             ss[_k] = ss[_k]
-    if K.PROJECT_INPUT not in ss:
-        ss[K.PROJECT_INPUT] = parse_app_args(sys.argv[1:]).get("project") or str(ui.APP_DIR / "demo")
+    if K.PROJECT_INPUT not in ss:  # a new session: the project named in the address (a shared run), else --project
+        ss[K.PROJECT_INPUT] = (st.query_params.get("project") or parse_app_args(sys.argv[1:]).get("project")
+                               or str(ui.APP_DIR / "demo"))
+    if (switch := ss.pop(K.PROJECT_SWITCH, None)):  # a page opens a run of another project: open that project
+        ss[K.PROJECT_INPUT] = switch
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
     if K.RECENT not in ss:
@@ -87,6 +91,7 @@ def draw() -> None:
                       help="postgresql://… : read the graph imported with `python -m tog_core store import` "
                            "and keep runs there. Empty: TOG_STORE if set, else the project in memory.")
         wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
+        failed = None
         if f"{wanted}|{ui.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
                 ui.load_project(wanted)
@@ -95,16 +100,19 @@ def draw() -> None:
                 if single_user():
                     remember_project(wanted)
             except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
-                st.error(f"Cannot open this project: {err}")
-                if ss.get(K.PROJECT_OK):
-                    st.caption("Still using the previous project.")
+                failed = str(err)
         cur = ui.project()
+        # one message: the page says the same (ui.need_project) when the project open before cannot be read either
         if cur is None and ss.get(K.PROJECT_ERROR):
-            st.error(f"Cannot read the project now: {ss[K.PROJECT_ERROR]}")
+            st.error(ui.cannot_open())
+        elif failed is not None:
+            st.error(f"Cannot open this project: {failed}")
+            if cur is not None:
+                st.caption("Still using the previous project.")
         if cur is not None:
             info, graph = cur
             c = graph.counts
-            where = (f"**{info.name}** · GraphRAG {info.version}" if info
+            where = (f"**{project_label(ss[K.PROJECT_OK])}** · GraphRAG {info.version}" if info
                      else f"**{getattr(graph, 'name', '')}** (store)")
             st.caption(f"{where} · {c['entities']} entities · "
                        f"{c['relationships']} relationships · {c['text_units']} text units")
@@ -127,19 +135,37 @@ def draw() -> None:
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                       help="Kept in this browser session's memory only; never saved.")
         st.caption(ui.model_note(ui.settings()))
+        ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question
 
         st.subheader("Search")
         a, b = st.columns(2)
-        a.number_input("Width N", 1, 10, key=K.WIDTH)
-        b.number_input("Depth D", 1, 6, key=K.DEPTH)
+        a.number_input("Width N", 1, 10, key=K.WIDTH,
+                       help="How many paths the search keeps at each step (the beam). Wider finds more, slower.")
+        b.number_input("Depth D", 1, 6, key=K.DEPTH,
+                       help="The most hops a chain may take from the topic entities: 2 for “the mentor of the "
+                            "founder of X”. Without an LLM the search tries each number up to this and keeps one.")
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
-                    help="auto: the LLM with a provider; without one, the packaged embedder on a graph with relation "
-                         "types and BM25 on GraphRAG's free-text relations")
-        b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER)
+                    help="What scores the relations leaving the frontier, to keep the best N. auto: the LLM with a "
+                         "provider; without one, the packaged embedder on a graph with relation types and BM25 on "
+                         "GraphRAG's free-text relations")
+        b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER,
+                    help="What scores the entities those relations reach, to keep the best N paths (same choices; "
+                         "auto as for relations)")
         with st.expander("More"):
-            st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE)
-            st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON)
+            if ui.model_kind() != "none":  # temperatures mean something only to a language model
+                st.slider("Temperature (exploring)", 0.0, 1.0, step=0.1, key=K.T_EXPLORE,
+                          help="The LLM's randomness while it scores relations and entities")
+                st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON,
+                          help="The LLM's randomness when it judges whether the chains answer and writes the answer")
             st.radio("Mode", MODES, key=K.MODE, horizontal=True,
                      help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
             st.multiselect("Departures from the paper to switch off", list(DEPARTURES), key=K.WITHOUT,
-                           help="; ".join(f"{k}: {v[1]}" for k, v in DEPARTURES.items()))
+                           format_func=departure_words,
+                           help="This app changes a few things from the Think-on-Graph paper; each one switched off "
+                                "here does what the paper does instead.")
+
+
+def departure_words(name: str) -> str:
+    """A departure as a person reads it: what it does (its description), not its code name."""
+    text = DEPARTURES[name][1] if name in DEPARTURES else name
+    return text[:1].upper() + text[1:]

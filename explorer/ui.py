@@ -19,15 +19,17 @@ from collections.abc import Callable, Hashable
 import streamlit as st
 import streamlit.components.v1 as components
 
+from tog_core.app.guide import Example
 from tog_core.app.session import K, Settings, check_project_root, run_spec
 from tog_core.compose import build_engine, plan
-from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.store import GraphStore
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
 from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
+from tog_core.tog.trace import Trace
 
 APP_DIR = Path(__file__).resolve().parents[1]  # the app's folder (app.py, pages/, demo/)
 _PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
@@ -67,7 +69,7 @@ def store_url() -> str:
 
 
 @st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
-def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo | None, Any]:
+def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo | None, GraphStore]:
     """The graph of one version of a project: `fingerprint` is part of the cache key (no leading underscore, which
     would leave it out), so a re-indexed or re-imported graph is a new entry."""
     from tog_core.graphrag.open import open_graph
@@ -99,7 +101,7 @@ def _evict(resolved_path: str, url: str, fp: str) -> None:
 _OPEN: dict[tuple[str, str, str], Callable[[], Any]] = {}  # weak references to the graphs _load made
 
 
-def load_project(resolved_path: str) -> tuple[ProjectInfo, KnowledgeGraph]:
+def load_project(resolved_path: str) -> tuple[ProjectInfo | None, GraphStore]:
     """The graph, cached per (path, store, content fingerprint): a re-indexed or re-imported project is loaded
     anew on the next rerun of any session, and the older version dropped. Raises ProjectError or UsageError
     (shown in plain words by the caller), also for a path outside TOG_PROJECT_ROOTS."""
@@ -158,11 +160,11 @@ def problems(resolved_path: str) -> list[str]:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:
+def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:  # the loaded graph: problems, audit()
     return list(_graph.problems) + _graph.audit()
 
 
-def project() -> tuple[ProjectInfo, KnowledgeGraph] | None:
+def project() -> tuple[ProjectInfo | None, GraphStore] | None:
     """The current project (the last one that loaded), or None; why it cannot be read now is kept in the session
     (K.PROJECT_ERROR) for the sidebar and `need_project` to say."""
     ss = st.session_state
@@ -300,7 +302,20 @@ def list_runs(runs: Any) -> tuple[list[Any], list[str]]:
     return listed, damaged
 
 
-def open_run(runs: Any, run_id: str, stamp: str) -> dict[str, Any] | None:
+def as_dict(trace: Trace) -> dict[str, Any]:
+    """A trace as its JSON dict (what the pictures, exports and shared blocks read), made once per trace object
+    shown in this session (the last four kept): pages read the Trace's attributes; a rerun does not copy it."""
+    kept: list[tuple[Trace, dict[str, Any]]] = st.session_state.setdefault(K.TRACE_DICTS, [])
+    for t, d in kept:
+        if t is trace:
+            return d
+    d = trace.to_dict()
+    kept.append((trace, d))
+    del kept[:-4]
+    return d
+
+
+def open_run(runs: Any, run_id: str, stamp: str) -> Trace | None:
     """A saved run's whole trace, read when the person opens it; kept for this session (two at most) while its
     stamp is unchanged, so clicks on an open run do not read it again. None (with the reason shown) when it
     cannot be read."""
@@ -308,7 +323,7 @@ def open_run(runs: Any, run_id: str, stamp: str) -> dict[str, Any] | None:
     key = (run_id, stamp)
     if key not in kept:
         try:
-            t = runs.load(run_id).to_dict()
+            t = runs.load(run_id)
         except (FileNotFoundError, ValueError, UsageError) as err:
             st.error(f"Cannot open this run: {err}")
             return None
@@ -342,12 +357,93 @@ def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[st
     _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
 
 
-def need_project() -> tuple[ProjectInfo, KnowledgeGraph]:
+def run_in_address(runs: Any, run_id: str) -> Trace | None:
+    """The saved run named in the address (a reload, a shared link), on its own project: a run of another project
+    opens that project (once: the sidebar opens it on the rerun, TOG_PROJECT_ROOTS applying) or, when it cannot
+    be opened, the page says so and stops — the run is never shown against the project open here. None when no
+    such run is saved."""
+    from tog_core.app.session import project_label
+    from tog_core.app.views import same_project
+
+    ss = st.session_state
+    try:
+        saved: Trace = runs.load(run_id)
+    except (FileNotFoundError, ValueError, UsageError):
+        return None
+    here = str(ss.get(K.PROJECT_OK) or "")
+    if saved.project and not same_project(saved.project, here):
+        if ss.get(K.PROJECT_TRIED) != run_id:
+            ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = run_id, saved.project
+            st.rerun()
+        st.error(f"This run was made on the project {project_label(saved.project)}, which cannot be opened "
+                 f"here (the sidebar says why); it is not shown against {project_label(here)}.")
+        st.stop()
+    put_in_address(run_id)
+    return saved
+
+
+def put_in_address(run_id: str | None) -> None:
+    """The run and its project in the address (None: neither), so a reload or a shared link opens it again."""
+    if run_id is None:
+        for q in ("run", "project"):
+            st.query_params.pop(q, None)
+        return
+    st.query_params["run"] = run_id
+    st.query_params["project"] = str(st.session_state.get(K.PROJECT_OK) or "")
+
+
+WARM_THREAD = "tog-warm-litellm"
+WARMED: list[threading.Thread] = []  # the warming threads started in this process (one per server)
+
+
+def warm_litellm() -> threading.Thread | None:
+    """Import LiteLLM in a background thread, once per server, when a provider is configured: the import takes
+    ~5 s, which the first question would otherwise wait for. Nothing is started without a provider."""
+    if model_kind() != "litellm":
+        return None
+    return _warm()
+
+
+@st.cache_resource(show_spinner=False)
+def _warm() -> threading.Thread:
+    from tog_core.llm._litellm import load_litellm
+
+    def load() -> None:
+        try:
+            load_litellm()
+        except Exception:  # noqa: BLE001  — the first real call imports it again and says what is wrong
+            pass
+
+    thread = threading.Thread(target=load, name=WARM_THREAD, daemon=True)
+    thread.start()
+    WARMED.append(thread)
+    return thread
+
+
+def examples(resolved_path: str) -> list[Example]:
+    """Example questions made from the current project's graph (tog_core.app.guide), computed once per version."""
+    _, graph = load_project(resolved_path)
+    return _examples(resolved_path, _LATEST.get((resolved_path, store_url()), ""), graph)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _examples(resolved_path: str, fp: str, _graph: GraphStore) -> list[Example]:
+    from tog_core.app.guide import example_questions
+
+    return example_questions(_graph)
+
+
+def cannot_open() -> str:
+    """Why the project cannot be used, said the same way in the sidebar and on the page."""
+    return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"
+
+
+def need_project() -> tuple[ProjectInfo | None, GraphStore]:
     cur = project()
     if cur is None:
         why = st.session_state.get(K.PROJECT_ERROR)
         if why:
-            st.error(f"Cannot read the project now: {why}")
+            st.error(cannot_open())
         else:
             st.info("Open a GraphRAG project in the sidebar to start.")
         st.stop()

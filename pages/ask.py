@@ -8,8 +8,10 @@ from explorer import shell
 from explorer import ui
 from explorer import blocks as B
 from tog_core.app import runner as R
-from tog_core.app.session import K, settings_from_trace
+from tog_core.app import views as V
+from tog_core.app.session import AskAgain, K, settings_from_trace
 from tog_core.runs.files import new_run_id
+from tog_core.tog.trace import DepthPlan, Trace
 
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
@@ -21,29 +23,38 @@ if (withheld := ui.key_notice()):
     st.info(withheld)
 
 
-def load(run_id: str) -> dict | None:
+def load(run_id: str) -> Trace | None:
     try:
-        return store.load(run_id).to_dict()
+        return store.load(run_id)
     except (FileNotFoundError, ValueError):
         return None
 
 
-def show(trace: dict) -> None:
+def show(trace: Trace) -> None:
     ss[K.ASK_TRACE] = trace
     ss.pop(K.ASK_DEPTH, None)
-    st.query_params["run"] = trace["run_id"]
+    ui.put_in_address(trace.run_id)
+
+
+def ours(trace: Trace) -> bool:
+    """Whether a run was made on the project open in the sidebar (a run that names no project is taken as ours)."""
+    return not trace.project or V.same_project(trace.project, project)
+
+
+if (shown := ss.get(K.ASK_TRACE)) and not ours(shown):  # the project was switched: its answer goes with it
+    ss.pop(K.ASK_TRACE)
+    ui.put_in_address(None)
 
 
 if ss.pop(K.ASK_STOPPED, False) and ss.get(K.ASK_RUN):  # Stop was pressed during a run: answer from what it found
     saved = load(ss.pop(K.ASK_RUN))
-    if saved and R.is_unfinished(saved):
+    if saved and R.is_unfinished(ui.as_dict(saved)):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
-        show(R.finish_stopped(engine, saved, store, model_info=model_info).to_dict())
-if K.ASK_TRACE not in ss and st.query_params.get("run"):  # a reloaded page: the run named in the address
-    saved = load(st.query_params["run"])
-    if saved:
+        show(R.finish_stopped(engine, ui.as_dict(saved), store, model_info=model_info))
+if K.ASK_TRACE not in ss and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address
+    if saved := ui.run_in_address(store, wanted):  # on its own project
         ss[K.ASK_TRACE] = saved
-        ss.setdefault(K.ASK_QUESTION, saved["question"])
+        ss.setdefault(K.ASK_QUESTION, saved.question)
 
 seeds = ss.get(K.ASK_SEEDS) or []
 if seeds:
@@ -52,64 +63,77 @@ if seeds:
     if c2.button("Clear start"):
         ss[K.ASK_SEEDS] = []
         st.rerun()
-with st.form("ask_form", border=False, enter_to_submit=False):
+with st.form("ask_form", border=False, enter_to_submit=True):
     st.text_area("Question", key=K.ASK_QUESTION, height=80,
                  placeholder="Type a question about the entities of this project (Ctrl+Enter or the button asks)")
     asked = st.form_submit_button("Ask", type="primary")
 progress = st.container()  # always here: a run's progress goes in, and what follows keeps its place
-again, resume = ss.pop(K.ASK_AGAIN, None), ss.pop(K.ASK_RESUME, None)
+again: AskAgain | None = ss.pop(K.ASK_AGAIN, None)
+resume = ss.pop(K.ASK_RESUME, None)
 question = (ss.get(K.ASK_QUESTION) or "").strip()
 if again:
-    asked, question, seeds = True, again["question"], again["seeds"]
+    asked, question, seeds = True, again.question, list(again.seeds)
 if asked and not question:
     st.warning("Type a question first.")
 elif asked:
-    again = again or {}  # "Answer at N hops" asks again as the earlier run was set up
-    engine, model_info, notes = ui.engine_or_stop(again.get("settings"))
+    again = again or AskAgain(question=question)  # "Answer at N hops" asks again as the earlier run was set up
+    engine, model_info, notes = ui.engine_or_stop(again.settings)
     run_id = ss[K.ASK_RUN] = new_run_id()
-    st.query_params["run"] = run_id
+    ui.put_in_address(run_id)
     ss.pop(K.ASK_TRACE, None)
     trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
-                                                   model_info=model_info, run_id=run_id, hops=again.get("hops"),
-                                                   tried=again.get("tried", ()), **cb),
+                                                   model_info=model_info, run_id=run_id, hops=again.hops,
+                                                   tried=again.tried, **cb),
                        max_depth=engine.config.depth, llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
-    show(trace.to_dict())
+    show(trace)
 elif resume and (saved := load(resume)):
     engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
     ss[K.ASK_RUN] = resume
-    trace = B.live_run(progress, lambda **cb: R.resume_question(engine, saved, store, model_info=model_info, **cb),
+    trace = B.live_run(progress, lambda **cb: R.resume_question(engine, ui.as_dict(saved), store,
+                                                                model_info=model_info, **cb),
                        max_depth=engine.config.depth, label="Resuming the run…", llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
-    show(trace.to_dict())
+    show(trace)
 
 if note := getattr(store, "note", lambda: "")():  # the run store is down: runs are kept on this machine
     st.warning(note)
-t = ss.get(K.ASK_TRACE)
-if not t:
+t: Trace | None = ss.get(K.ASK_TRACE)
+if t is None:
+    if not asked and (made := ui.examples(project)):  # an empty page: questions this graph can answer
+        st.caption("Not sure what to ask? Questions made from this project's best-connected entities "
+                   "(a click asks):")
+        with st.container(horizontal=True):
+            for i, ex in enumerate(made):
+                st.button(ex.question, key=f"ask_example_{i}", help=f"{ex.hops} hop(s); the graph says: {ex.answer}",
+                          on_click=lambda q=ex.question: ss.update({K.ASK_QUESTION: q,
+                                                                    K.ASK_AGAIN: AskAgain(question=q)}))
     st.stop()
+d = ui.as_dict(t)  # the blocks and pictures read the trace as JSON (the stable trace format)
 if ui.project() is None:  # the graph went away since the page began (a store stopped during the run)
-    B.answer_block(t)  # what the run found: the rest of the page needs the graph
-    if not t.get("error"):  # else the run's error says it in its own words
-        st.error(f"Cannot read the project now: {ss.get(K.PROJECT_ERROR)}")
+    B.answer_block(d)  # what the run found: the rest of the page needs the graph
+    if not t.error:  # else the run's error says it in its own words
+        st.error(ui.cannot_open())
     st.stop()
-if R.is_unfinished(t):
-    where = t.get("state") or {}
+if R.is_unfinished(d):
+    where = t.state
     st.warning(f"This run stopped before its answer (at depth {where.get('depth')}, {where.get('stage')}).")
     c1, c2, _ = st.columns([1, 1, 3])
     if c1.button("Resume", type="primary", help="Go on from where it stopped, as it was set up"):
-        ss[K.ASK_RESUME] = t["run_id"]
+        ss[K.ASK_RESUME] = t.run_id
         st.rerun()
     if c2.button("Continue step by step"):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(t, project))
-        ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
+        ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), d, model_info=model_info)
         st.switch_page("pages/explore.py")
-B.answer_block(t, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, {
-    "question": t["question"], "seeds": [x["title"] for x in t.get("seeds") or []], "hops": n,
-    "tried": (t.get("plan") or {}).get("trials") or (), "settings": settings_from_trace(t, project)}))
-B.draft_block(t, project)
-B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, {"question": t["question"],
-                                                                               "seeds": chosen}), st.rerun()))
+tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
+B.answer_block(d, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
+    question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
+    settings=settings_from_trace(t, project))))
+B.draft_block(d, project)
+B.seeds_block(d, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
+                                                                                       seeds=tuple(chosen))),
+                                                  st.rerun()))
 
 
 def force(f: dict) -> None:
@@ -117,25 +141,25 @@ def force(f: dict) -> None:
     engine, model_info, _ = ui.engine_or_stop(s)
     try:
         with st.spinner("Replaying the run with your override…"):
-            ex = R.force_in(engine, s, t, f, store, follow=True, model_info=model_info)
+            ex = R.force_in(engine, s, d, f, store, follow=True, model_info=model_info)
     except ValueError as err:
         st.error(f"Cannot force it in: {err}")
         return
-    show(ex.saver(engine, None).trace(ex.state).to_dict())
+    show(ex.saver(engine, None).trace(ex.state))
     st.rerun()
 
 
-diag = B.diagnosis_block(t, graph, key=K.ASK_EXPECT, on_force=force)
+diag = B.diagnosis_block(d, graph, key=K.ASK_EXPECT, on_force=force)
 tabs = st.tabs(["Reasoning chains", "Search replay", "Evidence"], key=K.ASK_TAB, on_change="rerun")
 if tabs[0].open:
     with tabs[0]:
-        B.chains_picture(t, graph)
+        B.chains_picture(d, graph)
 if tabs[1].open:
     with tabs[1]:
-        depths = sorted({int(s["depth"]) for s in t.get("steps") or []})
+        depths = sorted({int(s.depth) for s in t.steps})
         shown = st.select_slider("Replay up to depth", depths, value=depths[-1], key=K.ASK_DEPTH) \
             if len(depths) > 1 else (depths[-1] if depths else None)
-        B.frontier_picture(t, graph, shown, diag)
+        B.frontier_picture(d, graph, shown, diag)
 if tabs[2].open:
     with tabs[2]:
-        B.evidence_block(t, graph)
+        B.evidence_block(d, graph)

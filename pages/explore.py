@@ -1,5 +1,7 @@
 """Explore: the search one stage at a time. The person keeps or drops candidates in the table or by clicking them
-in the picture, can go back and branch, and can ask "why not X?" and force it in."""
+in the picture, can go back and branch, and can ask "why not X?" and force it in. The run is saved from its start
+and named in the address (?run=…&project=…), so a reloaded page goes on where it was. Each click runs the page
+once: the buttons act in their callbacks, before the page is drawn."""
 from __future__ import annotations
 
 import pandas as pd
@@ -10,7 +12,7 @@ from explorer import ui
 from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
-from tog_core.app.session import K
+from tog_core.app.session import K, settings_from_trace
 from tog_core.llm.errors import LLMError
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html
@@ -26,6 +28,15 @@ if (withheld := ui.key_notice()):
 ex: R.Exploration | None = ss.get(K.EXPLORE)
 if ex is not None and ex.settings.project != ui.settings().project:
     ex = ss[K.EXPLORE] = None  # another project was opened
+    ui.put_in_address(None)
+if ex is None and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address, continued
+    if saved := ui.run_in_address(ui.store(), wanted):
+        s0 = settings_from_trace(saved, ss[K.PROJECT_OK])
+        engine0, model_info0, _ = ui.engine_or_stop(s0)
+        try:
+            ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, ui.as_dict(saved), model_info=model_info0)
+        except (ValueError, KeyError) as err:  # a run of another version of the graph
+            st.error(f"Cannot continue this run here: {err}")
 
 if ex is None:
     q = st.text_input("Question", key=K.EXPLORE_QUESTION,
@@ -44,7 +55,8 @@ if ex is None:
         engine, model_info, _ = ui.engine_or_stop()
         try:
             with st.spinner("Finding how many hops to search (one quick search per number of hops)…"):
-                ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+                ex = ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+                ex.saver(engine, ui.store()).save(ex.state)  # saved before its first Continue
         except (LLMError, ValueError, OSError) as err:  # a scorer or store failing while the hops are tried
             st.error(f"Could not start the search: {err}. Your question and topic entities are kept; try again or "
                      "change the pruner in the sidebar.")
@@ -53,6 +65,7 @@ if ex is None:
     st.stop()
 
 engine, model_info, notes = ui.engine_or_stop(ex.settings)
+ui.put_in_address(ex.run_id)
 state = ex.state
 st.markdown(f"**{V.md_text(state.question)}**")
 st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
@@ -86,10 +99,16 @@ if not state.done:
         column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
                        "score": st.column_config.NumberColumn(format="%.3f")})
     choice = held["ids"] = V.choice_from_rows(edited.to_dict("records"))
+    editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
+
+    def go_on() -> None:  # before the page runs: the table's last edit counts, and the page runs once
+        if ex.proposal is None or ex.proposal_key() != pkey:
+            return  # a second click on a stale page
+        kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
+        R.explore_apply(engine, ex, kept, ui.store())
+
     with st.container(horizontal=True):
-        if st.button("Continue", type="primary", help="Keep the ticked candidates"):
-            R.explore_apply(engine, ex, choice, ui.store())
-            st.rerun()
+        st.button("Continue", type="primary", help="Keep the ticked candidates", on_click=go_on)
         if st.button("Auto-finish", help="Let the automatic policy search to the end"):
             with st.spinner("Searching to the end…"):
                 R.explore_finish(engine, ex, ui.store(), auto=True)
@@ -114,9 +133,7 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
         if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
             ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
             st.rerun()
-    if st.button("New question"):
-        ss[K.EXPLORE] = None
-        st.rerun()
+    st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
 
 
 def force(f: dict) -> None:

@@ -15,6 +15,7 @@ from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import compare_html, path_diff
 from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.tog.trace import Trace
 
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
@@ -41,9 +42,15 @@ names = {r["run"]: f"{r['time']} · {r['question']}" + ("" if r["stop"] != "unfi
 stamps = {r.run_id: r.stamp for r in listed}
 
 
-def load(run_id: str) -> dict | None:
+def load(run_id: str) -> Trace | None:
     """A run's whole trace, read when the person opens it (kept for this session while it is unchanged)."""
     return ui.open_run(store, run_id, stamps.get(run_id, ""))
+
+
+def load_dict(run_id: str | None) -> dict | None:
+    """The same run as its JSON dict (what the pictures and exports read)."""
+    t = load(run_id) if run_id else None
+    return ui.as_dict(t) if t is not None else None
 
 
 tabs = st.tabs(["Open a run", "Compare two runs"], key=K.RUNS_TAB, on_change="rerun")
@@ -51,24 +58,25 @@ if tabs[0].open:
     with tabs[0]:
         rid = st.selectbox("Run", list(names), format_func=names.get, key=K.RUNS_OPEN, index=None,
                            placeholder="Choose a run to open")
-        t = load(rid) if rid else None
-        if t:
+        tr = load(rid) if rid else None
+        if tr is not None:
+            t = ui.as_dict(tr)
             graph = ui.project()[1] if cur else None
-            st.markdown(f"**{V.md_text(t['question'])}**")
-            st.caption(f"stop reason: {t.get('stop_reason') or 'unfinished'} · model {t['config'].get('model')}"
-                       + (f" · branch of {t['parent_run']}" if t.get("parent_run") else ""))
+            st.markdown(f"**{V.md_text(tr.question)}**")
+            st.caption(f"stop reason: {tr.stop_reason or 'unfinished'} · model {tr.config.get('model')}"
+                       + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
             with st.container(horizontal=True):
                 if R.is_unfinished(t) and cur:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
-                        ss[K.ASK_RESUME] = t["run_id"]
+                        ss[K.ASK_RESUME] = tr.run_id
                         st.switch_page("pages/ask.py")
                     if st.button("Continue step by step", icon=":material/footprint:"):
-                        s = settings_from_trace(t, ss[K.PROJECT_OK])
+                        s = settings_from_trace(tr, ss[K.PROJECT_OK])
                         engine, model_info, _ = ui.engine_or_stop(s)
                         ss[K.EXPLORE] = R.explore_from_trace(engine, s, t, model_info=model_info)
                         st.switch_page("pages/explore.py")
-                full = V.with_evidence(t, graph) if graph is not None and t.get("project") == project else t
-                base = f"tog-{t['run_id']}"
+                full = V.with_evidence(t, graph) if graph is not None and tr.project == project else t
+                base = f"tog-{tr.run_id}"
                 st.download_button("JSON trace", export_json(full), f"{base}.json", "application/json")
                 st.download_button("Markdown report", export_markdown(full), f"{base}.md", "text/markdown")
                 st.download_button("Standalone HTML", export_html(full), f"{base}.html", "text/html")
@@ -76,7 +84,7 @@ if tabs[0].open:
                     st.caption("The run's file is removed; branches made from it stay.")
                     if st.button("Delete this run", type="primary"):
                         try:
-                            store.delete(t["run_id"])
+                            store.delete(tr.run_id)
                         except (OSError, UsageError) as err:  # a read-only folder, a store that is down
                             st.error(f"Cannot delete this run: {err}")
                         else:
@@ -97,15 +105,14 @@ if tabs[1].open:
         if ss.get("_runs_a_seen") != a:  # a new run A: compare it with its parent or the same question's last run
             ss["_runs_a_seen"], ss[K.RUNS_B] = a, V.compare_default(rows, a)
         b = c2.selectbox("Run B", ids, format_func=names.get, key=K.RUNS_B)
-        ta, tb = (load(a) if a else None), (load(b) if b else None)
+        ta, tb = load_dict(a), load_dict(b)
         if ta and tb:
             d = path_diff(ta, tb)
             st.caption(f"{len(d['shared'])} link(s) in both runs · {len(d['only_a'])} only in A · "
                        f"{len(d['only_b'])} only in B")
             graph = ui.project()[1] if cur else None
+            both = {"chains": ta["chains"] + tb["chains"]}
             page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
-                             lambda: compare_html(ta, tb, types=B.types_of(graph, {"chains": ta.get("chains", []) +
-                                                                                    tb.get("chains", [])})
-                                                  if graph is not None else None))
+                             lambda: compare_html(ta, tb, types=B.types_of(graph, both) if graph is not None else None))
             ui.picture(page, 520)
             st.dataframe(pd.DataFrame(V.compare_rows(ta, tb)), hide_index=True, width="stretch")

@@ -126,13 +126,13 @@ def test_no_key_one_click_answers_from_the_chains_plainly(home):
     assert "Tarnby Lensworks → Pell Ardent: Pell Ardent founded Tarnby Lensworks." in seen.replace("**", "")
     assert "Started from: Corin Vell (its name is in the question)" in seen.replace("**", "")
     assert [s.label for s in at.status][0].startswith("Done")
-    t = at.session_state[K.ASK_TRACE]  # the hops were tried, and the page says what each number of hops found
+    t = at.session_state[K.ASK_TRACE].to_dict()  # the hops were tried, and the page says what each number of hops found
     hops = [e for e in at.expander if e.label.startswith("How many hops")]
     assert t["plan"] and hops and hops[0].label == f"How many hops: {t['plan']['depth']} (tried 1 to 3)"
     assert "Each row is its own search" in " ".join(c.value for c in hops[0].caption)
     assert "SmolLM2-135M" in seen  # the draft is offered, with its caveat, and not made
     assert not at.session_state[K.ASK_DRAFT]  # offered, not made: never the default
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["answer_by"] == "chains" and t["stats"]["llm_calls"] == 0 and t["config"]["model"] == "none"
     assert at.query_params["run"] == t["run_id"]  # a reload finds this run
     [run] = RunStore().list()
@@ -141,12 +141,12 @@ def test_no_key_one_click_answers_from_the_chains_plainly(home):
 
 def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
     at = ask(app(), CORIN)
-    first = at.session_state[K.ASK_TRACE]
+    first = at.session_state[K.ASK_TRACE].to_dict()
     kept = first["plan"]["depth"]
     other = 3 if kept != 3 else 1
     at = click(at, f"Answer at {other} hop{'s' if other > 1 else ''}")
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] != first["run_id"] and at.query_params["run"] == t["run_id"]  # a new run, shown
     assert t["plan"]["depth"] == other and "chosen by the person" in t["plan"]["reason"]
     assert t["plan"]["trials"] == first["plan"]["trials"]  # what each number of hops found stays to compare
@@ -232,7 +232,7 @@ def test_stop_answers_from_what_was_found():
     at.session_state[K.ASK_STOPPED] = True  # what the Stop button's callback sets
     at.run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] == rid and t["stop_reason"] == "user" and t["answer_by"] == "chains"
     assert "Kestrel Telescope" in texts(at)  # depth 1 was done: its chain is the answer
     assert RunStore().load(rid).stop_reason == "user"
@@ -248,7 +248,7 @@ def test_a_reloaded_page_finds_its_unfinished_run_and_resumes_it():
     assert at.text_area(key=K.ASK_QUESTION).value == CORIN
     at = click(at, "Resume")
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] == rid and t["answer"] and "### Pell Ardent" in [m.value for m in at.markdown]
     assert RunStore().load(rid).stop_reason in ("max_depth", "sufficient")
 
@@ -264,12 +264,12 @@ def test_why_not_names_where_it_was_lost_marks_it_and_forces_it_in():
     at = open_tab(at, K.ASK_TAB, "Search replay")
     star = [n for n in picture_json(pictures(at)[0])["nodes"] if n["label"].startswith("★")]
     assert [n["label"] for n in star] == ["★ Pell Ardent"] and "expected by you" in star[0]["title"]
-    old = at.session_state[K.ASK_TRACE]["run_id"]
+    old = at.session_state[K.ASK_TRACE].run_id
     [force] = [b for b in at.button if b.label.startswith("Force")]
     force.click()
     at.run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] != old and t["parent_run"] == old
     assert "Pell Ardent: in the final beam" in " ".join(s.value for s in at.success)
     assert any(o["person"] == "keep" for o in overrides(t))
@@ -306,7 +306,7 @@ def test_topic_entities_are_shown_with_did_you_mean_and_can_be_changed():
     at = click(at, "Ask again from these")
     at.run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert [s["title"] for s in t["seeds"]] == ["Mara Quell"] and t["seeds"][0]["how"] == "user"
 
 
@@ -444,7 +444,7 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     rid = _unfinished_run()  # an unfinished run of this project
     at = app(**{K.MODEL: "none"})
     at = ask(at, QUESTION)
-    asked = at.session_state[K.ASK_TRACE]["run_id"]
+    asked = at.session_state[K.ASK_TRACE].run_id
     other = RunStore().load(asked)
     other.run_id, other.project = "20200101-000000-other1", "/elsewhere/other-project"
     RunStore().save(other)
@@ -472,7 +472,7 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     at.selectbox(key=K.RUNS_OPEN).set_value(rid).run()
     at = click(at, "Resume on the Ask page")
     assert not at.exception, at.exception
-    assert RunStore().load(rid).answer and at.session_state[K.ASK_TRACE]["run_id"] == rid
+    assert RunStore().load(rid).answer and at.session_state[K.ASK_TRACE].run_id == rid
     at.switch_page("pages/runs.py").run()
     at.selectbox(key=K.RUNS_OPEN).set_value(rid).run()
     at = click(at, "Delete this run")

@@ -90,9 +90,9 @@ def test_a_reindexed_project_is_seen_on_the_next_rerun_without_a_restart(tmp_pat
 def test_saved_runs_lists_the_good_runs_and_names_each_damaged_file(home):
     at = session()
     at = ask(at, QUESTION)
-    first = at.session_state[K.ASK_TRACE]
+    first = at.session_state[K.ASK_TRACE].to_dict()
     at = ask(at, CORIN)
-    second = at.session_state[K.ASK_TRACE]
+    second = at.session_state[K.ASK_TRACE].to_dict()
     write_damaged(home / "runs", first)
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception

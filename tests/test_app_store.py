@@ -67,7 +67,7 @@ def test_a_store_reimport_is_picked_up_by_a_running_app(cluster, tmp_path, monke
     assert json.loads(capsys.readouterr().out)["replaced"]
     at = ask(at, ALICE)  # the same session, no restart: the store's new graph
     assert "### Rome" in [m.value for m in at.markdown], texts(at)
-    assert "re-imported" not in texts(at) and "error" not in (at.session_state[K.ASK_TRACE]["stop_reason"] or "")
+    assert "re-imported" not in texts(at) and "error" not in (at.session_state[K.ASK_TRACE].stop_reason or "")
     assert any("12 entities" in c.value for c in session(proj).sidebar.caption)  # and a new session too
 
 
@@ -91,7 +91,7 @@ def test_a_store_stopped_mid_run_keeps_the_run_locally_with_one_message(cluster,
     notes = [w.value for w in at.warning if "cannot be reached" in w.value]
     assert len(notes) == 1 and "kept on this machine" in notes[0] and str(home / "runs") in notes[0]
     assert not [b for b in at.button if b.label == "Stop"]  # nothing left running on screen
-    trace = at.session_state[K.ASK_TRACE]
+    trace = at.session_state[K.ASK_TRACE].to_dict()
     kept = RunStore().load(trace["run_id"])  # under TOG_HOME
     assert kept.question == QUESTION and kept.stop_reason == trace["stop_reason"]
     if trace["stop_reason"] == "error":  # the graph's reads failed too: said once, in the run's own words

@@ -81,7 +81,7 @@ def test_every_page_shows_a_graph_with_src_text(hostile):
     check(at, "graph browser")
 
     at.switch_page("pages/runs.py").run()
-    asked = at.session_state[K.ASK_TRACE]["run_id"]
+    asked = at.session_state[K.ASK_TRACE].run_id
     at.selectbox(key=K.RUNS_OPEN).set_value(asked).run()  # Saved runs reads a run only once it is opened
     check(at, "saved runs")
     assert [d.label for d in at.download_button] == ["JSON trace", "Markdown report", "Standalone HTML"]

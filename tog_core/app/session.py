@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
 from tog_core.graphrag.errors import ProjectError
 from tog_core.runs.files import atomic_write_text, tog_home
+from tog_core.tog.trace import Trace
 
-__all__ = ["DEPARTURES", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "check_project_root", "parse_app_args",
-           "project_roots", "recent_projects", "remember_project", "resolve_project_path", "run_spec", "settings_dict",
-           "settings_from_trace", "sidebar_defaults", "with_recent", "with_settings"]
+__all__ = ["DEPARTURES", "AskAgain", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "check_project_root",
+           "parse_app_args", "project_label", "project_roots", "recent_projects", "remember_project",
+           "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace", "sidebar_defaults",
+           "with_recent", "with_settings"]
 
 RECENT_MAX = 8
 
@@ -47,10 +50,10 @@ class K:
     ASK_QUESTION = "ask_question"
     ASK_SEEDS = "ask_seeds"  # titles handed over by "Ask from here", or chosen under "Topic entities"
     ASK_SEED_EDIT = "ask_seed_edit"  # the topic-entity multiselect under an answer
-    ASK_TRACE = "ask_trace"  # dict of the last run shown on the ask page
+    ASK_TRACE = "ask_trace"  # the Trace of the last run shown on the ask page
     ASK_RUN = "ask_run"  # run id of the run in progress (a Stop or a reload finds it)
     ASK_STOPPED = "ask_stopped"  # set by the Stop button's callback: answer the run in progress from what it found
-    ASK_AGAIN = "ask_again"  # ask again: topic entities chosen under an answer, or "Answer at N hops" (with hops)
+    ASK_AGAIN = "ask_again"  # an AskAgain: an example, topic entities chosen under an answer, "Answer at N hops"
     ASK_RESUME = "ask_resume"  # run id Saved runs asked the ask page to resume
     ASK_DEPTH = "ask_replay_depth"
     ASK_TAB = "ask_tab"
@@ -80,11 +83,14 @@ class K:
     RUNS_SEARCH = "runs_search"
     RUNS_TAB = "runs_tab"
     WITHOUT = "without_departures"  # departures from the paper the person switched off
+    PROJECT_SWITCH = "project_switch"  # a project to open before the sidebar is drawn (a run of another project)
+    PROJECT_TRIED = "project_tried"  # run id whose project was already tried (opened, or said why not)
     PROJECT_KEY = "project_key"  # path|store of the last project that loaded
     STORE = "store_url"  # a PostgreSQL store URL typed in the sidebar (else TOG_STORE)
     CLIENT = "llm_client"  # this session's LLM client when its key was typed here (never process-wide)
     PROJECT_ERROR = "project_error"  # why the current project cannot be read now (a store that went down …)
-    RUNS_LOADED = "runs_loaded"  # {(run id, stamp): trace dict}: the runs opened on Saved runs, read once
+    RUNS_LOADED = "runs_loaded"  # {(run id, stamp): Trace}: the runs opened on Saved runs, read once
+    TRACE_DICTS = "trace_dicts"  # [(Trace, its JSON dict)]: the dict the blocks read, made once per trace shown
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
     PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE, T_REASON,
                   MODE, WITHOUT, STORE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
@@ -126,10 +132,22 @@ def run_spec(settings: Settings, *, api_key: str | None = None) -> RunSpec:
                    without=tuple(settings.without))
 
 
-def settings_from_trace(trace: dict[str, Any], project: str) -> Settings:
+@dataclass(frozen=True, kw_only=True)
+class AskAgain:
+    """Ask again, on the next run of the Ask page: an example question, other topic entities, "Answer at N hops"
+    (with the earlier run's trials and settings)."""
+
+    question: str
+    seeds: tuple[str, ...] = ()
+    hops: int | None = None
+    tried: tuple[dict[str, Any], ...] = ()
+    settings: Settings | None = None
+
+
+def settings_from_trace(trace: Trace | dict[str, Any], project: str) -> Settings:
     """The settings a saved run was made with, so it can be resumed or continued as it was set up. The model
-    is named the way the sidebar names it: "none", "local", or the LiteLLM string."""
-    cfg = trace.get("config") or {}
+    is named the way the sidebar names it: "none", "local", or the LiteLLM string. (A dict: a trace as JSON.)"""
+    cfg = (trace.config if isinstance(trace, Trace) else trace.get("config")) or {}
     kind = cfg.get("model_kind")
     model = str(cfg.get("model") or "")
     if kind in ("none", "local"):
@@ -171,6 +189,18 @@ def resolve_project_path(path: str, *, base: Path | None = None) -> Path:
     if not p.is_absolute() and not p.exists() and base is not None and (base / p).exists():
         p = base / p
     return p.resolve()
+
+
+_RUN_FOLDER = re.compile(r"\d{8}-\d{6}")  # an older GraphRAG's indexing run (output/20240101-120000/artifacts)
+
+
+def project_label(path: str | Path) -> str:
+    """A project's name as people tell projects apart: its folder, or the folder above `output/` (and above an
+    older GraphRAG's `output/<run>/artifacts`) — every GraphRAG project's tables are in a folder called output."""
+    p = PurePath(str(path).rstrip("/\\") or str(path))
+    while p.name and p.parent != p and (p.name.lower() in ("output", "artifacts") or _RUN_FOLDER.fullmatch(p.name)):
+        p = p.parent
+    return p.name or str(path)
 
 
 def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:

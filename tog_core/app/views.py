@@ -10,6 +10,7 @@ from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
+from tog_core.app.session import project_label
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
@@ -81,6 +82,17 @@ def choice_from_rows(rows: Iterable[dict[str, Any]]) -> set[str]:
     return {str(r["id"]) for r in rows if bool(r.get("keep"))}
 
 
+def edited_choice(rows: list[dict[str, Any]], edits: dict[str, Any] | None) -> set[str]:
+    """The kept candidates once a table's edits (Streamlit's data-editor state: {"edited_rows": {position:
+    {"keep": bool}}}) are applied to `rows`: what a click on Continue keeps, read before the page runs again."""
+    out = [dict(r) for r in rows]
+    for pos, change in ((edits or {}).get("edited_rows") or {}).items():
+        i = int(pos)
+        if 0 <= i < len(out) and isinstance(change, dict) and "keep" in change:
+            out[i]["keep"] = bool(change["keep"])
+    return choice_from_rows(out)
+
+
 def overrides(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """Every override of a trace, with where it happened."""
     return [{"depth": s.get("depth"), "stage": s.get("stage"), "candidate": o.get("label", ""),
@@ -100,23 +112,12 @@ def seed_titles(seeds: Iterable[Seed | dict[str, Any]]) -> list[str]:
     return [s.title if isinstance(s, Seed) else str(s.get("title", "")) for s in seeds]
 
 
-def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 6) -> list[str]:
-    """Other entities the question may be about: titles close to words of the question (fuzzy, looser than
-    the linker) and titles close to each current topic entity; the current ones left out."""
-    from rapidfuzz import fuzz, process
+def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
+    """Other entities the question may be about (tog_core.app.guide.did_you_mean): ranked by how well their words
+    match the question's, generic titles left out; the current ones left out."""
+    from tog_core.app.guide import did_you_mean as ranked
 
-    from tog_core.tog.linking import search_entities
-
-    cur = list(current)
-    out: list[str] = []
-    titles = graph.all_titles()
-    for title, _score, _ in process.extract(question, titles, scorer=fuzz.partial_ratio, limit=limit * 3,
-                                           score_cutoff=75, processor=lambda s: s.lower()):
-        if len(title) >= 4:
-            out.append(title)
-    for c in cur:
-        out += [t for _, t, s in search_entities(graph, c, limit=4) if s >= SEARCH_CUTOFF]
-    return [t for t in dict.fromkeys(out) if t not in cur][:limit]
+    return ranked(graph, question, current, limit=limit)
 
 
 def entity_matches(graph: Any, query: str, *, limit: int = 12) -> list[tuple[int, str, float]]:
@@ -224,7 +225,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
                "width": r.width, "depth": r.depth, "pruner": r.pruner, "model": r.model,
                "stop": r.stop_reason or "unfinished", "branch of": r.parent_run or ""}
         if project is None:
-            row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
+            row = {"project": project_label(r.project), **row}
         rows.append(row)
     return rows
 

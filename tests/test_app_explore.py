@@ -1,0 +1,61 @@
+"""AppTests of Explore's address (#22 item 7): the run is saved from its start and named in the address, so a
+reloaded page (a new session on the same address) goes on where it was; a Continue keeps the table's last edit."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from streamlit.testing.v1 import AppTest
+
+from test_app import APP, QUESTION, ROOT, app, click, texts
+from tog_core.app.session import K
+from tog_core.app.views import candidate_rows, edited_choice
+from tog_core.runs.files import RunStore
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
+    monkeypatch.chdir(ROOT)
+    return tmp_path / "home"
+
+
+def test_explore_is_saved_from_its_start_and_a_reload_goes_on_where_it_was():
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    assert not at.exception, at.exception
+    rid = at.session_state[K.EXPLORE].run_id
+    assert at.query_params["run"] in (rid, [rid])  # the address names the run
+    [saved] = RunStore().list()  # left now, before its first Continue, the run is kept
+    assert saved.run_id == rid and saved.question == QUESTION
+
+    again = AppTest.from_file(APP, default_timeout=90)  # F5: a new session on the same address
+    again.query_params["run"] = rid
+    again.session_state[K.MODEL] = "none"
+    again.switch_page("pages/explore.py").run()
+    assert not again.exception, again.exception
+    assert again.session_state[K.EXPLORE].run_id == rid
+    assert "Depth 1 · relations" in texts(again) and f"run {rid}" in texts(again)
+    again = click(again, "Continue")
+    assert not again.exception, again.exception
+    assert "Depth 1 · entities" in texts(again)
+    assert RunStore().load(rid).to_dict()["steps"]  # the same run goes on
+
+
+def test_a_continue_keeps_the_tables_last_edit():
+    from tog_core.tog.state import Proposal
+    from tog_core.tog.trace import Candidate, Step
+
+    step = Step(depth=1, stage="entities", candidates=[
+        Candidate(id="a", kind="entity", label="A", score=0.9, auto_kept=True),
+        Candidate(id="b", kind="entity", label="B", score=0.5, auto_kept=False)])
+    rows = candidate_rows(Proposal(step=step, payload=(None, None)), {"a"})
+    assert edited_choice(rows, None) == {"a"}
+    assert edited_choice(rows, {"edited_rows": {1: {"keep": True}, 0: {"keep": False}}}) == {"b"}
+    assert edited_choice(rows, {"edited_rows": {"7": {"keep": True}}}) == {"a"}  # a row that is not there

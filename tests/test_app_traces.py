@@ -1,0 +1,59 @@
+"""#20 item 5 (the UI part): the Ask page keeps a Trace in session state and reads its attributes; a trace saved
+by an old version (a JSON dict without plan, state or stats, its project named relatively) still opens on the
+Ask page from the address and on Saved runs."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from streamlit.testing.v1 import AppTest
+
+from test_app import APP, QUESTION, ROOT, app, ask, texts
+from tog_core.app.session import K
+from tog_core.tog.trace import Trace
+
+OLD_ID = "20240102-030405-abc123"
+OLD = {  # as an early version saved it: no plan, state, stats, created_at, answer_entity …
+    "version": 1, "question": "Who founded the Lanternwright Guild?", "project": "demo",
+    "config": {"model": "none", "width": 3, "depth": 3},
+    "seeds": [{"id": "e1", "title": "Lanternwright Guild", "how": "exact"}],
+    "steps": [],
+    "chains": [[{"source": "Lanternwright Guild", "source_id": "x1", "relation": "founded by",
+                 "target": "Mara Quell", "target_id": "x2", "relationship_id": "r1"}]],
+    "answer": "Mara Quell", "answer_by": "chains", "stop_reason": "sufficient", "run_id": OLD_ID,
+}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
+    monkeypatch.chdir(ROOT)
+    return tmp_path / "home"
+
+
+def test_the_ask_page_keeps_a_trace_object():
+    at = ask(app(**{K.MODEL: "none"}), QUESTION)
+    t = at.session_state[K.ASK_TRACE]
+    assert isinstance(t, Trace) and t.answer_entity and t.question == QUESTION
+    assert at.query_params["run"] in (t.run_id, [t.run_id])
+
+
+def test_an_old_trace_opens_on_the_ask_page_and_on_saved_runs(home):
+    (home / "runs").mkdir(parents=True)
+    (home / "runs" / f"{OLD_ID}.json").write_text(json.dumps(OLD), encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["run"] = OLD_ID
+    at.run()
+    assert not at.exception, at.exception
+    t = at.session_state[K.ASK_TRACE]
+    assert isinstance(t, Trace) and t.run_id == OLD_ID
+    assert "### Mara Quell" in [m.value for m in at.markdown]
+    at.session_state[K.RUNS_OPEN] = OLD_ID
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    assert "Who founded the Lanternwright Guild?" in texts(at) and "stop reason: sufficient" in texts(at)

@@ -1,0 +1,212 @@
+"""Guidance for a newcomer, made from the loaded graph (no Streamlit here):
+
+* `example_questions` — a few 1–2 hop questions read off the best-connected entities and the sentences of their
+  relations ("Bob Cratchit is the father of Peter Cratchit." → "Who is the father of Peter Cratchit?"), each with
+  the entity that answers it;
+* `did_you_mean` — other entities a question may be about, ranked by how well their words match the question's.
+  A title's words that are in a large share of the graph's titles ("the", "of") count for nothing: the graph says
+  which words are structural, no word list does.
+"""
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+STRUCTURAL_SHARE = 0.07  # a word in more than this share of the titles ("the", "of") tells no entity apart
+FUZZY = 88  # rapidfuzz ratio at which two longer words are the same word (plural, spelling)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words, a possessive 's dropped ("Tim's" → "tim")."""
+    out = []
+    for w in _WORD.findall(text.lower()):
+        out.append(w[:-2] if w.endswith("'s") else w)
+    return out
+
+
+@dataclass(frozen=True)
+class _Index:
+    by_word: dict[str, tuple[int, ...]]  # word -> indices of the titles holding it
+    structural: frozenset[str]
+    titles: tuple[str, ...]
+
+
+_INDEX: weakref.WeakKeyDictionary[Any, _Index] = weakref.WeakKeyDictionary()
+
+
+def _index(graph: Any) -> _Index:
+    try:
+        return _INDEX[graph]
+    except (KeyError, TypeError):
+        pass
+    titles = tuple(graph.all_titles())
+    by: dict[str, list[int]] = {}
+    for i, t in enumerate(titles):
+        for w in set(words(t)):
+            by.setdefault(w, []).append(i)
+    cap = max(3, int(STRUCTURAL_SHARE * len(titles)))
+    idx = _Index(by_word={w: tuple(v) for w, v in by.items()},
+                 structural=frozenset(w for w, v in by.items() if len(v) > cap), titles=titles)
+    try:
+        _INDEX[graph] = idx
+    except TypeError:  # a graph class without weak references: rebuilt per call
+        pass
+    return idx
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 5:
+        return False
+    from rapidfuzz import fuzz
+
+    return fuzz.ratio(a, b) >= FUZZY
+
+
+def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
+    """Other entities the question may be about, best first; the current topic entities left out. Two kinds:
+
+    * titles matching the question's words: each word weighs what it tells apart (its rarity among the graph's
+      titles), and a title is offered when at least half of its weight is words of the question and it either
+      shares a word with a current topic entity or covers two words of the question ("TOWN" alone in "In which
+      town …" names no topic; "THE END OF IT" is mostly words the question does not have);
+    * longer names holding a current topic entity's whole name ("EBENEZER SCROOGE" for "SCROOGE"), the best
+      connected first.
+    """
+    idx = _index(graph)
+    n = len(idx.titles)
+    cur = [c for c in current if c]
+
+    def weight(w: str) -> float:
+        return 0.0 if w in idx.structural else math.log((n + 1) / (len(idx.by_word.get(w, ())) + 1)) + 0.1
+
+    q = [w for w in dict.fromkeys(words(question)) if w not in idx.structural]
+    seed_names = [set(words(c)) - idx.structural for c in cur]
+    seed_words = set().union(*seed_names) if seed_names else set()
+    pool: set[int] = set()
+    for w in q:
+        pool.update(idx.by_word.get(w, ()))
+        if len(w) >= 5:  # a near spelling: the title words that start alike
+            pool.update(i for k, v in idx.by_word.items() if k[:3] == w[:3] and k != w and _same(k, w) for i in v)
+    matching, holding = [], []
+    for i in pool:
+        title = idx.titles[i]
+        if title in cur:
+            continue
+        meaningful = [w for w in dict.fromkeys(words(title)) if w not in idx.structural]
+        total = sum(weight(w) for w in meaningful)
+        if not meaningful or total <= 0:
+            continue
+        hit = [w for w in meaningful if any(_same(w, x) for x in q)]
+        share = sum(weight(w) for w in hit) / total
+        if share >= 0.5 and (seed_words & set(hit) or len(hit) >= 2 or not cur):
+            matching.append((-round(share, 3), -len(hit), -_degree(graph, title), title))
+        elif any(name and name <= set(meaningful) for name in seed_names):
+            holding.append((-_degree(graph, title), title))
+    out = [t for *_, t in sorted(matching)][:limit]
+    out += [t for _, t in sorted(holding)][: max(0, limit - len(out))]
+    return out
+
+
+def _degree(graph: Any, title: str) -> int:
+    i = graph.find_title(title)
+    return graph.degree(i) if i is not None else 0
+
+
+# ---------------------------------------------------------------------------------------------- examples
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    answer: str  # the entity that answers it, as the graph names it
+    hops: int
+
+
+_WH = {"PERSON": "Who", "ORGANIZATION": "Which organisation", "GEO": "Which place", "EVENT": "Which event"}
+
+
+def _fact(sentence: str, subject: str, obj: str) -> str | None:
+    """The words between `subject` and `obj` when the sentence is "<subject> <words> <obj>." (a short relation
+    phrase that starts with a verb-like word), else None."""
+    s = " ".join(sentence.split()).rstrip(". ")
+    if s.lower().startswith("the ") and not subject.lower().startswith("the "):
+        s = s[4:]
+    low = s.lower()
+    if not low.startswith(subject.lower()) or not low.endswith(obj.lower()):
+        return None
+    middle = s[len(subject): len(s) - len(obj)].strip(" ,")
+    ws = middle.split()
+    if not 1 <= len(ws) <= 7 or any(ch in middle for ch in ".;:()\"") or ws[0].lower() in ("and", "or", "who"):
+        return None
+    return middle
+
+
+def example_questions(graph: Any, *, limit: int = 4, scan: int = 20) -> list[Example]:
+    """A few questions the graph can answer, from its `scan` best-connected entities: one hop ("Who is the father
+    of Peter Cratchit?") and, where a fact's object is itself the subject of a definite fact ("… is the capital
+    town of …"), two hops. Made from relation sentences of the form "<A> <phrase> <B>.", so every question is a
+    sentence of the graph turned round; none when the graph has no such sentences."""
+    import numpy as np
+
+    deg = np.asarray(graph.degrees_of(np.arange(graph.n_entities)))
+    if deg.size == 0:
+        return []
+    order = [int(i) for i in np.argsort(-deg, kind="stable")[:scan]]
+    facts: list[tuple[str, str, str]] = []  # (subject, phrase, object)
+    seen: set[tuple[str, str]] = set()
+    for hub in order:
+        rels, others, _out = graph.neighbors(hub)
+        for r in list(rels[:60]):
+            rel = graph.relationship(int(r))
+            for a, b in ((rel.source, rel.target), (rel.target, rel.source)):
+                phrase = _fact(rel.description, a, b)
+                if phrase and (a, b) not in seen:
+                    seen.add((a, b))
+                    facts.append((a, phrase, b))
+    if not facts:
+        return []
+
+    def unique(a: str, phrase: str, b: str) -> bool:  # no other entity is "<x> <phrase> <b>": one right answer
+        i = graph.find_title(b)
+        if i is None:
+            return False
+        rels, _o, _d = graph.neighbors(i)
+        for r in list(rels[:200]):
+            rel = graph.relationship(int(r))
+            x = rel.source if rel.target == b else rel.target
+            if x != a and _fact(rel.description, x, b) == phrase:
+                return False
+        return True
+
+    facts = [f for f in facts if unique(*f)]
+
+    def wh(title: str) -> str:
+        i = graph.find_title(title)
+        kind = str(graph.entity(i).type or "").upper() if i is not None else ""
+        return _WH.get(kind, "What")
+
+    one: list[Example] = []
+    used: Counter[str] = Counter()
+    for a, phrase, b in facts:
+        if used[b] >= 1 or used[a] >= 2:
+            continue  # spread over the graph, not five questions about one hub
+        used[b] += 1
+        used[a] += 1
+        one.append(Example(question=f"{wh(a)} {phrase} {b}?", answer=a, hops=1))
+    two: list[Example] = []
+    by_subject = {a: (phrase, b) for a, phrase, b in facts if phrase.lower().startswith("is the ")}
+    for a, phrase, b in facts:
+        if b in by_subject and by_subject[b][1] != a and not phrase.lower().startswith("is "):
+            p2, c = by_subject[b]
+            two.append(Example(question=f"{wh(a)} {phrase} {p2[3:]} {c}?", answer=a, hops=2))
+            break
+    picked = one[: max(1, limit - len(two[:1]))] + two[:1]
+    return sorted(picked, key=lambda e: e.hops)[:limit] if picked else []
+
