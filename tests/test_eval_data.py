@@ -106,6 +106,15 @@ def test_checker_reads_graphrag_1_tables_and_checks_quotes_against_the_text_unit
     assert any("'quotes' must hold 2" in p for p in checker.check_question(short, graph, "q"))
 
 
+def test_the_bench_loader_finds_every_blind_title():
+    """`bench kgqa` opens the 1.2 output through KnowledgeGraph: every topic entity and answer is found there too."""
+    if not (CC12 / "create_final_entities.parquet").is_file():
+        pytest.skip(f"the GraphRAG 1.2 output {CC12} is not here (../shared/data holds it)")
+    g = KnowledgeGraph.load(CC12)
+    titles = {t for q in _rows(BLIND) for t in q["topic_entities"] + q["answers"]}
+    assert [t for t in sorted(titles) if g.find_title(t) is None] == []
+
+
 # ------------------------------------------------------------------ the checker catches what it claims to
 
 @pytest.fixture(scope="module")
