@@ -44,14 +44,15 @@ def _rows(path: Path) -> list[dict]:
 
 def test_the_question_files_are_all_found():
     names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
-    assert names == ["christmas-carol/questions_dev.jsonl", "christmas-carol/questions_dev2.jsonl",
-                     "christmas-carol/questions_test.jsonl", "fr-atelier/questions_dev.jsonl",
+    assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol/questions_dev.jsonl",
+                     "christmas-carol/questions_dev2.jsonl", "christmas-carol/questions_test.jsonl",
+                     "fr-atelier/questions_dev.jsonl",
                      "operation-dulce/questions_dev.jsonl", "zh-chayuan/questions_dev.jsonl"]
 
 
 @pytest.mark.parametrize(("questions", "output"), PAIRS, ids=[f"{q.parent.name}/{q.stem}" for q, _ in PAIRS])
 def test_question_file_passes_the_checker(questions: Path, output: Path):
-    if not (output / "entities.parquet").is_file():
+    if not checker.table_path(output, "entities").is_file():
         pytest.skip(f"the GraphRAG output {output} is not here (../shared/data holds the Christmas Carol index)")
     problems, rows = checker.check_file(questions, output)
     assert problems == []
@@ -75,6 +76,43 @@ def test_christmas_carol_splits_are_sized_and_kept_apart():
     assert not {q["question"] for q in dev} & {q["question"] for q in test}
     assert not {q["id"] for q in dev} & {q["id"] for q in test}
     assert all(q["id"].startswith("cc-dev-") for q in dev) and all(q["id"].startswith("cc-test-") for q in test)
+
+
+BLIND = DATA / "christmas-carol-v1.2" / "questions_blind.jsonl"
+CC12 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v1.2" / "output"
+
+
+def test_blind_set_is_sized_sourced_and_apart_from_every_other_set():
+    """The blind set (GraphRAG 1.2 Christmas Carol): 12 questions per hop level, each hop backed by a quoted
+    passage, no shortcut, and no question or id shared with another set."""
+    rows = _rows(BLIND)
+    assert Counter(q["hops"] for q in rows) == {1: 12, 2: 12, 3: 12}
+    assert all(q["id"].startswith("cc12-blind-") for q in rows)
+    assert all(len(q["quotes"]) == q["hops"] == q["answer_min_hops"] for q in rows)
+    others = [q for path, _ in PAIRS if path != BLIND for q in _rows(path)]
+    assert not {q["question"].casefold() for q in rows} & {q["question"].casefold() for q in others}
+    assert not {q["id"] for q in rows} & {q["id"] for q in others}
+
+
+def test_checker_reads_graphrag_1_tables_and_checks_quotes_against_the_text_units():
+    if not (CC12 / "create_final_entities.parquet").is_file():
+        pytest.skip(f"the GraphRAG 1.2 output {CC12} is not here (../shared/data holds it)")
+    graph = checker.Graph.load(CC12)
+    q = next(q for q in _rows(BLIND) if q["hops"] == 2)
+    assert checker.check_question(q, graph, "q") == []
+    moved = {**q, "quotes": [q["quotes"][0], "a phrase the book never prints"]}
+    assert any("quote 2" in p and "no text unit" in p for p in checker.check_question(moved, graph, "q"))
+    short = {**q, "quotes": q["quotes"][:1]}
+    assert any("'quotes' must hold 2" in p for p in checker.check_question(short, graph, "q"))
+
+
+def test_the_bench_loader_finds_every_blind_title():
+    """`bench kgqa` opens the 1.2 output through KnowledgeGraph: every topic entity and answer is found there too."""
+    if not (CC12 / "create_final_entities.parquet").is_file():
+        pytest.skip(f"the GraphRAG 1.2 output {CC12} is not here (../shared/data holds it)")
+    g = KnowledgeGraph.load(CC12)
+    titles = {t for q in _rows(BLIND) for t in q["topic_entities"] + q["answers"]}
+    assert [t for t in sorted(titles) if g.find_title(t) is None] == []
 
 
 # ------------------------------------------------------------------ the checker catches what it claims to

@@ -56,7 +56,6 @@ class RunSpec:
     temperature_reasoning: float = 0.0
     paper: bool = False  # every departure from the paper switched off
     without: tuple[str, ...] = ()  # departures switched off one by one (names from DEPARTURES)
-    auto_pruner: str | None = None  # what "auto" means here instead of the default rule (bench: "llm" with a model)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,7 +108,7 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
     choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ,
                           trust_api_base=spec.trust_api_base)
     typed = bool(graph is not None and graph.has_relation_labels)
-    auto = spec.auto_pruner or default_pruner(choice.kind, typed=typed)
+    auto = default_pruner(choice.kind, typed=typed)
     rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto
     ent = spec.entity_pruner if spec.entity_pruner not in (None, "auto") else rel
     for what, name in (("pruner", rel), ("entity pruner", ent), ("pre-filter", spec.prefilter)):

@@ -11,7 +11,11 @@ Every line of a questions file is one JSON object with `id`, `question`, `topic_
 - `evidence` holds `hops` strings, each the description of a relationship of relationships.parquet, and those
   relationships, in order, form a walk from a topic entity to an answer;
 - `answer_type` is the GraphRAG `type` of at least one answer; `answer_min_hops`, when given, is the shortest
-  distance from the topic entities to the nearest answer.
+  distance from the topic entities to the nearest answer;
+- `quotes`, when given, holds one phrase per hop, each found (case and spacing aside) in a text unit of that hop's
+  evidence relationship: the book's own passage supports the hop.
+
+GraphRAG 1.x outputs name their tables `create_final_entities.parquet`, ... ; both names are read.
 
 Run:  python bench/data/check_questions.py QUESTIONS.jsonl GRAPHRAG_OUTPUT_DIR
       python bench/data/check_questions.py --all        (every questions file under bench/data)
@@ -32,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 # question sets whose graph is not kept in this folder: set name -> output folder, relative to the repository
 EXTERNAL_OUTPUTS = {"christmas-carol": "../shared/data/graphrag/christmas-carol-v3/output",
+                    "christmas-carol-v1.2": "../shared/data/graphrag/christmas-carol-v1.2/output",
                     "operation-dulce": "../shared/data/graphrag/operation-dulce-v3/output"}
 MAX_HOPS = 6  # the exact-length path search is exponential in the number of hops
 
@@ -48,20 +53,31 @@ class Graph:
     types: dict[str, str | None]  # entity title -> GraphRAG type
     adjacency: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     by_description: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
+    passages: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # description -> unit texts
 
     @classmethod
     def load(cls, output_dir: Path) -> Graph:
-        ent = pq.read_table(output_dir / "entities.parquet", columns=["title", "type"]).to_pydict()
-        rel = pq.read_table(output_dir / "relationships.parquet",
-                            columns=["source", "target", "description"]).to_pydict()
+        ent = pq.read_table(table_path(output_dir, "entities"), columns=["title", "type"]).to_pydict()
+        rel_path = table_path(output_dir, "relationships")
+        rel_cols = ["source", "target", "description"]
+        with_units = ("text_unit_ids" in pq.read_schema(rel_path).names
+                      and table_path(output_dir, "text_units").is_file())
+        rel = pq.read_table(rel_path, columns=rel_cols + (["text_unit_ids"] if with_units else [])).to_pydict()
+        units = {}
+        if with_units:
+            tu = pq.read_table(table_path(output_dir, "text_units"), columns=["id", "text"]).to_pydict()
+            units = dict(zip(tu["id"], tu["text"]))
         g = cls(types=dict(zip(ent["title"], ent["type"])))
-        for s, t, d in zip(rel["source"], rel["target"], rel["description"]):
+        for n, (s, t, d) in enumerate(zip(rel["source"], rel["target"], rel["description"])):
             if s is None or t is None:
                 continue
             g.adjacency[s].add(t)
             g.adjacency[t].add(s)
             if d is not None:
                 g.by_description[d].append((s, t))
+                for u in (rel["text_unit_ids"][n] or []) if with_units else []:
+                    if units.get(u):
+                        g.passages[d].append(units[u])
         return g
 
     def distances(self, sources: Iterable[str]) -> dict[str, int]:
@@ -107,6 +123,17 @@ class Graph:
                     nxt.add(s)
             current = nxt
         return current
+
+
+def table_path(output_dir: Path, name: str) -> Path:
+    """`NAME.parquet` (GraphRAG 2.x/3.x) or `create_final_NAME.parquet` (1.x), whichever the folder has."""
+    plain = Path(output_dir) / f"{name}.parquet"
+    old = Path(output_dir) / f"create_final_{name}.parquet"
+    return old if not plain.is_file() and old.is_file() else plain
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def read_questions(path: Path) -> tuple[list[tuple[int, dict]], list[str]]:
@@ -171,6 +198,14 @@ def check_question(q: dict, g: Graph, where: str) -> list[str]:
         out.append(f"{where}: evidence is not a relationship description: {e[:90]!r}")
     if not missing and len(evidence) == hops and not (g.evidence_ends(topics, evidence) & set(answers)):
         out.append(f"{where}: the evidence relationships do not lead, in order, from a topic entity to an answer")
+    quotes = q.get("quotes")
+    if quotes is not None:
+        if not isinstance(quotes, list) or len(quotes) != hops or not all(isinstance(x, str) and x for x in quotes):
+            out.append(f"{where}: 'quotes' must hold {hops} non-empty strings, one phrase of the book per hop")
+        elif not missing:
+            for n, (text, quote) in enumerate(zip(evidence, quotes), 1):
+                if not any(_fold(quote) in _fold(p) for p in g.passages.get(text, ())):
+                    out.append(f"{where}: quote {n} {quote[:60]!r} is in no text unit of that hop's relationship")
     if "answer_min_hops" in q:
         dist = g.distances(topics)
         nearest = min((dist[a] for a in answers if a in dist), default=None)
@@ -221,7 +256,7 @@ def main(argv: list[str]) -> int:
         return 2
     bad = 0
     for qfile, out in pairs:
-        if not (out / "entities.parquet").is_file() or not (out / "relationships.parquet").is_file():
+        if not table_path(out, "entities").is_file() or not table_path(out, "relationships").is_file():
             print(f"{qfile}: GraphRAG output {out} has no entities.parquet/relationships.parquet")
             bad += 1
             continue

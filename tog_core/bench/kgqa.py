@@ -9,6 +9,9 @@ For each question the engine starts at its topic entities and searches to depth 
 * chain Hits@1  — the best chain ends in a gold answer;
 * answer Hits@1 — only when an LLM wrote the answer: a gold answer string occurs in it,
   case-insensitive (ToG's lenient match); `None` when no answer was written by an LLM;
+* Hits@3        — a gold answer among the first 3 `candidates` (the answer, then the other chains' end entities);
+* AUROC, wrong / right flagged — how well `confidence` separates right answers (chain Hits@1) from wrong ones,
+  and the share of each below `low_confidence` (shown as a guess); tog_core/bench/measures.py;
 * mean LLM calls / sequential rounds / tokens per question, and seconds per question.
 
 The graph is loaded once; questions run one after another (or `--concurrency` at a time). LLM-free
@@ -25,10 +28,12 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
+from tog_core.bench.measures import answer_candidates, confidence_metrics, hits_at
 from tog_core.errors import UsageError
+from tog_core.tog.policy import LOW_CONFIDENCE
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
-           "tokens", "s_per_q")
+           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged")
 
 
 @dataclass(kw_only=True)
@@ -50,6 +55,10 @@ class QuestionResult:
     link_hit: bool | None = None  # --link: a gold topic entity is among the linked ones (None: gold seeds given)
     depth_reached: int = 0
     gold_path_lost: dict[str, Any] | None = None  # questions with a relation_path: where it left the search
+    candidates: list[str] = field(default_factory=list)  # the ordered answer list shown: the answer first
+    hits3: bool = False  # a gold answer among the first 3 candidates
+    confidence: float | None = None  # the answer's confidence (None: no answer)
+    low_confidence: float | None = None  # the threshold below which the answer is shown as a guess
 
 
 
@@ -118,7 +127,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     t0 = clock()
     if not seeds and not link:
         return QuestionResult(id=q["id"], hops=q["hops"], beam_hit=False, chain_hit=False, answer_hit=None,
-                              stop_reason="no_seed")
+                              stop_reason="no_seed", low_confidence=LOW_CONFIDENCE)
     state = await engine.run(q["question"], seeds=None if link else seeds)
     linked = [s.title for s in state.seeds]
     wall = clock() - t0
@@ -126,6 +135,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     ends = [graph.title(p.end) for p in state.paths if p.hops]
     choice = engine.answer_choice(state)  # the entity the answer names
     best_end = graph.title(choice.entity) if choice else None
+    candidates = answer_candidates(engine, state, best_end)
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
@@ -134,7 +144,9 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
         tokens=stats["prompt_tokens"] + stats["completion_tokens"], cache_hits=stats["cache_hits"],
         wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
         depth_reached=state.depth,
-        gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None)
+        gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None,
+        candidates=candidates, hits3=hits_at(candidates, gold, 3), confidence=choice.confidence if choice else None,
+        low_confidence=LOW_CONFIDENCE)
 
 
 def gold_path_loss(graph: Any, steps: list[Any], relation_path: list[str]) -> dict[str, Any] | None:
@@ -195,6 +207,8 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "llm_rounds": mean([r.llm_rounds for r in rows]),
         "tokens": mean([r.tokens for r in rows]),
         "s_per_q": mean([r.wall_s for r in rows]),
+        "hits3": mean([float(r.hits3) for r in rows]),
+        **confidence_metrics(rows),
     }
 
 
@@ -212,12 +226,12 @@ def _losses(rows: list[QuestionResult]) -> dict[str, int]:
 class KGQAConfig:
     data_dir: str
     split: str = "dev"
-    pruner: str | None = None  # None: llm when a model is used, else the app's auto (compose.default_pruner)
+    pruner: str | None = None  # None: auto, resolved by compose.plan as for `query` and the app
     entity_pruner: str | None = None  # None: same as pruner
     width: int = 3
     depth: int | None = None  # None: each question's hops
     limit: int | None = None
-    model: str | None = None  # None: LLM-free unless pruner is llm
+    model: str | None = None  # None: LLM-free unless an llm pruner is asked for
     api_base: str | None = None
     prefilter: str = "bm25"
     seed: int = 0
@@ -254,14 +268,14 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     if graph is None:
         info, graph = open_graph(str(data_dir), store=cfg.store, name=cfg.name)
         say(f"graph loaded in {time.perf_counter() - t_load:.1f} s; {len(questions)} questions")
-    # the benchmark measures the LLM itself when a model is given: "auto" means llm then; without one, what it means
-    # for the app and the CLI (compose.default_pruner: the embedder on a typed graph, bm25 on free-text relations)
-    wants_llm = cfg.model is not None or cfg.pruner == "llm"
-    spec = RunSpec(model=cfg.model if wants_llm else "none", api_base=cfg.api_base, trust_api_base=True,
+    # one rule with `query` and the app: compose.plan resolves the model and what "auto" means. The only bench
+    # default: with no --model and no llm pruner asked for, no LLM (not the project's configured one), so the same
+    # command gives the same numbers on every machine
+    asks_llm = cfg.model is not None or "llm" in (cfg.pruner, cfg.entity_pruner)
+    spec = RunSpec(model=cfg.model if asks_llm else "none", api_base=cfg.api_base, trust_api_base=True,
                    width=cfg.width,
                    depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
-                   prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without),
-                   auto_pruner="llm" if wants_llm else None)
+                   prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without))
     first = build_engine(plan(spec, info, graph=graph), graph=graph, info=info)
     llm, embedder, choice = first.engine.llm, first.engine.embedder, first.choice
     pruner, ent_pruner = first.plan.config.relation_pruner, first.plan.config.entity_pruner
@@ -341,8 +355,8 @@ def format_table(result: dict[str, Any]) -> str:
     head = (f"kgqa {source}: pruner={c['pruner']}{ent} width={c['width']} depth={c['depth']} "
             f"mode={c.get('mode', 'faithful')} model={c['model']} seeds={seeds}; {result['summary']['all']['n']} "
             f"questions in {result['wall_s']:.1f} s")
-    cols = ["hops", "n", "beam recall", "chain Hits@1", "answer Hits@1", "link hits", "max-depth", "LLM calls",
-            "rounds", "tokens", "s/q"]
+    cols = ["hops", "n", "beam recall", "chain Hits@1", "Hits@3", "AUROC", "wrong flagged", "right flagged",
+            "answer Hits@1", "link hits", "max-depth", "LLM calls", "rounds", "tokens", "s/q"]
     lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
 
     def cell(v: Any, fmt: str) -> str:
@@ -350,7 +364,9 @@ def format_table(result: dict[str, Any]) -> str:
 
     for level, m in result["summary"].items():
         lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
-            cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m["answer_hits1"], ".3f"),
+            cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m.get("hits3"), ".3f"),
+            cell(m.get("auroc"), ".3f"), cell(m.get("wrong_flagged"), ".3f"), cell(m.get("right_flagged"), ".3f"),
+            cell(m["answer_hits1"], ".3f"),
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
             cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))

@@ -19,14 +19,16 @@ def add_parser(sub: Any) -> None:
     k.add_argument("data_dir", help="folder with entities.parquet, relationships.parquet, questions_<split>.jsonl")
     k.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default dev)")
     k.add_argument("--pruner", default=None,
-                   help="bm25 | embedding | random | llm (default: llm with a model; else as the app's auto: "
-                        "the embedder on a typed graph, bm25 on free-text relations)")
+                   help="auto | bm25 | embedding | random | llm (default auto, the same rule as `query`: llm with a "
+                        "provider, the packaged embedder beside the local model; with no LLM the embedder on a typed "
+                        "graph, bm25 on free-text relations)")
     k.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     k.add_argument("--prefilter", default="bm25", help="cheap scorer that cuts hubs down (default bm25)")
     k.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     k.add_argument("--depth", type=int, default=None, help="search depth (default: each question's hops)")
     k.add_argument("--limit", type=int, default=None, help="first K questions, round-robin over hop levels")
-    k.add_argument("--model", default=None, help="LiteLLM model string or 'local' (default: no LLM)")
+    k.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: none unless "
+                   "an llm pruner is asked for; then the project's model when its key is set, as `query`)")
     k.add_argument("--api-base", default=None, help="API base URL for the model")
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
