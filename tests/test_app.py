@@ -192,7 +192,7 @@ def test_an_llm_answer_the_chains_do_not_support_is_marked_without_a_confidence(
     with FakeOpenAIServer(_contradicting_llm) as srv:
         at = app(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 1, K.WIDTH: 1})
         at = ask(at, "Who founded the Lanternwright Guild?")  # one chain, as in the issue: it ends at Mara Quell
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["answer_by"] == "llm" and "Ivo Brask" in t["answer"] and t["confidence"] is not None
     assert "Mara Quell" in [link["target"] for c in t["chains"] for link in c]
     [mark] = [e.value for e in at.error if "Not supported by the chains" in e.value]
@@ -280,14 +280,14 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     mentor's ship. The button names the entity, not the internal step, and the forced run answers Gray Heron."""
     at = app(**{K.MODEL: "none"})
     at = ask(at, "Which ship was captained by the mentor of Ivo Brask?")
-    assert at.session_state[K.ASK_TRACE]["answer_entity"] != "Gray Heron"
+    assert at.session_state[K.ASK_TRACE].answer_entity != "Gray Heron"
     at.text_input(key=K.ASK_EXPECT).set_value("Gray Heron").run()
     [force] = [b for b in at.button if b.label.startswith("Force")]
     assert force.label == "Force “Gray Heron” in at depth 1 and continue"
     force.click()
     at.run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE]
+    t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["answer_entity"] == "Gray Heron"
     assert "Most likely answer: Gray Heron" in t["answer"]
     assert any(f["name"] == "forced_answer" for f in t["stats"]["other_fallbacks"])
