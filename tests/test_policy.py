@@ -325,10 +325,20 @@ def test_lookahead_rates_each_entity_by_its_best_onward_relation_relative_to_the
                      ("Birch", "starred_actors", "Kim"), ("Cedar", "starred_actors", "Kim")])
     scorer = TableScorer({"language": 0.8, "genre": 0.4, "stars": 0.2})
     idx = {t: g.find_title(t) for t in ("Aster", "Birch", "Cedar", "Kim")}
+    from tog_core.tog.policy import NextEdges
+    from tog_core.tog.state import BeamPath
+
+    def next_edges(title: str, onward) -> NextEdges:  # the edges the engine would hand over, its rule applied
+        rels, others, outs = g.neighbors(idx[title])
+        keep = onward(others)
+        return NextEdges(key=("k", idx[title]), path=BeamPath(start=idx[title]), rels=rels[keep],
+                         others=others[keep], outs=outs[keep])
+
+    options = [next_edges("Aster", lambda o: o >= 0), next_edges("Birch", lambda o: o >= 0),
+               next_edges("Cedar", lambda o: o != idx["Kim"])]  # Cedar's only edge is the one we came by
     ratings = asyncio.run(rate_next_hops(
-        g, scorer, question="q", focus="", candidates=[idx["Aster"], idx["Birch"], idx["Cedar"]],
-        text_of=lambda lab, r: lab.replace("_", " ") + (" stars" if lab == "starred_actors" else ""),
-        onward=lambda k, rels, others, outs: others != idx["Kim"] if k == 2 else others >= 0))
+        g, scorer, question="q", focus="", options=options, ctx=None,
+        text_of=lambda _ctx, lab, r: lab.replace("_", " ") + (" stars" if lab == "starred_actors" else "")))
     assert [r.value for r in ratings] == [1.0, 0.5, 0.0]  # 0.8 is the best; Birch's genre 0.4; Cedar: a dead end
     assert "language" in ratings[0].text and ratings[2].text == ""
 

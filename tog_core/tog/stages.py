@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from typing import Any
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -15,12 +15,29 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
-from tog_core.tog.policy import SearchPolicy, llm_judges, uses_llm
+from tog_core.tog.policy import NextEdges, SearchPolicy, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 CHAIN_TEXT_CHARS = 160
+
+
+def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequence[int] | None = None) -> set[int]:
+    """The beam: the positions of the `width` best candidates by `rank` (smallest first, ties by position; all of
+    them when width is None or 0). With `reach`, the entity each candidate leads to, only the best candidate of
+    each entity counts (the distinct_entities departure: a second route to a kept entity would waste a slot)."""
+    top: set[int] = set()
+    reached: set[int] = set()
+    for k in sorted(range(len(rank)), key=lambda k: (rank[k], k)):
+        if width and len(top) >= width:
+            break
+        if reach is not None and reach[k] in reached:
+            continue
+        top.add(k)
+        if reach is not None:
+            reached.add(reach[k])
+    return top
 
 
 class StageProposals:
@@ -69,7 +86,7 @@ class StageProposals:
           its dev2 0.467 / 0.500 -> 0.500 / 0.533; every other dev set unchanged)."""
         keep = np.ones(len(rels), dtype=bool)
         typed = self.graph.has_relation_labels
-        if typed and len(outs):
+        if typed and len(outs) and self.config.typed_facts_once:
             # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
             # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
             out = outs.astype(bool)
@@ -92,9 +109,17 @@ class StageProposals:
                     keep[k] = False
         if len(p.hops) + 1 >= (last_depth or self.config.depth):
             keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
-            if len(topics - {p.start}):  # nor at another of the question's topics: it is named, not asked for
+            # nor at another of the question's topics: it is named, not asked for (departure topic_ends)
+            if self.config.topic_ends and len(topics - {p.start}):
                 keep &= ~np.isin(others, np.fromiter(topics - {p.start}, dtype=np.int64))
         return keep
+
+    def last_depth(self, state: State) -> int:
+        """The depth the search expects to answer at, where the last hop's rules apply: the number of hops given
+        before the search (past it, when a person searched on, the maximum), else the policy's planned depth."""
+        if state.hops is not None:
+            return state.hops if state.depth <= state.hops else self.config.depth
+        return self.policy.planned_depth(self, state)
 
     def topic_ids(self, state: State) -> frozenset[int]:
         """The entities of the question's topics (its seeds) that are in the graph."""
@@ -106,7 +131,7 @@ class StageProposals:
         rels, others, outs = (nbrs or {}).get(p.end) or self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
-        planned = self.policy.planned_depth(self, state)
+        planned = self.last_depth(state)
         keep = self.open_edges(p, rels, others, outs, planned, self.topic_ids(state))
         on_the_way = state.depth < planned and len(others)
         needed = on_the_way and (self.config.degree_filter or self.config.dead_end_filter)
@@ -117,7 +142,7 @@ class StageProposals:
             limit = self.config.degree_factor * self.graph.degrees_of([x.start for x in state.paths]).max()
             keep &= degree <= limit
         if (self.config.dead_end_filter and on_the_way and not self.graph.has_relation_labels
-                and (self.config.exact_depth or state.plan is not None)):
+                and (self.config.exact_depth or state.hops is not None)):
             # dead ends on the way to a known depth: on a GraphRAG graph a neighbour whose every edge joins it to this
             # entity can only be left back to it (a reversed duplicate is the same edge), so its chain cannot
             # reach the depth; it would hold a beam slot and end short ("Monday is the day the tailor was fined"
@@ -197,8 +222,7 @@ class StageProposals:
             self._account(step, res, where=src_e.title)
             scores = self.policy.relation_scores(self, state, i, groups, scores,
                                                  [b == res.scored_by for b in by])
-            order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
-            top = set(order[: cfg.width]) if cfg.width else set(order)
+            top = beam_cut([(-v,) for v in scores], cfg.width)  # relation pruning: the top N per entity
             for k, g in enumerate(groups):
                 step.candidates.append(Candidate(
                     id=g.key, label=g.text, score=round(float(scores[k]), 6), reason=reasons[k],
@@ -223,18 +247,25 @@ class StageProposals:
         off, as in the paper, the last hop's score alone."""
         return hop * p.score if self.config.cumulative_score else hop
 
-    def _beam(self, order: list[int], targets: list[int]) -> set[int]:
-        """The first `width` candidates of `order` that reach distinct entities (a second route to a kept
-        entity would waste beam width); all of them when width is None."""
-        top: set[int] = set()
-        reached: set[int] = set()
-        for k in order:
-            if self.config.width and len(top) >= self.config.width:
-                break
-            if targets[k] not in reached:
-                top.add(k)
-                reached.add(targets[k])
-        return top
+    def _reach(self, targets: list[int]) -> list[int] | None:
+        """The entities the candidates reach, for a beam that keeps distinct ones (None: the paper's plain top N)."""
+        return targets if self.config.distinct_entities else None
+
+    def _next_edges(self, state: State, targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> list[NextEdges]:
+        """Each candidate entity of the entity stage with the edges the search could take from it next (the
+        edge rule applied to the chain one hop longer): what the policy's lookahead rates."""
+        last, topics = self.last_depth(state), self.topic_ids(state)
+        cands = [(rc, o, r) for rc, ts in targets for o, r in ts]
+        nbrs = self.graph.neighbors_many(sorted({o for _, o, _ in cands}))  # one round trip for all candidates
+        out = []
+        for rc, o, r in cands:
+            p = state.paths[rc.path]
+            ext = BeamPath(start=p.start, score=p.score,
+                           hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),))
+            rels, others, outs = nbrs[o]
+            keep = self.open_edges(ext, rels, others, outs, last, topics)
+            out.append(NextEdges(key=(rc.key, o), path=ext, rels=rels[keep], others=others[keep], outs=outs[keep]))
+        return out
 
     def _entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
@@ -254,14 +285,17 @@ class StageProposals:
                 if o not in seen:  # open_edges already closed the walks the rule forbids
                     seen[o] = r
             all_targets.append((rc, list(seen.items())))
-        ahead = await self.policy.rate_next(self, state, all_targets)
+        looks = self.policy.looks_ahead(self, state) and any(ts for _, ts in all_targets)
+        ahead = await self.policy.rate_next(self, state, self._next_edges(state, all_targets)) if looks else {}
         if ahead:
             notes.append(f"lookahead: {len(ahead)} entities rated by their best next relation")
         for rc, targets in all_targets:
             if len(targets) > cfg.entities_per_relation:
                 req = ScoreRequest(question=state.question, stage="entities", anchor=rc.text,
                                    texts=[f"{rc.text} {self.graph.title(o)}" for o, _ in targets])
-                if ahead:  # entities that lead somewhere the question goes come first, the pre-filter breaks ties
+                # entities that lead somewhere the question goes come first, the pre-filter breaks ties (departure
+                # lookahead_order)
+                if ahead and cfg.lookahead_order:
                     pre = await self.prefilter.score(req)
                     keep_idx = sorted(sorted(range(len(targets)), key=lambda k: (
                         -ahead[(rc.key, targets[k][0])].value, -pre.values[k], k))[: cfg.entities_per_relation])
@@ -314,8 +348,8 @@ class StageProposals:
                 reason = f"{why}; {reason}" if why and reason else (why or reason)
                 rows.append((self._path_score(state.paths[i], combined), combined, i, rc, o, r, reason,
                              res.scored_by))
-        order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
-        top = self._beam(order, [row[4] for row in rows])
+        # entity pruning: the top N paths of the whole frontier
+        top = beam_cut([(-row[0], -row[1]) for row in rows], cfg.width, self._reach([row[4] for row in rows]))
         payload = []
         for k, (path_score, combined, i, rc, o, r, reason, by) in enumerate(rows):
             p = state.paths[i]
@@ -363,8 +397,8 @@ class StageProposals:
         res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
                                                           texts=texts, chains=self._chain_texts(state.paths)))
         self._account(step, res, where="frontier")
-        order = sorted(range(len(items)), key=lambda k: (-self._path_score(state.paths[items[k][0]], res.values[k]), k))
-        top = self._beam(order, [item[2] for item in items])
+        top = beam_cut([(-self._path_score(state.paths[i], res.values[k]),) for k, (i, *_) in enumerate(items)],
+                       cfg.width, self._reach([item[2] for item in items]))
         payload = []
         for k, (i, g, o, r) in enumerate(items):
             p = state.paths[i]
@@ -380,13 +414,38 @@ class StageProposals:
                             self._path_score(p, score)))
         return Proposal(step=step, payload=tuple(payload))
 
+    def _ahead(self, state: State) -> list[NextEdges]:
+        """Each chain with the edges it could take one hop further: what a policy's judge may read."""
+        paths = [p for p in state.paths if p.hops]
+        nbrs = self.graph.neighbors_many(sorted({p.end for p in paths}))  # one round trip
+        last, topics, out = self.last_depth(state), self.topic_ids(state), []
+        for p in paths:
+            rels, others, outs = nbrs[p.end]
+            keep = self.open_edges(p, rels, others, outs, last, topics)
+            out.append(NextEdges(key=("", p.end), path=p, rels=rels[keep], others=others[keep], outs=outs[keep]))
+        return out
+
+    @staticmethod
+    def _hops_verdict(state: State) -> dict[str, Any] | None:
+        """With the number of hops given before the search (an engine input): sufficient there, and, when a person
+        chose it, not before; None where the judge decides."""
+        if state.hops is None:
+            return None
+        n = f"{state.hops} hop{'s' if state.hops > 1 else ''}"
+        if state.depth == state.hops:
+            return {"sufficient": True, "by": "plan", "reason": f"the number of hops settled before the search: {n}"}
+        if state.hops_firm and state.depth < state.hops:
+            return {"sufficient": False, "by": "plan", "reason": f"not yet as deep as chosen ({n})"}
+        return None
+
     async def _propose_evaluate(self, state: State) -> Proposal:
         cfg = self.config
         step = Step(depth=state.depth, stage="evaluate")
         if state.depth >= cfg.depth and not cfg.evaluate_last_depth:
             verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
         elif not llm_judges(self):
-            verdict = self.policy.judge(self, state)
+            ahead = self._ahead(state) if self.policy.needs_ahead(self, state) else []
+            verdict = self._hops_verdict(state) or self.policy.judge(self, state, ahead)
         else:
             from tog_core.llm.client import LLMError
 
