@@ -1,17 +1,18 @@
-"""The step engine of Think-on-Graph. One engine serves the automatic run, the human-in-the-loop page
-and the CLI/benchmark:
+"""The step engine of Think-on-Graph: the paper's Algorithm 1, one stage at a time. One engine serves the automatic
+run, the human-in-the-loop page and the CLI/benchmark:
 
     engine = ToGEngine(graph, llm=..., config=EngineConfig(...))
-    state = engine.start(question, seeds=None)
-    while not state.done:
-        proposal = await engine.propose(state)
-        state = engine.apply(state, proposal, choice)     # choice None = the automatic top-N
-    state = await engine.answer(state)
+    state = engine.start(question, seeds=None)               # the topic entities: the beam's first frontier
+    while not state.done:                                    # for each depth up to D:
+        proposal = await engine.propose(state)               #   relations -> entities -> evaluate (stages.py)
+        state = engine.apply(state, proposal, choice)        #   choice None = the automatic top N
+    state = await engine.answer(state)                       # the answer from the kept chains
 
-Stages per depth: relations → entities → evaluate. Within a stage every frontier path is scored
-concurrently (the LLM client bounds the concurrency). LLM calls per question stay within the
-paper's 2·N·D + D + 1: ≤ N relation calls and ≤ N entity calls per depth, one evaluation per depth
-but the last (at max depth the search stops anyway), one answer, and at most one linking call.
+Within a stage every frontier path is scored concurrently (the LLM client bounds the concurrency). LLM calls per
+question stay within the paper's 2·N·D + D + 1: ≤ N relation calls and ≤ N entity calls per depth, one evaluation
+per depth but the last (at max depth the search stops anyway), one answer, and at most one linking call. The
+number of hops, when it is known before the search (State.hops), is an input: deciding it is a loop around the
+engine (policy/depths.py).
 """
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from tog_core.prompting import prompts
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
 from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
+from tog_core.tog.fast import FastPairs
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
+from tog_core.tog.texts import ChainTexts
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
 from tog_core.tog.trace import Seed, Step
 
@@ -34,7 +37,7 @@ FALLBACK_ANSWER_LLM_ERROR = "answer_llm_error_composed"  # answer call failed: c
 FALLBACK_LINK_LLM_ERROR = "link_llm_error_no_seeds"
 
 
-class ToGEngine(StageProposals, Recording):
+class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
     """Think-on-Graph over a GraphStore. Every side effect is a constructor argument; `policy` is the search
     policy (tog/policy.py): FaithfulPolicy (the paper) unless another is given, e.g. policy/cheap.CheapPolicy
     for LLM-free pruning. Front doors build engines through tog_core.compose.build_engine, which picks it."""
@@ -63,6 +66,29 @@ class ToGEngine(StageProposals, Recording):
     def _first_stage(self) -> str:
         """Faithful ToG scores relations, then entities; fast mode scores (relation, entity) pairs at once."""
         return "entities" if self.config.mode == "fast" else "relations"
+
+    # ------------------------------------------------------------------ Algorithm 1
+    async def run(self, question: str, *, seeds: Iterable[Seed | str] | None = None,
+                  callbacks: Callbacks | None = None, state: State | None = None,
+                  policy: Callable[[Proposal], set[str] | None] | None = None) -> State:
+        """Algorithm 1 from the topic entities to the answer (or from `state`, a resumed or prepared one): per depth
+        relation exploration and pruning, entity exploration and pruning, reasoning; then the answer."""
+        cb = callbacks or Callbacks()
+        t0 = self.clock()
+        if state is None:
+            state = await self.start_async(question, seeds)
+        while not state.done:
+            cb.on_stage(state.depth, state.stage)
+            proposal = await self.propose(state)
+            state = self.apply(state, proposal, policy(proposal) if policy else None)
+            cb.on_step(state.steps[-1])
+            cb.on_state(state)
+            cb.on_usage(self.stats(state))
+        cb.on_stage(state.depth, "answer")
+        state = await self.answer(state, on_token=cb.on_token, on_reset=cb.on_answer_reset)
+        cb.on_state(state)
+        cb.on_usage(self.stats(state, wall_s=self.clock() - t0))
+        return state
 
     # ------------------------------------------------------------------ start / link
     def start(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
@@ -274,28 +300,5 @@ class ToGEngine(StageProposals, Recording):
                                extra_usage=state.extra_usage + (usage,))
         usage = {"stage": "answer", **Usage.of_result(res).to_dict(), "wall_s": self.clock() - t0}
         return state.with_(stage="done", answer=res.text, answer_by="llm", extra_usage=state.extra_usage + (usage,))
-
-    # ------------------------------------------------------------------ whole run
-    async def run(self, question: str, *, seeds: Iterable[Seed | str] | None = None,
-                  callbacks: Callbacks | None = None, state: State | None = None,
-                  policy: Callable[[Proposal], set[str] | None] | None = None) -> State:
-        """Algorithm 1 from the topic entities to the answer (or from `state`, a resumed or prepared one): per depth
-        relation exploration and pruning, entity exploration and pruning, reasoning; then the answer."""
-        cb = callbacks or Callbacks()
-        t0 = self.clock()
-        if state is None:
-            state = await self.start_async(question, seeds)
-        while not state.done:
-            cb.on_stage(state.depth, state.stage)
-            proposal = await self.propose(state)
-            state = self.apply(state, proposal, policy(proposal) if policy else None)
-            cb.on_step(state.steps[-1])
-            cb.on_state(state)
-            cb.on_usage(self.stats(state))
-        cb.on_stage(state.depth, "answer")
-        state = await self.answer(state, on_token=cb.on_token, on_reset=cb.on_answer_reset)
-        cb.on_state(state)
-        cb.on_usage(self.stats(state, wall_s=self.clock() - t0))
-        return state
 
     # ------------------------------------------------------------------ trace
