@@ -10,7 +10,8 @@ import time
 
 import streamlit as st
 
-import shell
+from explorer import shell
+from tog_core.errors import UsageError
 
 _t0 = time.perf_counter()
 shell.draw()
@@ -22,6 +23,8 @@ page = st.navigation(pages)
 try:
     with shell.drawn():
         page.run()
+except UsageError as err:  # a store that went down while the page read the graph: said, never a traceback
+    st.error(f"Cannot read the graph now: {err}")
 finally:
     if os.environ.get("TOG_TIMING"):
         with open(os.environ["TOG_TIMING"], "a", encoding="utf-8") as _f:

@@ -110,7 +110,7 @@ def measure(project: str, question: str, clicks: int, pruner: str) -> list[dict]
                 if "Answer" in now:
                     break
                 click(f"Continue ({now})", lambda: page.get_by_role("button", name="Continue").click(), True)
-            outer = page.frame_locator("iframe[title='ui.tog_picture']")
+            outer = page.frame_locator("iframe[title='explorer.ui.tog_picture']")
             inner = outer.frame_locator("iframe")
 
             def pick_node() -> None:  # click the first proposed candidate in the picture, as a person would

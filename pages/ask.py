@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-import shell
-import ui
-import ui_blocks as B
+from explorer import shell
+from explorer import ui
+from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app.session import K, settings_from_trace
 from tog_core.runs.files import new_run_id
@@ -17,6 +17,8 @@ ss = st.session_state
 info, graph = ui.need_project()
 project, store = ss[K.PROJECT_OK], ui.store()
 st.title("Ask the knowledge graph")
+if (withheld := ui.key_notice()):
+    st.info(withheld)
 
 
 def load(run_id: str) -> dict | None:
@@ -81,8 +83,15 @@ elif resume and (saved := load(resume)):
     ss.pop(K.ASK_RUN, None)
     show(trace.to_dict())
 
+if note := getattr(store, "note", lambda: "")():  # the run store is down: runs are kept on this machine
+    st.warning(note)
 t = ss.get(K.ASK_TRACE)
 if not t:
+    st.stop()
+if ui.project() is None:  # the graph went away since the page began (a store stopped during the run)
+    B.answer_block(t)  # what the run found: the rest of the page needs the graph
+    if not t.get("error"):  # else the run's error says it in its own words
+        st.error(f"Cannot read the project now: {ss.get(K.PROJECT_ERROR)}")
     st.stop()
 if R.is_unfinished(t):
     where = t.get("state") or {}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import shell
-import ui
-import ui_blocks as B
+from explorer import shell
+from explorer import ui
+from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K
@@ -21,6 +21,8 @@ shell.ensure()  # a deep link on a fresh server runs this page without app.py
 ss = st.session_state
 info, graph = ui.need_project()
 st.title("Explore step by step")
+if (withheld := ui.key_notice()):
+    st.info(withheld)
 ex: R.Exploration | None = ss.get(K.EXPLORE)
 if ex is not None and ex.settings.project != ui.settings().project:
     ex = ss[K.EXPLORE] = None  # another project was opened
@@ -59,6 +61,8 @@ B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" 
              note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
                   "(then the usual rules decide, up to the maximum depth).")
 choice: set[str] = set()
+if ex.unsaved:
+    st.warning(ex.unsaved)
 if not state.done:
     try:
         R.explore_propose(engine, ex)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import shell
-import ui
+from explorer import shell
+from explorer import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
 from tog_core.render.neighbourhood import neighbourhood_html

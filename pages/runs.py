@@ -5,12 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import shell
-import ui
-import ui_blocks as B
+from explorer import shell
+from explorer import ui
+from explorer import blocks as B
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, settings_from_trace
+from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import compare_html, path_diff
 from tog_core.render.export import export_html, export_json, export_markdown
@@ -21,13 +22,14 @@ ss = st.session_state
 st.title("Saved runs")
 store = ui.store()
 cur = ui.project()
-project = str(cur[0].path) if cur else None
-for p in store.problems():
-    st.warning(f"Skipped an unreadable run file: {p}")
+project = ss.get(K.PROJECT_OK) if cur else None
+listed, damaged = ui.list_runs(store)
+for p in damaged:
+    st.warning(f"Damaged, not listed: {p}")
 with st.container(horizontal=True, vertical_alignment="bottom"):
     search = st.text_input("Search questions and answers", key=K.RUNS_SEARCH, width=420)
     every = st.toggle("All projects", key=K.RUNS_ALL, disabled=project is None)
-rows = V.run_rows(store.list(), project=None if (every or project is None) else project, search=search)
+rows = V.run_rows(listed, project=None if (every or project is None) else project, search=search)
 if not rows:
     st.info("No saved runs" + (" match that search." if search.strip() else
                                " for this project yet: ask a question first."))
@@ -36,20 +38,19 @@ st.dataframe(pd.DataFrame(rows).drop(columns=["run"]), hide_index=True, width="s
              column_config={"question": st.column_config.TextColumn(width="large")})
 names = {r["run"]: f"{r['time']} · {r['question']}" + ("" if r["stop"] != "unfinished" else "  (unfinished)")
          for r in rows}
+stamps = {r.run_id: r.stamp for r in listed}
 
 
 def load(run_id: str) -> dict | None:
-    try:
-        return store.load(run_id).to_dict()
-    except (FileNotFoundError, ValueError) as err:
-        st.error(f"Cannot open this run: {err}")
-        return None
+    """A run's whole trace, read when the person opens it (kept for this session while it is unchanged)."""
+    return ui.open_run(store, run_id, stamps.get(run_id, ""))
 
 
 tabs = st.tabs(["Open a run", "Compare two runs"], key=K.RUNS_TAB, on_change="rerun")
 if tabs[0].open:
     with tabs[0]:
-        rid = st.selectbox("Run", list(names), format_func=names.get, key=K.RUNS_OPEN)
+        rid = st.selectbox("Run", list(names), format_func=names.get, key=K.RUNS_OPEN, index=None,
+                           placeholder="Choose a run to open")
         t = load(rid) if rid else None
         if t:
             graph = ui.project()[1] if cur else None
@@ -74,8 +75,12 @@ if tabs[0].open:
                 with st.popover("Delete", icon=":material/delete:"):
                     st.caption("The run's file is removed; branches made from it stay.")
                     if st.button("Delete this run", type="primary"):
-                        store.delete(t["run_id"])
-                        st.rerun()
+                        try:
+                            store.delete(t["run_id"])
+                        except (OSError, UsageError) as err:  # a read-only folder, a store that is down
+                            st.error(f"Cannot delete this run: {err}")
+                        else:
+                            st.rerun()
             B.answer_block(t)
             over = V.overrides(t)
             if over:

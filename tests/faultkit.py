@@ -90,3 +90,55 @@ def fast_client(base_url: str, **kw) -> LLMClient:
 
 def chains_of(trace) -> list[list[tuple[str, str, str]]]:
     return [[(link.source, link.relation, link.target) for link in chain] for chain in trace.chains]
+
+
+class SilentListener:
+    """A provider that accepts connections and never answers: a TCP listener on 127.0.0.1 whose thread accepts
+    every connection, counts it and holds it open unread until close(). `base_url` is an OpenAI-style /v1 URL."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self._sock = socket.create_server(("127.0.0.1", 0), backlog=64)
+        self._sock.settimeout(0.1)
+        self.connections = 0
+        self._held: list = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:  # timeout: look at the stop flag again
+                continue
+            self.connections += 1
+            self._held.append(conn)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        for conn in self._held:
+            conn.close()
+        self._sock.close()
+
+    def __enter__(self) -> SilentListener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def closed_port_url() -> str:
+    """An API base nobody listens on: a port bound, then closed."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

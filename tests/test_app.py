@@ -155,7 +155,7 @@ def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
     assert {r.run_id for r in RunStore().list()} == {first["run_id"], t["run_id"]}  # the first run is kept
     hops = [e for e in at.expander if e.label.startswith("How many hops")]
     assert hops and hops[0].label.startswith(f"How many hops: {other} ")
-    assert "you chose the kept one" in " ".join(c.value for c in hops[0].caption)
+    assert "You chose the kept one" in " ".join(c.value for c in hops[0].caption)
 
 
 def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home):
@@ -169,7 +169,7 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
     tips = " ".join(e["title"] for e in picture_json(pics[0])["edges"])
     assert "source: “" in tips and "Tarnby" in tips  # link tooltips quote the source text, not its hash
     at = open_tab(at, K.ASK_TAB, "Evidence")
-    marked = [m.value for m in at.markdown if ":orange-background[" in m.value]
+    marked = [m.value for m in at.markdown if ":yellow-background[" in m.value]
     assert any("Tarnby" in m for m in marked)  # the supporting sentence, highlighted
     assert any("Whole passage" in e.label for e in at.expander)  # the passage itself, collapsed
     for p in home.rglob("*"):  # the typed key reached the server but was never written to disk
@@ -177,6 +177,28 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
             assert FAKE_KEY not in p.read_text(encoding="utf-8", errors="ignore"), p
     [run] = RunStore().list()
     assert run.question == QUESTION and "Tarnby" in run.answer
+
+
+def _contradicting_llm(request: dict) -> str:
+    """toy_llm, except that its answer names someone the chains do not reach."""
+    from tog_core.testing.server import last_user_message
+
+    if "Answer the question" in last_user_message(request):
+        return "The Lanternwright Guild was founded by Ivo Brask in the year of the long night."
+    return toy_llm(request)
+
+
+def test_an_llm_answer_the_chains_do_not_support_is_marked_without_a_confidence():
+    with FakeOpenAIServer(_contradicting_llm) as srv:
+        at = app(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 1, K.WIDTH: 1})
+        at = ask(at, "Who founded the Lanternwright Guild?")  # one chain, as in the issue: it ends at Mara Quell
+    t = at.session_state[K.ASK_TRACE]
+    assert t["answer_by"] == "llm" and "Ivo Brask" in t["answer"] and t["confidence"] is not None
+    assert "Mara Quell" in [link["target"] for c in t["chains"] for link in c]
+    [mark] = [e.value for e in at.error if "Not supported by the chains" in e.value]
+    assert "Mara Quell" in mark
+    assert "confidence" not in " ".join(c.value for c in at.caption if "Written by the LLM" in c.value)
+    assert not any("Written by the LLM" in c.value and "confidence" in c.value for c in at.caption)
 
 
 def _unfinished_run(depth_stop: int = 2) -> str:
@@ -251,6 +273,24 @@ def test_why_not_names_where_it_was_lost_marks_it_and_forces_it_in():
     assert t["run_id"] != old and t["parent_run"] == old
     assert "Pell Ardent: in the final beam" in " ".join(s.value for s in at.success)
     assert any(o["person"] == "keep" for o in overrides(t))
+
+
+def test_forcing_an_entity_in_names_it_and_answers_it():
+    """Demo: Gray Heron (Ivo Brask's own ship) was in the beam at depth 1, but the search went deeper to the
+    mentor's ship. The button names the entity, not the internal step, and the forced run answers Gray Heron."""
+    at = app(**{K.MODEL: "none"})
+    at = ask(at, "Which ship was captained by the mentor of Ivo Brask?")
+    assert at.session_state[K.ASK_TRACE]["answer_entity"] != "Gray Heron"
+    at.text_input(key=K.ASK_EXPECT).set_value("Gray Heron").run()
+    [force] = [b for b in at.button if b.label.startswith("Force")]
+    assert force.label == "Force “Gray Heron” in at depth 1 and continue"
+    force.click()
+    at.run()
+    assert not at.exception, at.exception
+    t = at.session_state[K.ASK_TRACE]
+    assert t["answer_entity"] == "Gray Heron"
+    assert "Most likely answer: Gray Heron" in t["answer"]
+    assert any(f["name"] == "forced_answer" for f in t["stats"]["other_fallbacks"])
 
 
 def test_topic_entities_are_shown_with_did_you_mean_and_can_be_changed():
@@ -404,7 +444,8 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     rid = _unfinished_run()  # an unfinished run of this project
     at = app(**{K.MODEL: "none"})
     at = ask(at, QUESTION)
-    other = RunStore().load(at.session_state[K.ASK_TRACE]["run_id"])
+    asked = at.session_state[K.ASK_TRACE]["run_id"]
+    other = RunStore().load(asked)
     other.run_id, other.project = "20200101-000000-other1", "/elsewhere/other-project"
     RunStore().save(other)
     empty = RunStore().load(rid)
@@ -421,6 +462,8 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     at.toggle(key=K.RUNS_ALL).set_value(False).run()
     at.text_input(key=K.RUNS_SEARCH).set_value("Lanternwright").run()
     assert list(at.dataframe[0].value["question"]) == [QUESTION]
+    assert not at.download_button  # no run is read before the person opens one
+    at.selectbox(key=K.RUNS_OPEN).set_value(asked).run()
     labels = [d.label for d in at.download_button]
     assert labels == ["JSON trace", "Markdown report", "Standalone HTML"]
     assert "### Tarnby" in [m.value for m in at.markdown]

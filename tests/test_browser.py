@@ -198,7 +198,7 @@ def test_explore_a_click_on_the_picture_drops_a_candidate(app_url, browser_page,
     page.get_by_role("button", name="Continue").click()
     page.get_by_text("Depth 1 · entities").wait_for(timeout=60_000)
     _idle(page)
-    comp = page.locator("iframe[title='ui.tog_picture']").content_frame
+    comp = page.locator("iframe[title='explorer.ui.tog_picture']").content_frame
     inner = comp.locator("iframe").content_frame
     inner.locator("#mynetwork canvas").wait_for(timeout=30_000)
     page.wait_for_timeout(800)
@@ -211,7 +211,7 @@ def test_explore_a_click_on_the_picture_drops_a_candidate(app_url, browser_page,
     inner.locator("#mynetwork canvas").click(position={"x": mara["x"], "y": mara["y"]})
     page.wait_for_function("() => document.body.innerText.length > 0")
     _idle(page)
-    comp = page.locator("iframe[title='ui.tog_picture']").content_frame
+    comp = page.locator("iframe[title='explorer.ui.tog_picture']").content_frame
     inner = comp.locator("iframe").content_frame
     inner.locator("#mynetwork canvas").wait_for(timeout=30_000)
     page.wait_for_timeout(500)

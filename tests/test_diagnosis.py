@@ -91,8 +91,9 @@ def test_a_pruned_candidate_names_its_step_rank_score_and_cutoff(g, t):
 def test_kept_then_gone_is_lost_where_the_search_went_on(g, t):
     [d] = diagnose(t, ["Bob"], g)  # in the beam at depth 1, but depth 1 was "not yet sufficient"
     assert d["lost"]["stage"] == "evaluate" and d["lost"]["depth"] == 1
-    assert d["force"] == {"step": 2, "candidate_id": "sufficient", "label": "answer at depth 1", "route": [],
-                          "from_id": eid(g, "Bob")}
+    assert d["force"] == {"step": 2, "candidate_id": "sufficient", "label": "Bob", "route": [],
+                          "from_id": eid(g, "Bob"), "entity_id": eid(g, "Bob"), "action": "answer at depth 1"}
+    assert "Override to try: answer at depth 1 with “Bob” (step 3)." in diagnosis_text([d])
 
 
 def test_never_a_candidate_finds_the_nearest_point_and_the_pruned_relation(g, t):

@@ -365,12 +365,12 @@ def test_a_hung_provider_costs_at_most_the_call_deadline() -> None:
 def test_the_streamed_answer_gets_a_longer_timeout_than_a_scoring_call() -> None:
     with FakeOpenAIServer(lambda r: Reply(delay_s=0.4, text="slow but fine")) as srv:
         client = make_client(srv, timeout_s=0.2, max_retries=0)  # stream: 3 x 0.2 = 0.6 s a try
+        tokens: list[str] = []  # the stream first: a timed-out call opens the run's circuit (llm/circuit.py)
+        result = asyncio.run(client.stream(user("answer"), temperature=0, on_token=tokens.append))
+        assert result.text == "slow but fine" == "".join(tokens)
         with pytest.raises(LLMError) as caught:
             asyncio.run(client.complete(user("score"), temperature=0))
         assert caught.value.kind == "timeout"
-        tokens: list[str] = []
-        result = asyncio.run(client.stream(user("answer"), temperature=0, on_token=tokens.append))
-        assert result.text == "slow but fine" == "".join(tokens)
 
 
 def test_a_hung_stream_costs_at_most_its_deadline() -> None:

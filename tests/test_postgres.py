@@ -334,6 +334,25 @@ def test_run_store_lists_by_project_and_user_newest_first(pg_url, demo_pg):
     ann.close()
 
 
+def test_run_store_lists_unfinished_runs_with_their_steps_without_reading_them(pg_url, demo_pg):
+    """Saved runs hides a run with no steps and no answer: the list must carry the step count (it said 0 for every
+    run before), where an unfinished run stopped, and whether it can be resumed; and a stamp that changes on save."""
+    store = PgRunStore(pg_url, user="unfinished")
+    eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="p-unf")
+    st = eng.start("Which ship did Ivo Brask captain?")
+    st = eng.apply(st, asyncio.run(eng.propose(st)))
+    store.save(eng.trace(st, run_id="unf-run"))
+    [r] = store.list(project="p-unf")
+    assert (r.steps, r.answer, r.resumable, r.stage) == (1, "", True, st.stage) and r.stamp
+    st = eng.apply(st, asyncio.run(eng.propose(st)))
+    store.save(eng.trace(st, run_id="unf-run"))
+    [r2] = store.list(project="p-unf")
+    assert r2.steps == 2 and r2.stamp != r.stamp
+    listed, bad = store.scan()
+    assert "unf-run" in {x.run_id for x in listed} and bad == []
+    store.close()
+
+
 def test_a_failing_save_leaves_the_previous_state(pg_url, demo_pg, monkeypatch):
     store = PgRunStore(pg_url, user="tx")
     eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"))

@@ -310,6 +310,25 @@ def test_support_span_marks_the_sentence_naming_both_ends():
     assert support_span("Nothing to see here.", relation="x founded y", source="Xavier", target="Yolanda") is None
 
 
+def test_support_span_prefers_the_sentence_stating_the_link_over_weak_ones():
+    from tog_core.app.views import support_span
+
+    rel = "Bob Cratchit is the devoted father of Tiny Tim."
+    text = ("'Well!' said Bob. The goose was eaten to the bone.\n\nAnd in came little Bob, the father, with\n"
+            "Tiny Tim upon his shoulder. 'God bless us,' said Tiny Tim.")
+    a, b = support_span(text, relation=rel, source="TINY TIM", target="BOB CRATCHIT")  # "Bob", "Tim": short names
+    assert text[a:b] == "And in came little Bob, the father, with\nTiny Tim upon his shoulder."  # across a wrap
+    # no sentence names both ends: the one with the relation's own words ("father"), never "said Bob."
+    text2 = "'Well!' said Bob. He was a good father to all of them."
+    a, b = support_span(text2, relation=rel, source="TINY TIM", target="BOB CRATCHIT")
+    assert text2[a:b] == "He was a good father to all of them."
+    assert support_span("'Well!' said Bob.", relation=rel, source="TINY TIM", target="BOB CRATCHIT") is None
+    # a blank line ends a sentence that has no full stop
+    text3 = "CHAPTER ONE\n\nScrooge knew Marley was dead."
+    a, b = support_span(text3, relation="Scrooge was Marley's partner", source="EBENEZER SCROOGE", target="MARLEY")
+    assert text3[a:b] == "Scrooge knew Marley was dead."
+
+
 def test_answer_view_states_the_entity_its_chain_and_confidence():
     from tog_core.app.views import answer_view, confidence_line
 
@@ -400,3 +419,20 @@ def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
     assert [r["not counted"] for r in rows] == ["", "", ""]  # traces written before set_aside read as nothing
     aside = plan_rows({"plan": {"depth": 1, "trials": [{"depth": 2, "matched": ["held"], "set_aside": ["town"]}]}})
     assert aside[0]["not counted"] == "town" and aside[0]["question words matched"] == 1
+
+
+def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth():
+    from tog_core.app.views import plan_rows
+
+    link = {"source": "TINY TIM", "source_id": "t", "relation": "Bob Cratchit is Tiny Tim's father",
+            "target": "BOB CRATCHIT", "target_id": "b"}
+    trace = {"question": "Who is Tiny Tim's father?", "seeds": [{"id": "t", "title": "TINY TIM"}],
+             "answer_entity": "BOB CRATCHIT",  # one hop along a two-hop chain
+             "chains": [[link, {"source": "BOB CRATCHIT", "source_id": "b", "relation": "works for",
+                                "target": "SCROOGE", "target_id": "s"}]],
+             "plan": {"depth": 2, "trials": [{"depth": 1, "matched": ["fath"], "end": "BOB CRATCHIT"},
+                                             {"depth": 2, "matched": ["fath", "s"], "end": "SCROOGE"}]}}
+    rows = plan_rows(trace)
+    assert [r["which"] for r in rows] == ["father", "father, Tim's"]  # not the stems "fath", "s"
+    assert [r["kept"] for r in rows] == [True, False]  # the answer's own depth, not the 2 the search settled on
+    assert [r["kept"] for r in plan_rows({**trace, "chains": []})] == [False, True]  # no answer yet: the plan's

@@ -234,7 +234,7 @@ def test_neighbourhood_on_demo(demo_graph):
 def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
     g = demo_graph
     centre = g.find("Lanternwright Guild")
-    full = picture_json(neighbourhood_html(g, centre, hops=2, max_nodes=10_000))["nodes"]
+    full = picture_json(neighbourhood_html(g, centre, hops=2, max_nodes=10_000, first=10_000))["nodes"]
     page = neighbourhood_html(g, centre, hops=2, max_nodes=8)
     kept = [n["id"] for n in picture_json(page)["nodes"]]
     assert len(kept) == 8 and kept[0] == centre
@@ -242,6 +242,30 @@ def test_neighbourhood_cap_keeps_nearest_then_biggest(demo_graph):
     _, first_hop, _ = g.neighbors(centre)
     ring = sorted(set(first_hop.tolist()), key=lambda i: (-g.degree(i), i))
     assert kept[1:] == ring[:7]
+
+
+def test_a_hub_opens_with_its_first_neighbours_and_a_more_node_that_adds_the_rest(demo_graph):
+    g = demo_graph
+    centre = g.find("Lanternwright Guild")
+    everyone = {n["id"] for n in picture_json(neighbourhood_html(g, centre, hops=2, first=10_000))["nodes"]}
+    data = picture_json(neighbourhood_html(g, centre, hops=2, first=5))
+    drawn = [n for n in data["nodes"] if n["id"] != "more-1"]
+    [more] = [n for n in data["nodes"] if n["id"] == "more-1"]
+    assert len(drawn) == 6 and drawn[0]["id"] == centre
+    assert more["label"] == f"+{len(everyone) - 6} more: click to show 5" and more["shape"] == "box"
+    added, key, edges = set(), "more-1", list(data["edges"])
+    while key:  # each click adds the next five and the next "more" node, until everyone is drawn
+        batch = data["more"].pop(key)
+        nxt = [n["id"] for n in batch["nodes"] if str(n["id"]).startswith("more-")]
+        added |= {n["id"] for n in batch["nodes"]} - set(nxt)
+        edges += batch["edges"]
+        key = nxt[0] if nxt else None
+    assert {n["id"] for n in drawn} | added == everyone and not data["more"]
+    assert all({e["from"], e["to"]} <= everyone for e in edges)
+    xy = {(n["x"], n["y"]) for n in drawn} | {(n["x"], n["y"]) for b in
+                                               picture_json(neighbourhood_html(g, centre, hops=2, first=5))["more"]
+                                               .values() for n in b["nodes"]}
+    assert len(xy) == len(everyone) + 1  # every entity has its own place (and the "more" nodes share one)
 
 
 # ---------------------------------------------------------------------------------------------- layers, clicks, marks
@@ -359,3 +383,17 @@ def test_relation_overrides_are_drawn_on_their_source_and_on_the_edges_they_open
     assert "✎ relation kept by a person: ate" in a["title"] and "✎ relation dropped by a person: founded" in a["title"]
     [edge] = [e for e in picture_json(page)["edges"] if e["to"] == nodes["B"]["id"]]
     assert edge["color"]["color"] == OVERRIDE_COLOUR and "relation a person kept" in edge["title"]
+
+
+def test_many_chains_label_only_the_answers_chain_the_rest_on_hover():
+    chains = [[Link(source="S", source_id="S", relation=f"S knows M{k}", target=f"M{k}", target_id=f"M{k}",
+                    relationship_id=f"r{k}"),
+               Link(source=f"M{k}", source_id=f"M{k}", relation=f"M{k} owns E{k}", target=f"E{k}", target_id=f"E{k}",
+                    relationship_id=f"q{k}")] for k in range(10)]
+    trace = Trace(question="q", project="p", config={}, seeds=[Seed(id="S", title="S", how="user")],
+                  chains=chains).to_dict()
+    edges = picture_json(chains_html(trace, emphasise=2))["edges"]
+    assert sorted(e["label"] for e in edges if e["label"]) == ["M2 owns E2", "S knows M2"]
+    assert all(e["title"] for e in edges)  # every relation is still in its tooltip
+    few = picture_json(chains_html({**trace, "chains": trace["chains"][:3]}))["edges"]
+    assert all(e["label"] for e in few)

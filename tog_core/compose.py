@@ -19,6 +19,7 @@ The rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from tog_core.errors import UsageError
@@ -41,6 +42,9 @@ class RunSpec:
     model: str | None = None  # a LiteLLM model string, "local", "none"; None: the project's model if keyed, else none
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)  # typed in the app; never stored or logged
+    # whether the server's keys (environment, project) may go to `api_base` whatever it is: the CLI's own flag (the
+    # person running it owns the environment); the app's typed base is not trusted (llm/factory.server_key_may_go)
+    trust_api_base: bool = False
     width: int = 3
     depth: int = 3
     relation_pruner: str | None = None  # auto | llm | bm25 | embedding | random (None = auto)
@@ -102,7 +106,8 @@ def make_policy(config: EngineConfig, *, has_llm: bool) -> SearchPolicy:
 def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = None, graph: Any | None = None) -> Plan:
     """Resolve the model, pruners and engine options. `graph`: the graph the engine will search (what `auto` means
     without an LLM depends on whether it has relation types). UsageError names the bad field and the choices."""
-    choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ)
+    choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ,
+                          trust_api_base=spec.trust_api_base)
     typed = bool(graph is not None and graph.has_relation_labels)
     auto = spec.auto_pruner or default_pruner(choice.kind, typed=typed)
     rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto
@@ -147,5 +152,6 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
         embedder = build_embedder(info)
     policy = make_policy(cfg, has_llm=llm is not None)
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,
-                       project=project or (str(info.path) if info is not None else ""))
+                       # resolved: a run made from `demo` is found under the project's full path (the app's list)
+                       project=project or (str(Path(info.path).expanduser().resolve()) if info is not None else ""))
     return Built(engine=engine, choice=choice, plan=replace(p, choice=choice))

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.app.session import Settings
 from tog_core.policy import depths
+from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
 from tog_core.tog.trace import Trace
@@ -38,6 +39,8 @@ class Saver:
     branched_at: int | None = None
     t0: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
+    on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
+    unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
 
     def trace(self, state: State) -> Trace:
         tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
@@ -46,9 +49,20 @@ class Saver:
         return tr
 
     def save(self, state: State) -> Trace:
+        """The trace of `state`, saved. A store that cannot keep it (a full disk; a server that is down with no
+        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why."""
         tr = self.trace(state)
         if self.store is not None:
-            self.store.save(tr)
+            try:
+                self.store.save(tr)
+            except SAVE_ERRORS as err:
+                self.store = None
+                why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+                where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
+                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
+                if self.on_note is not None:
+                    self.on_note(self.unsaved)
         return tr
 
 
@@ -109,6 +123,7 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
                  on_tick: Callable[[float], None] | None = None,
                  on_step: Callable[[Any], None] | None = None,
                  on_start: Callable[[State], None] | None = None,
+                 on_note: Callable[[str], None] | None = None,
                  hops: int | None = None, tried: Iterable[dict[str, Any]] = ()) -> Trace:
     """One automatic run, saved once the topic entities are linked and after every step. An error inside the
     run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
@@ -116,7 +131,8 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
     search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
     policy/depths.chosen)."""
-    saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id())
+    saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
+                  on_note=on_note)
     last: list[State] = []
     cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
                            on_answer_reset=on_answer_reset)
@@ -146,11 +162,12 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
 
 
 def _saver_for(engine: Any, trace: dict[str, Any], store: RunStore | None,
-               model_info: dict[str, Any] | None) -> Saver:
+               model_info: dict[str, Any] | None, on_note: Callable[[str], None] | None = None) -> Saver:
     stats = trace.get("stats") or {}
     return Saver(engine=engine, store=store, run_id=str(trace.get("run_id") or new_run_id()),
                  model_info=model_info or {}, parent_run=trace.get("parent_run"),
-                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0))
+                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0),
+                 on_note=on_note)
 
 
 def is_unfinished(trace: dict[str, Any]) -> bool:
@@ -174,9 +191,10 @@ def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, 
                     on_usage: Callable[[dict[str, Any]], None] | None = None,
                     on_answer_reset: Callable[[], None] | None = None,
                     on_tick: Callable[[float], None] | None = None,
-                    on_step: Callable[[Any], None] | None = None) -> Trace:
+                    on_step: Callable[[Any], None] | None = None,
+                    on_note: Callable[[str], None] | None = None) -> Trace:
     """Continue an unfinished saved run where it stopped (same run id), saved after every step."""
-    saver = _saver_for(engine, trace, store, model_info)
+    saver = _saver_for(engine, trace, store, model_info, on_note)
     state0 = engine.restore(trace)
     last: list[State] = [state0]
     cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
@@ -205,6 +223,7 @@ class Exploration:
     parent_run: str | None = None
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
+    unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
 
     @property
     def state(self) -> State:
@@ -212,7 +231,10 @@ class Exploration:
 
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
-                     parent_run=self.parent_run, branched_at=self.branched_at)
+                     parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note)
+
+    def _note(self, why: str) -> None:
+        self.unsaved = why
 
     def back_depths(self) -> list[int]:
         """Depths the person can go back to: each depth whose start is in the history, except a start
@@ -335,6 +357,25 @@ def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) ->
     return out
 
 
+def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any]) -> State:
+    """The state to answer from after forcing an entity in: the chains that reach it, each cut at it (so it is the
+    answer), recorded as a named fallback; when none reaches it, the state as it is with the reason recorded."""
+    idx = engine.graph.find(target_id) if target_id else None
+    if idx is None:
+        return state
+    name = engine.graph.title(idx)
+    cut = [replace(p, hops=p.hops[: next(k for k, h in enumerate(p.hops) if h.dst == idx) + 1])
+           for p in state.paths if idx in {h.dst for h in p.hops}]
+    cut = list({tuple((h.ridx, h.dst) for h in p.hops): p for p in cut}.values())  # the same prefix once
+    if cut:
+        note = {"stage": "answer", "fallback": "forced_answer", "wall_s": 0.0,
+                "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
+        return state.with_(stage="answer", paths=tuple(cut), extra_usage=state.extra_usage + (note,))
+    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
+            "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
+    return state.with_(extra_usage=state.extra_usage + (note,))
+
+
 def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict[str, Any], store: RunStore | None,
              *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
     """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
@@ -364,6 +405,8 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
         else:
             choice = prop.auto_choice()
         extra = _route_choice(prop, route, at) if route else set()
+        if prop.step.stage == "evaluate" and route and at["pos"] >= len(route) and "sufficient" in offered:
+            extra = {"sufficient"}  # the route reached the expected entity: answer there
         if prop.step.stage == "evaluate" and extra:
             choice = extra
         else:
@@ -374,6 +417,7 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
         saver.save(ex.state)
         first = False
     if follow:
-        ex.states.append(asyncio.run(engine.answer(ex.state)))
+        target = str(force.get("entity_id") or (route[-1][1] if route else force.get("from_id") or ""))
+        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
         saver.save(ex.state)
     return ex

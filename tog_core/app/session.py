@@ -10,16 +10,19 @@ Running a search is in runner.py, the tables the pages show in views.py; none of
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
+from tog_core.graphrag.errors import ProjectError
 from tog_core.runs.files import atomic_write_text, tog_home
 
-__all__ = ["DEPARTURES", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "parse_app_args", "recent_projects",
-           "remember_project", "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace",
-           "sidebar_defaults", "with_settings"]
+__all__ = ["DEPARTURES", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "check_project_root", "parse_app_args",
+           "project_roots", "recent_projects", "remember_project", "resolve_project_path", "run_spec", "settings_dict",
+           "settings_from_trace", "sidebar_defaults", "with_recent", "with_settings"]
 
 RECENT_MAX = 8
 
@@ -30,6 +33,7 @@ class K:
     PROJECT_INPUT = "project_input"  # the sidebar path field
     PROJECT_OK = "project_ok"  # resolved path of the last project that loaded
     RECENT_PICK = "recent_pick"
+    RECENT = "recent_projects"  # this session's recent projects (shared through TOG_HOME only on 127.0.0.1)
     MODEL = "model"
     API_BASE = "api_base"
     API_KEY = "api_key"  # typed into a password field; held in memory only
@@ -79,10 +83,12 @@ class K:
     PROJECT_KEY = "project_key"  # path|store of the last project that loaded
     STORE = "store_url"  # a PostgreSQL store URL typed in the sidebar (else TOG_STORE)
     CLIENT = "llm_client"  # this session's LLM client when its key was typed here (never process-wide)
+    PROJECT_ERROR = "project_error"  # why the current project cannot be read now (a store that went down …)
+    RUNS_LOADED = "runs_loaded"  # {(run id, stamp): trace dict}: the runs opened on Saved runs, read once
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
     PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE, T_REASON,
                   MODE, WITHOUT, STORE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,
-                  EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH)
+                  EXPLORE_EXPECT, GRAPH_QUERY, GRAPH_HOPS, RUNS_ALL, RUNS_SEARCH, RUNS_OPEN)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,22 +173,49 @@ def resolve_project_path(path: str, *, base: Path | None = None) -> Path:
     return p.resolve()
 
 
+def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders projects may be opened from (TOG_PROJECT_ROOTS, os.pathsep-separated, resolved with symlinks
+    followed); [] = anywhere. Read at call time."""
+    raw = (os.environ if environ is None else environ).get("TOG_PROJECT_ROOTS", "")
+    return [Path(r.strip()).expanduser().resolve() for r in raw.split(os.pathsep) if r.strip()]
+
+
+def check_project_root(path: str | Path, *, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ProjectError unless `path`, resolved (symlinks followed, `..` applied), is inside an allowed root. The
+    message is the same whether or not the path exists, so the field cannot be used to probe the server's files."""
+    roots = project_roots(environ)
+    if not roots:
+        return
+    p = Path(path).expanduser().resolve()
+    if not any(p == r or r in p.parents for r in roots):
+        raise ProjectError("is outside the folders this server opens projects from", path=str(path),
+                           fix="choose a project under " + ", ".join(str(r) for r in roots)
+                           + " (the operator's TOG_PROJECT_ROOTS)")
+
+
 def _recent_file() -> Path:
     return tog_home() / "recent.json"
 
 
 def recent_projects() -> list[str]:
+    """The recent projects kept in TOG_HOME: the single-user default, read only when the app is served on the
+    loopback address (shell.py); a shared server keeps each session's list in that session only."""
     try:
         data = json.loads(_recent_file().read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return []
     return [p for p in data if isinstance(p, str)][:RECENT_MAX] if isinstance(data, list) else []
 
 
-def remember_project(path: str | Path) -> list[str]:
+def with_recent(recent: list[str], path: str | Path) -> list[str]:
+    """`recent` with `path` first, without duplicates, at most RECENT_MAX long."""
     p = str(path)
-    recent = [p] + [r for r in recent_projects() if r != p]
-    recent = recent[:RECENT_MAX]
+    return ([p] + [r for r in recent if r != p])[:RECENT_MAX]
+
+
+def remember_project(path: str | Path) -> list[str]:
+    """Put `path` first in the recent projects kept in TOG_HOME (single-user default)."""
+    recent = with_recent(recent_projects(), path)
     if recent != recent_projects():
         atomic_write_text(_recent_file(), json.dumps(recent, indent=1))
     return recent

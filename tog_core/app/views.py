@@ -6,11 +6,13 @@ rows or strings.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
+from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed
 
@@ -131,7 +133,7 @@ def marked_md(text: str, span: tuple[int, int] | None) -> str:
     if not span:
         return md_text(text)
     a, b = span
-    return md_text(text[:a]) + ":orange-background[" + md_text(text[a:b]) + "]" + md_text(text[b:])
+    return md_text(text[:a]) + ":yellow-background[" + md_text(text[a:b]) + "]" + md_text(text[b:])
 
 
 # ---------------------------------------------------------------------------------------------- progress
@@ -149,13 +151,35 @@ def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elaps
 
 def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """The numbers of hops a run tried before it searched (the trace's `plan`), one row each: what its best chain
-    matched of the question, where that chain ended, and whether it was kept. [] when the run settled nothing."""
+    matched of the question (the question's words as written), where that chain ended, and whether it was kept:
+    the row of the answer's own number of hops once there is an answer (it may sit part-way along a longer chain),
+    else the number the search settled on. [] when the run settled nothing."""
     plan = trace.get("plan") or {}
+    written = question_words_as_written(str(trace.get("question") or ""))
+    hops = len(answer_view(trace)["hops"]) if [c for c in trace.get("chains") or [] if c] else 0
+    kept = hops or plan.get("depth")
+
+    def words(stems: list[str]) -> str:
+        return ", ".join(dict.fromkeys(written.get(w, w) for w in stems))
+
     return [{"hops": t.get("depth"), "question words matched": len(t.get("matched") or []),
-             "which": ", ".join(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
+             "which": words(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
              # the asked noun ("which town") matched by the relations, where the chain's end does not say it is one
-             "not counted": ", ".join(t.get("set_aside") or []), "kept": t.get("depth") == plan.get("depth")}
+             "not counted": words(t.get("set_aside") or []), "kept": t.get("depth") == kept}
             for t in plan.get("trials") or []]
+
+
+def question_words_as_written(question: str) -> dict[str, str]:
+    """Each stemmed word of the question (scoring.text.tokens: "fath", "ment") → the word as the question writes it
+    ("father", "mentor"); a possessive reads as its word ("Tim's")."""
+    from tog_core.scoring.text import tokens
+
+    out: dict[str, str] = {}
+    for raw in question.split():
+        word = raw.strip(".,;:!?\"'()[]{}«»“”‘’")
+        for stem in tokens(word):
+            out.setdefault(stem, word)
+    return out
 
 
 def fallbacks(trace: dict[str, Any]) -> list[str]:
@@ -190,7 +214,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
     for r in summaries:
         if r.steps == 0 and not r.answer:
             continue
-        if project is not None and r.project != project:
+        if project is not None and not same_project(r.project, project):
             continue
         if needle and needle not in r.question.lower() and needle not in r.answer.lower():
             continue
@@ -203,6 +227,20 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             row = {"project": r.project.rstrip("/").rsplit("/", 1)[-1], **row}
         rows.append(row)
     return rows
+
+
+def same_project(recorded: str, current: str) -> bool:
+    """Whether a run recorded under `recorded` belongs to the project at `current` (a resolved path). Runs saved
+    before paths were resolved may name the project relative to wherever they were made (`demo`, `data/demo`):
+    such a name matches the path it ends."""
+    if recorded == current:
+        return True
+    rec = PurePath(recorded)
+    if not recorded or rec.is_absolute():
+        return False
+    parts = tuple(p for p in rec.parts if p != ".")
+    cur = PurePath(current).parts
+    return bool(parts) and ".." not in parts and len(parts) < len(cur) and cur[-len(parts):] == parts
 
 
 def compare_default(rows: list[dict[str, Any]], a: str) -> str:

@@ -258,7 +258,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     # the benchmark measures the LLM itself when a model is given: "auto" means llm then; without one, what it means
     # for the app and the CLI (compose.default_pruner: the embedder on a typed graph, bm25 on free-text relations)
     wants_llm = cfg.model is not None or cfg.pruner == "llm"
-    spec = RunSpec(model=cfg.model if wants_llm else "none", api_base=cfg.api_base, width=cfg.width,
+    spec = RunSpec(model=cfg.model if wants_llm else "none", api_base=cfg.api_base, trust_api_base=True,
+                   width=cfg.width,
                    depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
                    prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without),
                    auto_pruner="llm" if wants_llm else None)

@@ -6,7 +6,10 @@ import json
 import sys
 from typing import Any
 
+from tog_core.cli.terminal import echo
 from tog_core.errors import UsageError
+
+
 def add_parser(sub: Any) -> None:
     from tog_core.compose import DEPARTURES, MODES
 
@@ -62,11 +65,11 @@ def cmd(args: argparse.Namespace) -> int:
                      questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds,
                      paper=args.paper, without=tuple(args.without), link=args.link, store=args.store,
                      name=args.name)
-    say = (lambda t: print(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
+    say = (lambda t: echo(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(format_table(result))
+        echo(format_table(result))
     return 0

@@ -10,6 +10,8 @@ import argparse
 import json
 from typing import Any
 
+from tog_core.cli.terminal import echo, safe
+
 
 def add_parser(sub: Any) -> None:
     s = sub.add_parser("inspect", help="version, table counts and problems of a GraphRAG project")
@@ -71,30 +73,30 @@ def inspect_project(path: str, *, store: str | None = None, name: str | None = N
 
 
 def _print_inspect(r: dict[str, Any]) -> None:
-    print(f"project   {r['project']}")
-    print(f"version   GraphRAG {r['version']} ({r['family']} table names, "
+    echo(f"project   {r['project']}")
+    echo(f"version   GraphRAG {r['version']} ({r['family']} table names, "
           f"entity name column '{r['entity_name_column']}')")
-    print(f"tables    {r['output_dir']}")
+    echo(f"tables    {r['output_dir']}")
     if r.get("store"):
         st = r["store"]
-        print(f"store     graph '{st['graph']}' in {st['url']} "
+        echo(f"store     graph '{st['graph']}' in {st['url']} "
               f"(imported {st['imported_at'][:19]})")
     c = r["counts"]
-    print(f"counts    {c['entities']} entities (+{c['placeholder_entities']} placeholders), "
+    echo(f"counts    {c['entities']} entities (+{c['placeholder_entities']} placeholders), "
           f"{c['relationships']} relationships ({c['reversed_duplicates']} reversed duplicates), "
           f"{c['text_units']} text units")
     for kind in ("chat_model", "embedding_model"):
         m = r[kind]
         if m:
             base = f" at {m['api_base']}" if m["api_base"] else ""
-            print(f"{kind.split('_')[0]:<9} {m['model']}{base}; key {m['api_key']}"
+            echo(f"{kind.split('_')[0]:<9} {m['model']}{base}; key {m['api_key']}"
                   + (f" (${m['api_key_env']})" if m["api_key_env"] else ""))
     if r["settings_file"] is None:
-        print("settings  none found (model chosen at query time)")
+        echo("settings  none found (model chosen at query time)")
     if r["problems"]:
-        print("problems:")
+        echo("problems:")
         for p in r["problems"]:
-            print(f"  - {p}")
+            echo(f"  - {safe(p, one_line=True)}")
 
 
 def cmd(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """`python -m tog_core ...` — the stable command line of DESIGN.md.
 
-Errors: one line on stderr naming the problem and the fix; exit code 2 for bad input, 1 otherwise.
+Errors: one line on stderr naming the problem and the fix; exit code 2 for bad input, 1 otherwise. Human-readable
+output is made terminal-safe (cli/terminal: control and bidi characters from graph data shown as escapes).
 With --json, stdout carries the JSON object and nothing else. Each sub-command lives in its own module
 (inspect, query, bench, export, store) and imports what it needs only when it runs.
 """
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from tog_core.cli import bench, export, inspect, query, store
+from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
@@ -35,11 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except (ProjectError, UsageError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        echo(f"error: {safe(err, one_line=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 1
     except Exception as err:  # last resort: one line, no traceback, exit 1
-        print(f"error: {err.__class__.__name__}: {err}", file=sys.stderr)
+        echo(f"error: {err.__class__.__name__}: {safe(err, one_line=True)}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 from collections.abc import Callable
 
+from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 
 
@@ -23,7 +24,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--entity-pruner", default=None, help="scorer of the entity stage (default: same as --pruner)")
     q.add_argument("--model", default=None, help="LiteLLM model string, 'local' or 'none' (default: the project's "
                    "model when its key is set, else none)")
-    q.add_argument("--api-base", default=None, help="API base URL for the model (e.g. a LiteLLM proxy or Ollama)")
+    q.add_argument("--api-base", default=None,
+                   help="API base URL for the model (e.g. a LiteLLM proxy or Ollama); the CLI sends your environment's "
+                        "key there (the app sends the server's keys only to TOG_ALLOWED_API_BASES)")
     q.add_argument("--seed", action="append", default=[], metavar="TITLE", help="topic entity (repeatable)")
     q.add_argument("--mode", default="faithful", choices=list(MODES))
     q.add_argument("--paper", action="store_true", help="ToG as published: every departure below switched off")
@@ -39,6 +42,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
     q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
+    q.add_argument("--allow-fallback", action="store_true",
+                   help="when the LLM provider fails, answer without it (BM25 scores, the answer composed from the "
+                        "chains; every fallback named in the trace) instead of stopping with exit code 1")
     q.add_argument("--hops", type=int, default=None, metavar="N",
                    help="search exactly N hops deep (1..--depth) instead of the number the LLM-free search would "
                         "choose; not with an LLM judging (there the LLM decides)")
@@ -47,7 +53,7 @@ def add_parser(sub: Any) -> None:
 def _progress(enabled: bool) -> Callable[[str], None]:
     def say(text: str) -> None:
         if enabled:
-            print(text, file=sys.stderr, flush=True)
+            echo(text, file=sys.stderr, flush=True)
     return say
 
 
@@ -56,10 +62,11 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
               seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
               without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
               store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
-              hops: int | None = None, say: Callable[[str], None] = lambda _t: None,
+              hops: int | None = None, allow_fallback: bool = True, say: Callable[[str], None] = lambda _t: None,
               on_token: Callable[[str], None] | None = None) -> Any:
     """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
-    the run saved there. Also used by benchmarks and tests."""
+    the run saved there. Also used by benchmarks and tests. A provider's failure is in the trace's
+    `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI stops on it unless --allow-fallback."""
     import asyncio
     import getpass
     import time
@@ -71,17 +78,31 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
+    if resume is not None:
+        from tog_core.runs.files import _RUN_ID
+
+        if not _RUN_ID.match(resume):
+            raise UsageError(f"--resume {resume!r} is not a run id; give the id of a saved run (letters, digits, "
+                             "'-', '_'), or leave --resume out to start a new run")
+
+    from tog_core.tog.limits import question_too_long
+
+    too_long = None if resume else question_too_long(question)
+    if too_long:
+        raise UsageError(too_long)
     if hops is not None and resume:
         raise UsageError("--hops starts a new run; a resumed run keeps the number of hops it had (drop one)")
     info, graph = open_graph(project, store=store_url, name=graph_name)
     store = None
     try:
-        spec = RunSpec(model=model, api_base=api_base, width=width, depth=depth, relation_pruner=pruner,
-                       entity_pruner=entity_pruner, mode=mode, paper=paper, without=tuple(without))
+        spec = RunSpec(model=model, api_base=api_base, trust_api_base=True, width=width, depth=depth,
+                       relation_pruner=pruner, entity_pruner=entity_pruner, mode=mode, paper=paper,
+                       without=tuple(without))
         p = plan(spec, info, graph=graph)
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
         engine, choice = built.engine, built.choice
+        model_info = {**choice.public_dict(), "allow_fallback": allow_fallback}
         store = open_run_store(store_url, user=getpass.getuser()) if save or resume else None
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
@@ -90,10 +111,10 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         def save_state(st: Any) -> None:
             if store is not None:
                 store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
-                                        model_info=choice.public_dict()))
+                                        model_info=model_info))
 
         def on_step(step: Any) -> None:
-            say(f"depth {step.depth} {step.stage}: {len(step.candidates)} candidates, {step.llm_calls} LLM calls"
+            say(f"depth {step.depth} {step.stage}: {step.n_candidates} candidates, {step.llm_calls} LLM calls"
                 + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
 
         cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
@@ -101,7 +122,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
             state = asyncio.run(depths.run(engine, question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
             raise UsageError(str(err)) from None
-        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=choice.public_dict())
+        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
         if expect:
             from tog_core.tog.diagnosis import diagnose
 
@@ -115,26 +136,27 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
 
 def _print_trace(t: Any) -> None:
-    print(t.answer.strip())
-    print()
+    echo(t.answer.strip())
+    echo()
     if t.chains:
-        print("Chains:")
+        echo("Chains:")
         for k, chain in enumerate(t.chains, 1):
-            parts = [chain[0].source] + [f"--[{link.relation[:80]}]--> {link.target}" for link in chain]
-            print(f"  [{k}] " + " ".join(parts))
+            one = lambda x: safe(x, one_line=True)  # noqa: E731 - a title or relation inside the line
+            parts = [one(chain[0].source)] + [f"--[{one(link.relation[:80])}]--> {one(link.target)}" for link in chain]
+            echo(f"  [{k}] " + " ".join(parts))
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
         tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched"
                           + (f" ({', '.join(x['set_aside'])} not counted: the chain's end is not one)"
                              if x.get("set_aside") else "") + f", ends at {x.get('end') or '-'}"
                           for x in t.plan.get("trials") or [])
-        print(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
+        echo(f"\nhops: {t.plan['depth']} (" + (f"tried {tried})" if tried else f"{t.plan.get('reason')})"))
     if t.diagnosis:
         from tog_core.tog.diagnosis import diagnosis_text
 
-        print("\n" + diagnosis_text(t.diagnosis))
+        echo("\n" + diagnosis_text(t.diagnosis))
     s = t.stats
     cost = "unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
-    print(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
+    echo(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
           f"{s['prompt_tokens']}+{s['completion_tokens']} tokens, cost {cost}, {s['wall_s']:.1f} s; run {t.run_id}")
 
 
@@ -144,12 +166,17 @@ def cmd(args: argparse.Namespace) -> int:
                       depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
                       mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
                       resume=args.resume, say=say, store_url=args.store, graph_name=args.name,
-                      expect=args.expect, hops=args.hops)
+                      expect=args.expect, hops=args.hops, allow_fallback=args.allow_fallback)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
 
         atomic_write_text(Path(args.out), trace.to_json(indent=1))
+    failure = trace.stats.get("llm_failure")
+    if failure and not args.allow_fallback:
+        where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
+        print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
+        return 1
     if args.json:
         print(trace.to_json())
     else:

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 
 
@@ -53,10 +54,11 @@ def cmd(args: argparse.Namespace) -> int:
             print(json.dumps({"store": redact(url), "graphs": graphs}, ensure_ascii=False))
         else:
             for g in graphs:
-                print(f"{g['name']:<24} {g['entities']:>9} entities {g['relationships']:>10} relationships  "
-                      f"GraphRAG {g['version']}  imported {g['imported_at'][:19]} from {g['source']}")
+                echo(f"{safe(g['name'], one_line=True):<24} {g['entities']:>9} entities {g['relationships']:>10} "
+                     f"relationships  GraphRAG {safe(g['version'], one_line=True)}  imported {g['imported_at'][:19]} "
+                     f"from {safe(g['source'], one_line=True)}")
             if not graphs:
-                print(f"no graphs in {redact(url)}", file=sys.stderr)
+                echo(f"no graphs in {redact(url)}", file=sys.stderr)
         return 0
     from tog_core.graphrag.pg_import import import_graph
 
@@ -67,7 +69,7 @@ def cmd(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:
-        print(f"{'replaced' if res.replaced else 'imported'} graph {out['name']!r} in {out['store']}: "
-              f"{out['entities']} entities, {out['relationships']} relationships "
-              f"in {res.total_s:.2f} s (load {res.load_s:.2f}, COPY {res.copy_s:.2f}, indexes {res.index_s:.2f})")
+        echo(f"{'replaced' if res.replaced else 'imported'} graph {out['name']!r} in {out['store']}: "
+             f"{out['entities']} entities, {out['relationships']} relationships "
+             f"in {res.total_s:.2f} s (load {res.load_s:.2f}, COPY {res.copy_s:.2f}, indexes {res.index_s:.2f})")
     return 0

@@ -154,10 +154,10 @@ def import_graph(url: str, project: str | ProjectInfo, *, name: str | None = Non
     graph of the same name. Returns the catalog record and where the time went."""
     t0 = time.perf_counter()
     info = project if isinstance(project, ProjectInfo) else open_project(project)
+    name = graph_name(str(project), info, name)  # a blank --name is refused before anything is read
     ent, rel, tu, paths = read_tables(info)
     cols = build_columns(ent, rel, tu, info=info, paths=paths)
     g = KnowledgeGraph.from_columns(cols, info=info)  # for audit(); shares the columns, copies nothing
-    name = graph_name(str(project), info, name)
     if not name:
         raise StoreError("--name: the graph name is empty — give a name such as the project folder's")
     notes: list[str] = []

@@ -117,6 +117,43 @@ def _string_column(table: pa.Table, name: str, path: Path, *, required: bool,
                       fix="the table was written by a tool with a different schema; re-run `graphrag index`")
 
 
+DEFAULT_WEIGHT = 1.0  # what a missing or unreadable relationship weight is read as (GraphRAG's own default)
+
+
+def _weights(rel: pa.Table, m: int, path: Path, notes: list[str]) -> tuple[np.ndarray, int]:
+    """The relationships' weights as finite floats: missing, non-numeric (text that is not a number, another type),
+    NaN and infinite values are read as DEFAULT_WEIGHT and counted in one line of `notes`."""
+    if "weight" not in rel.column_names:
+        return np.full(m, DEFAULT_WEIGHT), 0
+    col = rel.column("weight").combine_chunks()
+    where = f"{path.stem}.weight"
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    how = ""
+    if pa.types.is_floating(col.type) or pa.types.is_integer(col.type) or pa.types.is_decimal(col.type):
+        values = col.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        how = f" (type {col.type}: read as numbers)"
+        values = np.array([_number(v) for v in col.to_pylist()], dtype=np.float64)
+    else:
+        how = f" (type {col.type}, not a number)"
+        values = np.full(m, np.nan)
+    bad = ~np.isfinite(values)  # NaN stands for null and unreadable values too
+    n_bad = int(bad.sum())
+    if n_bad:
+        values[bad] = DEFAULT_WEIGHT
+        notes.append(f"{where}: {n_bad} of {m} weights are missing, not numbers or not finite{how}; "
+                     f"read as {DEFAULT_WEIGHT}")
+    return values, n_bad
+
+
+def _number(v: object) -> float:
+    try:
+        return float(str(v).strip()) if v is not None else float("nan")
+    except ValueError:
+        return float("nan")
+
+
 def _decode_replacing(col: pa.Array, where: str, notes: list[str] | None) -> pa.Array:
     """Bytes → text with U+FFFD for undecodable bytes (a Python loop, only on this rare repair path)."""
     out: list[str | None] = []
@@ -241,11 +278,7 @@ def build_columns(ent: pa.Table, rel: pa.Table, tu: pa.Table | None, *, info: Pr
         rel_ids = pa.array(np.arange(m).astype(str).astype(object), pa.string())
     rel_desc = _string_column(rel, "description", rel_path, required=False, notes=problems) or pa.nulls(m, pa.string())
     rel_label = _string_column(rel, "relation", rel_path, required=False, notes=problems)
-    w = rel.column("weight").combine_chunks() if "weight" in rel.column_names else None
-    if w is not None and (pa.types.is_floating(w.type) or pa.types.is_integer(w.type)):
-        weight = w.cast(pa.float64()).fill_null(1.0).to_numpy(zero_copy_only=False).copy()
-    else:
-        weight = np.ones(m, dtype=np.float64)
+    weight, n_bad_weights = _weights(rel, m, rel_path, problems)
 
     adjacency, n_rev, n_parallel, self_loops = _adjacency(src, dst, n)
     if n_rev:
@@ -266,7 +299,7 @@ def build_columns(ent: pa.Table, rel: pa.Table, tu: pa.Table | None, *, info: Pr
         "entities": n_ent, "placeholder_entities": n_ph, "relationships": m,
         "reversed_duplicates": n_rev, "parallel_duplicates": n_parallel, "self_loops": self_loops,
         "text_units": len(tu_ids), "skipped_entities": n_bad, "skipped_relationships": n_bad_rel,
-        "duplicate_titles": dup_titles,
+        "duplicate_titles": dup_titles, "default_weights": n_bad_weights,
     }
     return GraphColumns(
         ids=all_ids, titles=pa.concat_arrays([titles, placeholder_titles]),

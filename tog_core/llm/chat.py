@@ -21,6 +21,7 @@ class LLMConfig:
     api_version: str | None = None  # Azure API version
     api_key_env: str | None = None  # NAME of the env var holding the key; read at call time
     api_key: str | None = field(default=None, repr=False)  # a typed-in key; never shown anywhere
+    send_env_key: bool = True  # False: never let LiteLLM fall back to the environment's key (a user-typed API base)
     timeout_s: float = 20.0  # per HTTP attempt of a scoring/judging call (complete)
     stream_timeout_s: float | None = None  # per attempt of the streamed answer, and per chunk; None: 3 x timeout_s
     deadline_s: float | None = None  # a complete call's bound, retries + backoff included; None: 1.5 x timeout_s

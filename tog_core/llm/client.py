@@ -33,6 +33,7 @@ from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
+from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, estimate_tokens
 from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
@@ -41,6 +42,7 @@ __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "Ch
            "register_zero_cost", "cache_key", "ERROR_KINDS"]
 
 log = logging.getLogger(__name__)
+NO_KEY = "no-key-sent"  # what goes as the key where the server's keys may not go (never a secret)
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,6 +114,7 @@ class LLMClient:
         limit = config.concurrency if config.concurrency is not None else default_concurrency()
         self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
+        self.circuit = Circuit()  # per run: opens after a provider's failure (llm/circuit.py)
 
     def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
         """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
@@ -124,6 +127,7 @@ class LLMClient:
         view._clock, view._sleep, view._rng = self._clock, self._sleep, random.Random()
         view._lock = threading.Lock()
         view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level
+        view.circuit = Circuit()  # a view is one session's run: its own circuit, closed
         return view
 
     @property
@@ -152,6 +156,7 @@ class LLMClient:
                 kwargs["response_format"] = self._response_format(level, json_schema)
             try:
                 async with self._limiter.slot(self._session()):
+                    self.circuit.check(self.config.model)
                     budget = clock.budget_s()
                     kwargs["timeout"] = budget
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), budget)
@@ -194,6 +199,7 @@ class LLMClient:
             kwargs.update(stream=True, stream_options={"include_usage": True})
             try:
                 async with self._limiter.slot(self._session()):
+                    self.circuit.check(self.config.model)
                     kwargs["timeout"] = clock.budget_s()
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), kwargs["timeout"])
                     iterator = response.__aiter__()
@@ -255,6 +261,8 @@ class LLMClient:
                 self._fail("auth", f"the environment variable {cfg.api_key_env} is not set; "
                                    f"export it (or put it in the project's .env) or type a key in")
             return value
+        if not cfg.send_env_key:  # a base the server's keys may not go to: a placeholder, so LiteLLM reads none
+            return NO_KEY
         return None  # LiteLLM falls back to the provider's usual variable (e.g. OPENAI_API_KEY)
 
     def _json_level_for(self, json_schema: dict | None) -> str | None:
@@ -351,9 +359,12 @@ class LLMClient:
                            if detail.startswith("stream broke") else
                            f"could not connect to {where}; check that the server is running and the "
                            f"api_base is right"),
-            "auth": "the key was rejected or is missing; check "
-                    + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
-                       else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)"),
+            "auth": ("the key was rejected or is missing; no key was sent to this API base (the server's keys go "
+                     "only to the provider's own endpoint, the project's configured one, or TOG_ALLOWED_API_BASES): "
+                     "type your own key" if not cfg.send_env_key and not cfg.api_key else
+                     "the key was rejected or is missing; check "
+                     + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
+                        else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)")),
             "bad_request": "the request was rejected; check the model name and parameters",
             "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
                             f"(an OpenAI-compatible api_base usually ends in /v1)",
@@ -361,8 +372,10 @@ class LLMClient:
         short = " ".join(self._scrub(detail).split())[:400]
         with self._lock:
             self.usage.failures += 1
-        raise LLMError(kind, f"{cfg.model}: {kind} — {hints[kind]}. Detail: {short}",
-                       model=cfg.model, status=status, attempts=attempts) from None
+        err = LLMError(kind, f"{cfg.model}: {kind} — {hints[kind]}. Detail: {short}",
+                       model=cfg.model, status=status, attempts=attempts)
+        self.circuit.record(err)
+        raise err from None
 
     def _finish(self, key: str, text: str, prompt_tokens: int, completion_tokens: int,
                 started: float, retries: int, response_format: str | None) -> LLMResult:

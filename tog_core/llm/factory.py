@@ -9,12 +9,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tog_core.graphrag.project import ProjectInfo
 from tog_core.home import tog_home
 
 NONE = "none"
 LOCAL = "local"
+ALLOWED_BASES_ENV = "TOG_ALLOWED_API_BASES"  # operator setting: API bases the server's keys may be sent to
+WITHHELD = "withheld"  # ModelChoice.key_source when a server key was kept from an API base a user typed
 
 
 class ModelChoiceError(ValueError):
@@ -30,36 +33,98 @@ class ModelChoice:
     api_key_env: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     note: str = ""  # what a person should know (e.g. "local demo model — configure a provider for quality")
+    # where the key comes from: "typed" (this session), "project" (settings or .env), "environment" (the provider's
+    # own variable, read by LiteLLM), "withheld" (a server key kept from a user-typed API base), "none"
+    key_source: str = "none"
+
+    @property
+    def send_env_key(self) -> bool:
+        """Whether the provider may read the process environment's key (LiteLLM's fallback when none is given)."""
+        return self.key_source != WITHHELD
 
     def public_dict(self) -> dict[str, Any]:
         return {"model": self.model, "model_kind": self.kind, "api_base": self.api_base,
-                "api_version": self.api_version, "api_key_env": self.api_key_env}
+                "api_version": self.api_version, "api_key_env": self.api_key_env, "key_source": self.key_source}
+
+
+def normalise_base(url: str | None) -> str:
+    """An API base compared as a person means it: scheme and host lower-case, default port and trailing '/' dropped."""
+    if not url or not url.strip():
+        return ""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: compare the text as typed
+        return url.strip().rstrip("/").lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    if ":" in host:  # IPv6 literal
+        netloc = f"[{host}]" if port in (None, default) else f"[{host}]:{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def allowed_api_bases(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The operator's list (TOG_ALLOWED_API_BASES: comma- or space-separated URLs), normalised."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ALLOWED_BASES_ENV, "")
+    return tuple(b for b in (normalise_base(x) for x in raw.replace(",", " ").split()) if b)
+
+
+def server_key_may_go(api_base: str | None, configured: str | None, environ: dict[str, str] | None = None) -> bool:
+    """Whether a key the server holds (environment or project) may be sent to `api_base`: the provider's own
+    endpoint (no base), the project's configured one, or one the operator allows (TOG_ALLOWED_API_BASES)."""
+    wanted = normalise_base(api_base)
+    return not wanted or wanted == normalise_base(configured) or wanted in allowed_api_bases(environ)
+
+
+def _withheld_note(what: str) -> str:
+    return (f"no key sent to this API base: {what} is sent only to the provider's own endpoint, the project's "
+            f"configured one, or a base the operator allows ({ALLOWED_BASES_ENV}); type your own key to send one")
 
 
 def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: str | None = None,
-                 api_key: str | None = None, environ: dict[str, str] | None = None) -> ModelChoice:
-    """Resolve what the person asked for (None = the default) without starting anything."""
+                 api_key: str | None = None, environ: dict[str, str] | None = None,
+                 trust_api_base: bool = False) -> ModelChoice:
+    """Resolve what the person asked for (None = the default) without starting anything.
+
+    Keys: a typed `api_key` goes wherever the person points. A key the server holds (the project's, or the
+    environment's that LiteLLM would read) goes only where `server_key_may_go` allows, unless `trust_api_base`
+    (the CLI: the person running it owns the environment). Otherwise the call is made with no key and the
+    choice's note says why (key_source "withheld")."""
     env = os.environ if environ is None else environ
     req = (requested or "").strip()
     if req.lower() == NONE:
         return ModelChoice(kind=NONE, model=NONE, note="no LLM: BM25/embedding scores, answer composed from chains")
     if req.lower() == LOCAL:
         return ModelChoice(kind=LOCAL, model=LOCAL, note="local demo model — configure a provider for quality")
-    if req:
-        key_env = None
-        cm = info.chat_model if info else None
-        if cm and cm.litellm_model == req:
-            key_env, api_key = cm.api_key_env, api_key or cm.api_key
-            api_base = api_base or cm.api_base
-        return ModelChoice(kind="litellm", model=req, api_base=api_base, api_key_env=key_env, api_key=api_key,
-                           api_version=cm.api_version if cm and cm.litellm_model == req else None)
     cm = info.chat_model if info else None
+    project_model = cm is not None and (not req or cm.litellm_model == req)
+    base = api_base or (cm.api_base if project_model and cm is not None else None)
+    may_send = trust_api_base or server_key_may_go(api_base, cm.api_base if project_model and cm else None, env)
+    if req:
+        key_env = cm.api_key_env if project_model and cm is not None else None
+        version = cm.api_version if project_model and cm is not None else None
+        if api_key:
+            return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, api_key=api_key,
+                               key_source="typed")
+        if not may_send:
+            return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, key_source=WITHHELD,
+                               note=_withheld_note("the server's key"))
+        project_key = cm.api_key if project_model and cm is not None else None
+        return ModelChoice(kind="litellm", model=req, api_base=base, api_key_env=key_env, api_key=project_key,
+                           api_version=version, key_source="project" if (project_key or key_env) else "environment")
     if cm is not None:
-        key = api_key or cm.api_key or (env.get(cm.api_key_env) if cm.api_key_env else None)
-        if key:
-            return ModelChoice(kind="litellm", model=cm.litellm_model, api_base=api_base or cm.api_base,
-                               api_version=cm.api_version, api_key_env=cm.api_key_env, api_key=key,
+        server_key = cm.api_key or (env.get(cm.api_key_env) if cm.api_key_env else None)
+        common = {"kind": "litellm", "model": cm.litellm_model, "api_base": base, "api_version": cm.api_version}
+        if api_key:
+            return ModelChoice(**common, api_key=api_key, key_source="typed", note=f"the project's model ({cm.source})")
+        if server_key and may_send:
+            return ModelChoice(**common, api_key_env=cm.api_key_env, api_key=server_key, key_source="project",
                                note=f"the project's model ({cm.source})")
+        if api_base and not may_send:  # the person pointed the project's model at a base of their own
+            what = f"the project's key (${cm.api_key_env})" if cm.api_key_env else "the project's key"
+            return ModelChoice(**common, key_source=WITHHELD, note=_withheld_note(what))
     why = f"no key for the project's model (${cm.api_key_env})" if cm and cm.api_key_env else \
         ("no key for the project's model" if cm else "the project names no model")
     return ModelChoice(kind=NONE, model=NONE, note=f"{why}: LLM-free search, the answer is composed from the chains "
@@ -90,7 +155,8 @@ def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: 
                         max_retries=1, concurrency=2)
         return LLMClient(cfg), resolved
     cfg = LLMConfig(model=choice.model, api_base=choice.api_base, api_version=choice.api_version,
-                    api_key_env=choice.api_key_env, api_key=choice.api_key, cache_dir=cache, timeout_s=timeout_s,
+                    api_key_env=choice.api_key_env, api_key=choice.api_key, send_env_key=choice.send_env_key,
+                    cache_dir=cache, timeout_s=timeout_s,
                     stream_timeout_s=stream_timeout_s, deadline_s=deadline_s, max_retries=max_retries,
                     concurrency=concurrency)
     return LLMClient(cfg), choice

@@ -28,6 +28,7 @@ from tog_core.render.page import (
 
 HOP_W = 280
 ROW_H = 110
+EDGE_LABELS_ALL = 8  # links drawn with their relation text when the chains have at most this many
 ONLY_A = "#1c7ed6"
 ONLY_B = "#e8590c"
 SHARED = "#495057"
@@ -108,6 +109,8 @@ def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420
             colour = type_colour((types or {}).get(key)) if types is not None else depth_colour(hop)
             nodes.append(_node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=key in emph_keys))
     evidence = trace.get("evidence") if isinstance(trace.get("evidence"), dict) else None
+    # many links: only the emphasised chain's carry their relation text, the others show it on hover
+    every_label = sum(len(c) for c in chains) <= EDGE_LABELS_ALL
     edges, seen, parallel = [], set(), defaultdict(int)
     for ci, (chain, w) in enumerate(zip(chains, walks)):
         for hop, link in enumerate(chain):
@@ -123,7 +126,8 @@ def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1
             edges.append({"from": ids[a], "to": ids[b], "arrows": arrows(stored_fwd),
-                          "label": short(link.get("relation"), 40), "title": "\n".join(tip),
+                          "label": short(link.get("relation"), 40) if every_label or on else "",
+                          "title": "\n".join(tip),
                           "width": 3 if on else 1, "color": {"color": "#343a40" if on else "#adb5bd"},
                           "smooth": {"enabled": True, "type": "curvedCW" if k % 2 == 0 else "curvedCCW",
                                      "roundness": 0.08 + 0.12 * ((k + 1) // 2)}})

@@ -9,7 +9,9 @@ import re
 from typing import Any
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'”’)]*|$)")
+# a sentence: up to . ! ? (and a closing quote or bracket), or to a blank line; single line breaks are the hard
+# wrapping of the source text, not sentence ends
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\n(?![ \t]*\n))+(?:[.!?]+[\"'”’)]*|(?=\n[ \t]*\n)|$)")
 _STOP = frozenset("the a an of and or in on at to for by with from is are was were be been its it this that "
                   "as his her their who which".split())
 
@@ -18,18 +20,37 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP}
 
 
-def support_span(passage: str, *, relation: str, source: str, target: str) -> tuple[int, int] | None:
-    """(start, end) of the sentence of `passage` that best supports the link: most words shared with the
-    relation text, plus each endpoint's name found in it. None when no sentence shares anything."""
-    key = _words(relation) | _words(source) | _words(target)
-    best, best_score = None, 0.0
+def sentences(passage: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a passage, surrounding white space left out."""
+    out = []
     for m in _SENTENCE.finditer(passage):
         sent = m.group(0)
-        low = sent.lower()
-        score = len(_words(sent) & key) + 2.0 * (source.lower() in low) + 2.0 * (target.lower() in low)
-        if score > best_score:
+        if sent.strip():
             a = m.start() + len(sent) - len(sent.lstrip())
-            best, best_score = (a, m.start() + len(sent.rstrip())), score
+            out.append((a, m.start() + len(sent.rstrip())))
+    return out
+
+
+def support_span(passage: str, *, relation: str, source: str, target: str) -> tuple[int, int] | None:
+    """(start, end) of the sentence of `passage` that states the link: of the sentences naming both ends (their
+    titles, case-insensitive, or a title's first or last word: "Scrooge" for "EBENEZER SCROOGE";
+    render/support.py), the one sharing most words with the relation text; when none names both, the sentence
+    sharing most of the relation's own words ("father"; the names aside), then most words with it (the shorter on
+    a tie). None when no sentence names both ends or shares a word of the relation's own ("said Bob." is not
+    marked for "Bob Cratchit is the father of Tiny Tim")."""
+    from tog_core.render.support import title_in
+
+    key = _words(relation)
+    what = key - _words(source) - _words(target)  # the relation's own words ("father"), the names aside
+    best, best_score = None, (0, 0, 0, 0)
+    for a, b in sentences(passage):
+        sent = passage[a:b]
+        words = _words(sent)
+        both = int(title_in(source, sent) and title_in(target, sent))
+        shared = len(words & key)
+        score = (both, len(words & what), shared, -len(words))
+        if (both or score[1]) and score > best_score:
+            best, best_score = (a, b), score
     return best
 
 

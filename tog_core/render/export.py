@@ -7,6 +7,12 @@ emphasis, code span or table cell, and breaks bare URLs; HTML uses `html.escape`
 sandboxed iframes. A trace that carries `evidence` (app/views.with_evidence: text-unit id → text and its supporting
 sentence) exports the source text of every link: the supporting sentence under each link, the passages in full in
 a "Source text" section. A trace with `diagnosis` ("why not X?") exports it in words.
+
+Long data text is capped where it is shown (titles and relation texts at LABEL_MAX characters, answers, passages and
+supporting sentences at TEXT_MAX) and each cut text is written in full once, in a "Full texts" section at the end, one
+click away (HTML: a link to it inside a closed <details>, which a browser does not lay out until it is opened;
+Markdown: "full text [k] below"). A long title inside the answer is shown capped there too, so a 1 MB title costs the
+export 1 MB, not one copy per place it appears. JSON exports keep the data as it is.
 """
 from __future__ import annotations
 
@@ -25,6 +31,9 @@ _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password
 _SECRET_VALUE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\bBearer\s+\S{12,}")
 _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$])")
+LABEL_MAX = 200  # a title or relation text as shown in an export
+TEXT_MAX = 4_000  # an answer, a passage or a supporting sentence as shown
+QUESTION_MAX = 500
 _ANSWER_BY = {"llm": "Written by the LLM", "chains": "Composed from the reasoning chains, without an LLM"}
 
 
@@ -36,6 +45,32 @@ def _scrub(obj: Any) -> Any:
     if isinstance(obj, str) and _SECRET_VALUE.search(obj):
         return _SECRET_VALUE.sub("[redacted]", obj)
     return obj
+
+
+def _text(x: Any) -> str:
+    return "" if x is None else (json.dumps(x, ensure_ascii=False) if isinstance(x, (dict, list)) else str(x))
+
+
+class _Long:
+    """The texts one export shows cut: each numbered once, written in full once in the "Full texts" section."""
+
+    def __init__(self, trace: dict[str, Any]) -> None:
+        self.ids: dict[str, int] = {}
+        names = {_text(link.get(k)) for c in trace.get("chains") or [] for link in c or [] if isinstance(link, dict)
+                 for k in ("source", "target", "relation")}
+        names |= {_text(s.get("title")) for s in trace.get("seeds") or [] if isinstance(s, dict)}
+        self._names = sorted((n for n in names if len(n) > LABEL_MAX), key=len, reverse=True)
+
+    def ref(self, text: str) -> int:
+        return self.ids.setdefault(text, len(self.ids) + 1)
+
+    def inside(self, text: str) -> str:
+        """Text (an answer, a diagnosis) with every long entity title or relation text in it shown capped: those
+        are one click away where the chains show them."""
+        for name in self._names:
+            if name in text:
+                text = text.replace(name, name[: LABEL_MAX - 1] + "…")
+        return text
 
 
 def public_trace(trace: dict[str, Any]) -> dict[str, Any]:
@@ -71,6 +106,21 @@ def md_block(text: Any) -> str:
         esc = re.sub(r"^([-+=])", r"\\\1", esc)  # bullet, setext underline
         out.append(esc)
     return "  \n".join(out).replace("  \n  \n", "\n\n")
+
+
+def _mc(x: Any, limit: int, long: _Long) -> str:
+    """Inline Markdown for data capped at `limit` characters; a cut text says where it is in full."""
+    s = _text(x)
+    if len(s) <= limit:
+        return md(s)
+    return md(s[: limit - 1]) + f"… *(full text [{long.ref(s)}] below)*"
+
+
+def _mc_block(x: Any, limit: int, long: _Long) -> str:
+    s = long.inside(_text(x))
+    if len(s) <= limit:
+        return md_block(s)
+    return md_block(s[: limit - 1] + "…") + f"\n\n*(full text [{long.ref(s)}] below)*"
 
 
 def _cell(x: Any, limit: int = 300) -> str:
@@ -126,12 +176,13 @@ def _step_rows(steps: list[dict[str, Any]]) -> list[list[Any]]:
 
 def export_markdown(trace: dict[str, Any]) -> str:
     t = public_trace(trace)
-    out = [f"# {md(t.get('question'))}", ""]
+    long = _Long(t)
+    out = [f"# {_mc(t.get('question'), QUESTION_MAX, long)}", ""]
     meta = [["project", t.get("project")], ["run", t.get("run_id")], ["created", t.get("created_at")],
             ["stop reason", t.get("stop_reason")], ["branched from", t.get("parent_run")]]
     out += _table(["field", "value"], [r for r in meta if r[1] not in (None, "")]) + [""]
     if t.get("error"):
-        out += [f"**Error:** {md(t.get('error'))}", ""]
+        out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]
     out += ["## Configuration", ""]
     out += _table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]) + [""]
 
@@ -141,11 +192,11 @@ def export_markdown(trace: dict[str, Any]) -> str:
         out += ["*Composed from the reasoning chains without an LLM (answer\\_by = chains).*", ""]
     elif by:
         out += [f"*{md(_ANSWER_BY.get(by, by))}.*", ""]
-    out += [md_block(t.get("answer")) or "*(no answer)*", ""]
+    out += [_mc_block(t.get("answer"), TEXT_MAX, long) or "*(no answer)*", ""]
 
     seeds = t.get("seeds") or []
     out += ["## Topic entities", ""]
-    out += [f"- {md(s.get('title'))} ({md(s.get('how'))}, score {_cell(s.get('score', ''))})"
+    out += [f"- {_mc(s.get('title'), LABEL_MAX, long)} ({md(s.get('how'))}, score {_cell(s.get('score', ''))})"
             for s in seeds] or ["*(none)*"]
     out += ["", "## Reasoning chains", ""]
     chains = [c for c in t.get("chains") or [] if c]
@@ -154,23 +205,24 @@ def export_markdown(trace: dict[str, Any]) -> str:
     for ci, chain in enumerate(chains, start=1):
         out += [f"### Chain {ci}" + (" (used for the answer)" if ci == 1 else ""), ""]
         for hop, link in enumerate(chain, start=1):
-            units = ", ".join(md(u) for u in link.get("text_unit_ids") or []) or "none"
-            out.append(f"{hop}. **{md(link.get('source'))}** → {md(link.get('relation'))} → "
-                       f"**{md(link.get('target'))}** (score {_cell(link.get('score', ''))}; relationship "
-                       f"{md(link.get('relationship_id'))}; evidence text units: {units})")
+            units = ", ".join(md(u, LABEL_MAX) for u in link.get("text_unit_ids") or []) or "none"
+            out.append(f"{hop}. **{_mc(link.get('source'), LABEL_MAX, long)}** → "
+                       f"{_mc(link.get('relation'), LABEL_MAX, long)} → "
+                       f"**{_mc(link.get('target'), LABEL_MAX, long)}** (score {_cell(link.get('score', ''))}; "
+                       f"relationship {md(link.get('relationship_id'), LABEL_MAX)}; evidence text units: {units})")
             for said in _supports(t, link):
-                out.append(f"   > “{md(said)}”")
+                out.append(f"   > “{_mc(said, TEXT_MAX, long)}”")
         out.append("")
     if t.get("diagnosis"):
-        out += ["## Why not …?", ""] + [md_block(diagnosis_text([d])) + "\n" for d in t["diagnosis"]]
+        out += ["## Why not …?", ""] + [_mc_block(diagnosis_text([d]), TEXT_MAX, long) + "\n" for d in t["diagnosis"]]
     evidence = _evidence(t)
     if evidence:
         out += ["## Source text", ""]
         for uid, ev in evidence.items():
-            out += [f"### {md(uid)}", ""]
+            out += [f"### {md(uid, LABEL_MAX)}", ""]
             if ev.get("support"):
-                out += [f"Supporting sentence: **{md(ev['support'])}**", ""]
-            out += [md_block(ev.get("text")), ""]
+                out += [f"Supporting sentence: **{_mc(ev['support'], TEXT_MAX, long)}**", ""]
+            out += [_mc_block(ev.get("text"), TEXT_MAX, long), ""]
 
     steps = t.get("steps") or []
     out += ["## Steps", ""]
@@ -183,12 +235,17 @@ def export_markdown(trace: dict[str, Any]) -> str:
             details.append(f"- {where}: fallback {md(f.get('name'))}: {md(f.get('detail'), 300)}")
         for o in _overrides(s):
             was, now = ("kept" if o.get(k) else "pruned" for k in ("auto_kept", "kept"))
-            details.append(f"- {where}: ✎ {md(o.get('label') or o.get('id'))}: automatic {was}, person {now}")
+            details.append(f"- {where}: ✎ {_mc(o.get('label') or o.get('id'), LABEL_MAX, long)}: automatic {was}, "
+                           f"person {now}")
     if details:
         out += ["### Fallbacks and overrides", ""] + details + [""]
     stats = t.get("stats") or {}
     if stats:
         out += ["## Stats", ""] + _table(["stat", "value"], [[k, v] for k, v in stats.items()]) + [""]
+    if long.ids:
+        out += ["## Full texts", ""]
+        for text, k in long.ids.items():
+            out += [f"### [{k}] ({len(text):,} characters)", "", md_block(text), ""]
     return "\n".join(out)
 
 
@@ -200,7 +257,7 @@ table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}td,th{border:1px
 text-align:left;vertical-align:top}th{background:#f8f9fa}.muted{color:#868e96}.answer{white-space:pre-wrap;
 background:#f8f9fa;padding:10px 14px;border-left:4px solid #4263eb}iframe{width:100%;border:1px solid #dee2e6}
 ol li{margin-bottom:4px}blockquote{margin:4px 0 4px 12px;color:#495057}mark{background:#fff3bf}
-.passage{white-space:pre-wrap}details{margin:6px 0}"""
+.passage{white-space:pre-wrap}details{margin:6px 0}a.more{font-size:90%}"""
 
 
 def _h(x: Any, limit: int | None = None) -> str:
@@ -209,6 +266,46 @@ def _h(x: Any, limit: int | None = None) -> str:
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     return _html.escape(s)
+
+
+def _hc(x: Any, limit: int, long: _Long) -> str:
+    """Escaped data text capped at `limit` characters; a cut text links to its full text (in a closed <details>)."""
+    s = _INVISIBLE.sub("", _text(x))
+    if len(s) <= limit:
+        return _html.escape(s)
+    return (_html.escape(s[: limit - 1]) + f'… <a class="more" href="#full-{long.ref(s)}">full text '
+            f"({len(s):,} characters)</a>")
+
+
+_LONG_RUN = re.compile(r"(\S{80})(?=\S)")
+
+
+def _breakable(text: str) -> str:
+    """Escaped text with a <wbr> after every 80 characters of an unbroken run: Chromium took 30-120 s to lay out one
+    1 MB word (with or without overflow-wrap/word-break), under a second with these break points. The text (and
+    what is copied) is unchanged."""
+    marked = _LONG_RUN.sub("\\1\x00", _INVISIBLE.sub("", text))  # NUL: removed from data above, so only ours
+    return _html.escape(marked).replace("\x00", "<wbr>")
+
+
+def _passage(text: str, said: str, long: _Long) -> str:
+    """A source passage with its supporting sentence marked, cut to TEXT_MAX characters around that sentence."""
+    text = _INVISIBLE.sub("", text)
+    said = _INVISIBLE.sub("", said)
+    at = text.find(said) if said else -1
+    start = 0
+    if len(text) > TEXT_MAX and at > TEXT_MAX // 4:
+        start = min(at - TEXT_MAX // 4, len(text) - TEXT_MAX)
+    end = start + TEXT_MAX
+    if at < start or at + len(said) > end:
+        at = -1
+    shown = _h(text[start:end]) if at < 0 else (_h(text[start:at]) + f"<mark>{_h(said)}</mark>"
+                                                + _h(text[at + len(said):end]))
+    if start > 0:
+        shown = "…" + shown
+    if end < len(text) or start > 0:
+        shown += f'… <a class="more" href="#full-{long.ref(text)}">full text ({len(text):,} characters)</a>'
+    return shown
 
 
 def _html_table(header: list[str], rows: list[list[Any]]) -> str:
@@ -225,24 +322,27 @@ def _frame(page: str, canvas_px: int) -> str:
 
 def export_html(trace: dict[str, Any]) -> str:
     t = public_trace(trace)
+    long = _Long(t)
     by = t.get("answer_by") or ""
-    parts = [f"<h1>{_h(t.get('question'))}</h1>",
-             f"<p class=\"muted\">project {_h(t.get('project'))} · run {_h(t.get('run_id') or '–')} · "
-             f"stop reason {_h(t.get('stop_reason') or '–')}</p>"]
+    parts = [f"<h1>{_hc(t.get('question'), QUESTION_MAX, long)}</h1>",
+             f"<p class=\"muted\">project {_h(t.get('project'), LABEL_MAX)} · run {_h(t.get('run_id') or '–', 80)} · "
+             f"stop reason {_h(t.get('stop_reason') or '–', 80)}</p>"]
     if t.get("error"):
-        parts.append(f"<p><strong>Error:</strong> {_h(t.get('error'))}</p>")
+        parts.append(f"<p><strong>Error:</strong> {_hc(t.get('error'), TEXT_MAX, long)}</p>")
     parts.append("<h2>Answer</h2>")
     if by:
         parts.append(f"<p class=\"muted\">{_h(_ANSWER_BY.get(by, by))}.</p>")
-    parts.append(f"<div class=\"answer\">{_h(t.get('answer') or '(no answer)')}</div>")
+    parts.append(f"<div class=\"answer\">{_hc(long.inside(_text(t.get('answer') or '(no answer)')), TEXT_MAX, long)}"
+                 "</div>")
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
     for ci, chain in enumerate(chains, start=1):
         items = "".join(
-            f"<li><strong>{_h(link.get('source'))}</strong> → {_h(link.get('relation'))} → "
-            f"<strong>{_h(link.get('target'))}</strong> <span class=\"muted\">(relationship "
-            f"{_h(link.get('relationship_id'))}; evidence {_h(', '.join(map(str, link.get('text_unit_ids') or [])))})"
-            "</span>" + "".join(f"<blockquote><mark>{_h(x)}</mark></blockquote>" for x in _supports(t, link))
+            f"<li><strong>{_hc(link.get('source'), LABEL_MAX, long)}</strong> → "
+            f"{_hc(link.get('relation'), LABEL_MAX, long)} → <strong>{_hc(link.get('target'), LABEL_MAX, long)}"
+            f"</strong> <span class=\"muted\">(relationship {_h(link.get('relationship_id'), LABEL_MAX)}; evidence "
+            f"{_h(', '.join(map(str, link.get('text_unit_ids') or [])), LABEL_MAX)})</span>"
+            + "".join(f"<blockquote><mark>{_hc(x, TEXT_MAX, long)}</mark></blockquote>" for x in _supports(t, link))
             + "</li>" for link in chain)
         parts.append(f"<h3>Chain {ci}{' (used for the answer)' if ci == 1 else ''}</h3><ol>{items}</ol>")
     if chains:
@@ -251,7 +351,7 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append("<p class=\"muted\">No chains.</p>")
     if t.get("diagnosis"):
         parts.append("<h2>Why not …?</h2>")
-        parts += [f"<p>{_h(diagnosis_text([d]))}</p>" for d in t["diagnosis"]]
+        parts += [f"<p>{_hc(long.inside(diagnosis_text([d])), TEXT_MAX, long)}</p>" for d in t["diagnosis"]]
     parts.append("<h2>Search</h2>")
     parts.append(_frame(frontier_html(t, height="560px", marks=t.get("diagnosis") or ()), 560))
     evidence = _evidence(t)
@@ -259,8 +359,7 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append("<h2>Source text</h2>")
         for uid, ev in evidence.items():
             text, said = str(ev.get("text") or ""), str(ev.get("support") or "")
-            at = text.find(said) if said else -1
-            body = _h(text) if at < 0 else (_h(text[:at]) + f"<mark>{_h(said)}</mark>" + _h(text[at + len(said):]))
+            body = _passage(text, said, long)
             parts.append(f"<details><summary>{_h(uid, 80)}: {_h(said or text, 160)}</summary>"
                          f"<p class=\"passage\">{body}</p></details>")
     parts.append("<h2>Steps</h2>")
@@ -272,6 +371,11 @@ def export_html(trace: dict[str, Any]) -> str:
     if t.get("stats"):
         parts.append("<h2>Stats</h2>")
         parts.append(_html_table(["stat", "value"], [[k, v] for k, v in t["stats"].items()]))
+    if long.ids:
+        parts.append("<h2>Full texts</h2>")
+        parts += [f"<details><summary>[{k}] {len(text):,} characters: {_h(text, 80)}</summary>"
+                  f"<p class=\"passage\" id=\"full-{k}\">{_breakable(text)}</p></details>"
+                  for text, k in long.ids.items()]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>ToG trace: {_h(t.get('question'), 120)}</title><style>{_PAGE_CSS}</style></head>\n<body>\n"
             + "\n".join(parts) + "\n</body></html>\n")

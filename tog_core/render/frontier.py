@@ -15,9 +15,9 @@ from typing import Any
 from collections.abc import Iterable
 
 from tog_core.render.page import (
-    EDGE_LABELS_MAX,
     EXPECTED_COLOUR,
     FRONTIER_BORDER,
+    MORE_COLOUR,
     OVERRIDE_COLOUR,
     arrows,
     build_page,
@@ -36,7 +36,15 @@ from tog_core.render.page import (
 COLUMN_W = 340
 ROW_KEPT = 78
 ROW_PRUNED = 40
+ROW_DOT = 24  # a pruned entity drawn without its label (level of detail: its name is in its tooltip)
+COLUMN_ROWS = 14  # a column taller than this shows fewer pruned entities (at least PRUNED_MIN)
+PRUNED_MIN = 3
+LOD_NODES = 30  # above this many nodes, pruned entities are dots without labels
+HELD_IDS = 1_000_000  # vis ids of the pruned entities held behind a "+N pruned" node
 RELATIONS_SHOWN = 10  # relation candidates drawn per frontier entity in a pending relation stage (best first)
+BOXES_MAX = 24  # relation candidates drawn at most in all (each frontier entity keeps its best two)
+ROW_BOX, BOX_X = 40, 1.3 * COLUMN_W  # their rows, and how far right of the frontier their column stands
+FRONTIER_EDGE_LABELS = 8  # above this many kept links, relation text is in the edges' tooltips only
 
 
 def _steps_upto(trace: dict[str, Any], depth: int | None) -> list[dict[str, Any]]:
@@ -212,18 +220,32 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         return (e["seed"] is None, k not in frontier, e["mark"] is None, e["pending"] is None, not e["kept"],
                 e["depth"] if e["depth"] is not None else 99, -e["best"])
     order = sorted(by, key=rank)
-    shown, per_depth = [], defaultdict(int)
+
+    def plain_pruned(e: dict[str, Any]) -> bool:
+        return not e["kept"] and e["seed"] is None and e["mark"] is None and e["pending"] is None
+    live_n: dict[Any, int] = defaultdict(int)
+    for e in by.values():
+        live_n[e["depth"]] += not plain_pruned(e)
+    # a column holds at most COLUMN_ROWS entities: its pruned ones make room for the kept (at least PRUNED_MIN)
+    cap = {d: pruned_per_depth if n + pruned_per_depth <= COLUMN_ROWS else
+           min(pruned_per_depth, max(PRUNED_MIN, COLUMN_ROWS - n)) for d, n in live_n.items()}
+    shown, per_depth, held = [], defaultdict(int), defaultdict(list)  # held: behind a column's "+N pruned" node
     for k in order:
         e = by[k]
-        plain_pruned = not e["kept"] and e["seed"] is None and e["mark"] is None and e["pending"] is None
-        if plain_pruned:
+        if plain_pruned(e):
             per_depth[e["depth"]] += 1
             if per_depth[e["depth"]] > pruned_per_depth:
                 continue
-        if len(shown) < max_nodes:
+            if per_depth[e["depth"]] > cap.get(e["depth"], pruned_per_depth):
+                if len(shown) + sum(map(len, held.values())) < max_nodes:
+                    held[e["depth"]].append(k)
+                continue
+        if len(shown) + sum(map(len, held.values())) < max_nodes:
             shown.append(k)
-    hidden = len(order) - len(shown)
+    hidden = len(order) - len(shown) - sum(map(len, held.values()))
     ids = {k: i for i, k in enumerate(shown)}
+    ids.update({k: HELD_IDS + i for i, k in enumerate(k for col in sorted(held) for k in held[col])})
+    dots = len(shown) > LOD_NODES  # level of detail: a big picture names only what the search kept
 
     # layers: x by depth; y in order (kept near their parent, pending, then pruned), each column centred
     columns: dict[int, list[str]] = defaultdict(list)
@@ -238,18 +260,25 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         for k in keys:
             small = not by[k]["kept"] and by[k]["pending"] is None and by[k]["mark"] is None
             placed.append((k, y))
-            y += ROW_PRUNED if small else ROW_KEPT
+            y += (ROW_DOT if dots else ROW_PRUNED) if small else ROW_KEPT
         mid = (placed[-1][1] if placed else 0.0) / 2
         for k, yy in placed:
             ypos[k] = yy - mid
+    more_y = {}
+    for col, keys in held.items():  # under the column, where its "+N pruned" node stands until clicked
+        bottom = max([ypos[k] for k in columns.get(col, [])] + [0.0])
+        more_y[col] = bottom + ROW_KEPT * 0.6
+        for i, k in enumerate(keys):
+            ypos[k] = more_y[col] + i * (ROW_DOT if dots else ROW_PRUNED)
     ghosts = [k for k in shown if by[k].get("ghost")]
     if ghosts:  # below everything else, so the dotted line to the nearest point crosses nothing
         low = max([y for k, y in ypos.items() if k not in ghosts] + [0.0]) + ROW_KEPT
         for i, k in enumerate(ghosts):
             ypos[k] = low + i * ROW_KEPT
 
-    nodes = []
-    for k in shown:
+    nodes, reserve = [], {f"more-d{col}": {"nodes": [], "edges": []} for col in held}
+    column_of = {k: col for col, keys in held.items() for k in keys}
+    for k in shown + list(column_of):
         e = by[k]
         d = e["depth"] or 0
         etype = (types or {}).get(k)
@@ -283,7 +312,9 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         for (src, rd), (nk, np_) in sorted(rel_summary.items(), key=lambda x: x[0][1]):
             if src == k:
                 tip.append(f"depth {rd} relations: {nk} kept, {np_} pruned")
-        label = short(e["title"], 30) + (" ✎" if e["overridden"] else "")
+        label = short(e["title"], 22 if dots else 30) + (" ✎" if e["overridden"] else "")
+        if dots and not live:
+            label = ""
         if e["pending"] is not None:
             label = ("☑ " if e["pending"] else "☐ ") + label
         if e["mark"] is not None:
@@ -297,23 +328,29 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         if e["pending"] is not None:
             node["shapeProperties"] = {"borderDashes": [5, 3]}
             node["ref"] = e["ref"]
-        nodes.append(node)
+        (reserve[f"more-d{column_of[k]}"]["nodes"] if k in column_of else nodes).append(node)
+    for col, keys in held.items():
+        nodes.append({"id": f"more-d{col}", "label": f"+{len(keys)} pruned", "shape": "box", "x": col * COLUMN_W,
+                      "y": round(more_y[col]), "title": f"{len(keys)} more pruned at depth {col}: click to show them",
+                      "color": {"background": MORE_COLOUR, "border": "#adb5bd"}, "font": {"size": 12}})
 
     visible = [(key, v) for key, v in edges.items() if key[0] in ids and key[1] in ids]
     per_src: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # at most BOXES_MAX boxes at once (the page's table lists every candidate): the best of each source entity
+    per = min(RELATIONS_SHOWN, max(2, BOXES_MAX // max(len({r["src"] for r in pend_rels}), 1)))
     for r in sorted(pend_rels, key=lambda r: -float(r["score"] or 0)):
-        if len(per_src[r["src"]]) < RELATIONS_SHOWN:
+        if len(per_src[r["src"]]) < per:
             per_src[r["src"]].append(r)
         else:
             hidden += 1
-    pend_rels = [r for r in pend_rels if r in per_src[r["src"]]]
-    for r in pend_rels:  # relation candidates of a pending relation stage: boxes between the columns
-        if r["src"] not in ids:
-            continue
-        rid, sib = len(nodes), per_src[r["src"]]
-        r["y"] = ypos.get(r["src"], 0) + 36 * (sib.index(r) - (len(sib) - 1) / 2)
-        nodes.append({"id": rid, "label": ("☑ " if r["on"] else "☐ ") + short(r["label"], 32), "shape": "box",
-                      "ref": r["id"], "x": round((r["depth"] - 0.5) * COLUMN_W + COLUMN_W * 0.1),
+    # one column of boxes to the right of the frontier, grouped by source entity in the frontier's order
+    pend_rels = sorted([r for r in pend_rels if r in per_src[r["src"]] and r["src"] in ids],
+                       key=lambda r: (ypos.get(r["src"], 0.0), -float(r["score"] or 0)))
+    for j, r in enumerate(pend_rels):  # relation candidates of a pending relation stage
+        rid = len(nodes)
+        r["y"] = (j - (len(pend_rels) - 1) / 2) * ROW_BOX
+        nodes.append({"id": rid, "label": ("☑ " if r["on"] else "☐ ") + short(r["label"], 40), "shape": "box",
+                      "ref": r["id"], "x": round((r["depth"] - 1) * COLUMN_W + BOX_X),
                       "y": round(r["y"]),
                       "title": "\n".join([plain(r["label"], 400), f"score {num(r['score'])} · proposed at depth "
                                           f"{r['depth']}", "reason: " + plain(r["reason"], 300)] +
@@ -324,7 +361,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
                       "shapeProperties": {"borderDashes": [5, 3]}})
         visible.append(((r["src"], rid, r["label"]), {"kept": False, "over": False, "depth": r["depth"],
                                                       "cand": {}, "pending": r["on"], "box": rid}))
-    labelled = sum(1 for _, v in visible if v["kept"]) <= EDGE_LABELS_MAX
+    labelled = sum(1 for _, v in visible if v["kept"]) <= FRONTIER_EDGE_LABELS
     out_edges = []
     for (src, dst, rel), v in visible:
         c = v["cand"]
@@ -342,7 +379,9 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
             tip.append(f"✎ overridden (automatic choice: {'kept' if c.get('auto_kept') else 'pruned'})")
         colour = ("#495057" if v["kept"] else "#1c7ed6" if v["pending"] else EXPECTED_COLOUR if v.get("ghost")
                   else "#ced4da")
-        out_edges.append({"from": a, "to": b, "arrows": arrows(bool(c.get("outgoing", True))),
+        held_end = column_of.get(dst, column_of.get(src))
+        (reserve[f"more-d{held_end}"]["edges"] if held_end is not None else out_edges).append(
+                         {"from": a, "to": b, "arrows": arrows(bool(c.get("outgoing", True))),
                           "label": short(rel, 40) if labelled and v["kept"] else "",
                           "title": "\n".join(tip), "dashes": [2, 6] if v.get("ghost") else not v["kept"],
                           "width": 3 if v["over"] else (2 if v["kept"] else 1),
@@ -366,4 +405,4 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     opts["edges"]["smooth"] = {"enabled": True, "type": "cubicBezier", "forceDirection": "horizontal",
                                "roundness": 0.4}
     return build_page(nodes, out_edges, opts, height=height, legend_html=legend(items, note), title=title,
-                      clickable=clickable)
+                      clickable=clickable, reserve=reserve)

@@ -9,7 +9,8 @@ Safety, measured on pyvis 0.3.2 / vis-network 9.1.2:
   zero-width characters go, and "href" is broken with a zero-width space because pyvis switches its
   tooltips to `innerHTML` when a node title contains that substring;
 * pyvis `heading=` (inserted unescaped) is never used; the Bootstrap CDN tags and the unused
-  `utils.js` bindings pyvis adds are removed, and `finish` fails loudly if any external src/href is left.
+  `utils.js` bindings pyvis adds are removed, and `finish` fails loudly if any tag or attribute of the page's real
+  markup (parsed, so text inside the data JSON never counts) still loads something from outside.
 
 Fit: the network fills the frame below its legend (flex layout) and is fitted to the view when it is first
 drawn, whenever the frame gets a new size (a Streamlit tab shown again, a window resize) until the person
@@ -25,6 +26,7 @@ import hashlib
 import html as _html
 import json
 import re
+from html.parser import HTMLParser
 from typing import Any
 from collections.abc import Iterable
 
@@ -37,27 +39,32 @@ UNTYPED_COLOUR = "#868e96"
 OVERRIDE_COLOUR = "#d6336c"
 EXPECTED_COLOUR = "#e03131"
 FRONTIER_BORDER = "#212529"
-EDGE_LABELS_MAX = 120  # above this many edges, relation text is in tooltips only (labels would be unreadable)
+EDGE_LABELS_MAX = 24  # above this many edges, relation text is in tooltips only (hover an edge)
+MIN_LABEL_PX = 12.5  # labels are held at least this large on screen when the picture is fitted to its frame
+NODE_FONT, EDGE_FONT = 16, 12  # vis font sizes (canvas units) unless a node or edge sets its own
+MORE_COLOUR = "#f1f3f5"
 TOOLTIP_MAX = 600
 
 _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _HREF = re.compile(r"(?i)h(?=ref)")
 
 
-def plain(text: Any, limit: int = TOOLTIP_MAX) -> str:
+def plain(text: Any, limit: int = TOOLTIP_MAX, *, say_cut: bool = True) -> str:
     """Data text made inert for a vis label/tooltip: no markup characters, no invisible/bidi characters,
-    no "href" substring, at most `limit` characters. Readable (no `&amp;` shown to people)."""
+    no "href" substring, at most `limit` characters (then "…", and with `say_cut` how long the whole text was).
+    Readable (no `&amp;` shown to people). Only the first few `limit`s of a huge text are looked at."""
     s = "" if text is None else str(text)
-    s = _INVISIBLE.sub("", s).replace("<", "‹").replace(">", "›")
-    if len(s) > limit:
-        s = s[: max(limit - 1, 0)] + "…"
-    return _HREF.sub("h\u200b", s)
+    total = len(s)
+    s = _INVISIBLE.sub("", s[: 4 * limit + 64])
+    if len(s) > limit or total > 4 * limit + 64:
+        s = s[: max(limit - 1, 0)] + "…" + (f" [cut: {total:,} characters in all]" if say_cut else "")
+    return _HREF.sub("h\u200b", s.replace("<", "‹").replace(">", "›"))
 
 
 def short(text: Any, n: int = 40) -> str:
     """One line of at most n characters (whitespace collapsed, "…" when cut), made inert like `plain`."""
-    s = " ".join(("" if text is None else str(text)).split())
-    return plain(s, n)
+    s = " ".join(("" if text is None else str(text))[: 4 * n + 64].split())
+    return plain(s, n, say_cut=False)
 
 
 def depth_colour(depth: int) -> str:
@@ -133,7 +140,27 @@ _FIT = """<script>
 (function () {
   if (typeof network === "undefined" || !network) { return; }
   var el = document.getElementById("mynetwork"), moved = false, last = "";
-  function fit() { network.fit({animation: false}); }
+  // labels held at a readable size at fit: a label's on-screen size is its font size times the view's scale
+  var base = {};
+  function hold() {
+    var scale = network.getScale();
+    if (!(scale > 0)) { return; }
+    [[nodes, NODE_FONT], [edges, EDGE_FONT]].forEach(function (pair) {
+      var set = pair[0], ups = [];
+      set.forEach(function (item) {
+        if (!item.label) { return; }
+        var key = (set === nodes ? "n" : "e") + item.id;
+        if (base[key] === undefined) { base[key] = (item.font && item.font.size) || pair[1]; }
+        var want = Math.max(base[key], Math.ceil(MIN_PX / scale));
+        if (!item.font || item.font.size !== want) {
+          ups.push({id: item.id, font: Object.assign({}, item.font || {}, {size: want})});
+        }
+      });
+      if (ups.length) { set.update(ups); }
+    });
+  }
+  function fit() { network.fit({animation: false}); hold(); network.fit({animation: false}); hold(); }
+  window.togFit = fit;
   function sized() {
     var w = el.clientWidth, h = el.clientHeight, s = w + "x" + h;
     if (w > 0 && h > 0 && s !== last) {
@@ -173,7 +200,49 @@ _CLICK = """<script>
 })();
 </script>"""
 
-_EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""")  # searched in the lower-cased page
+_URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href",
+                        "manifest", "ping", "cite", "longdesc", "codebase", "archive", "icon"})
+_OUTSIDE = re.compile(r"(?i)^\s*(?:[a-z][a-z0-9+.\-]*:)?//|^\s*(?:https?|ftp|wss?):")
+_CSS_OUTSIDE = re.compile(r"""(?i)(?:url\(\s*["']?|@import\s+["']?)\s*(?:[a-z][a-z0-9+.\-]*:)?//""")
+
+
+class _Markup(HTMLParser):
+    """Collects what a page's real markup loads from outside: URL attributes of tags, CSS in <style> elements and
+    style attributes, and (recursively) iframe srcdoc pages. Script bodies are text to this parser, so data inside
+    the pictures' JSON is never mistaken for markup."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for k, v in attrs:
+            v = v or ""
+            if k in _URL_ATTRS and any(_OUTSIDE.search(u) for u in (v.split(",") if k == "srcset" else [v])):
+                self.found.append(f"<{tag} {k}={v[:80]}>")
+            elif k == "style" and _CSS_OUTSIDE.search(v):
+                self.found.append(f"<{tag} style={v[:80]}>")
+            elif k == "srcdoc":
+                self.found += external_references(v)
+            elif k == "http-equiv" and v.strip().lower() == "refresh":
+                self.found.append(f"<{tag} http-equiv=refresh>")
+        self._style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._style and _CSS_OUTSIDE.search(data):
+            self.found.append(f"<style>{data[:80]}")
+
+
+def external_references(page: str) -> list[str]:
+    """What the page's markup would load from another origin (empty for every page built here)."""
+    parser = _Markup()
+    parser.feed(page)
+    parser.close()
+    return parser.found
 
 
 def arrows(forward: bool) -> dict[str, Any]:
@@ -183,10 +252,11 @@ def arrows(forward: bool) -> dict[str, Any]:
 
 def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
     return {
-        "nodes": {"shape": "dot", "font": {"size": 16, "face": "sans-serif", "strokeWidth": 4,
+        "nodes": {"shape": "dot", "font": {"size": NODE_FONT, "face": "sans-serif", "strokeWidth": 4,
                                            "strokeColor": "#ffffff"}},
+        # edge labels sit above their edge, so the line does not run through them
         "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.5}},
-                  "font": {"size": 12, "align": "middle", "color": "#495057", "strokeWidth": 3},
+                  "font": {"size": EDGE_FONT, "align": "top", "color": "#495057", "strokeWidth": 3},
                   "smooth": {"enabled": n_edges <= 150, "type": "continuous"}},
         "interaction": {"hover": True, "tooltipDelay": 150},
         "layout": {"randomSeed": 7, "improvedLayout": n_nodes <= 100},
@@ -209,9 +279,40 @@ def _template_env(template_dir: str) -> Any:
     return env
 
 
+def _js_json(value: Any) -> str:
+    """JSON safe inside a <script> element (as jinja's tojson: < > & ' escaped)."""
+    return (json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("'", "\\u0027"))
+
+
+def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
+    """"n more" nodes: a click on one puts the nodes and edges it stands for into the picture (and its own next
+    "more" node, if any), then fits the view again."""
+    if not reserve:
+        return ""
+    data = _js_json({str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
+                              "edges": v.get("edges", [])} for k, v in reserve.items()})
+    return ("<script>\n(function () {\n  var MORE = " + data + ";\n" + """
+  if (typeof network === "undefined" || !network) { return; }
+  network.on("click", function (p) {
+    if (!p.nodes || !p.nodes.length) { return; }
+    var key = String(p.nodes[0]), more = MORE[key];
+    if (!more) { return; }
+    delete MORE[key];
+    nodes.remove(p.nodes[0]);
+    nodes.add(more.nodes);
+    edges.add(more.edges);
+    if (window.togFit) { window.togFit(); }
+  });
+})();
+</script>""")
+
+
 def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
-               legend_html: str, title: str, clickable: bool = False) -> str:
-    """The standalone page for these nodes and edges (pyvis + our post-processing)."""
+               legend_html: str, title: str, clickable: bool = False,
+               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+    """The standalone page for these nodes and edges (pyvis + our post-processing). `reserve`: for each "n more"
+    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds."""
     from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
@@ -219,16 +320,19 @@ def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options
     # vis.js included, would be compiled again for every picture (~90 of ~120 ms)
     for n in nodes:
         n = dict(n)
-        net.add_node(n.pop("id"), label=n.pop("label"), shape=n.pop("shape", "dot"), **n)
+        label = n.pop("label")
+        net.add_node(n.pop("id"), label=label, shape=n.pop("shape", "dot"), **n)
+        net.nodes[-1]["label"] = label  # pyvis would show the id in place of an empty label
     for e in edges:
         e = dict(e)
         net.add_edge(e.pop("from"), e.pop("to"), **e)
     net.options = options
     return finish(net.generate_html(), legend_html=legend_html, title=title,
-                  physics=bool(options["physics"]["enabled"]), clickable=clickable)
+                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
 
 
-def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False) -> str:
+def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False,
+           reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
     """Post-process pyvis' page: drop CDN tags, empty headings, unused bindings; add CSS, legend, fit, clicks."""
     page = re.sub(r"<!--\s*<link.*?-->", "", page, flags=re.S)
     page = re.sub(r"<link\b[^>]*>", "", page)
@@ -243,10 +347,14 @@ def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable:
     page = page.replace("</head>", _CSS + "\n</head>", 1)
     page = page.replace("<body>", "<body>\n" + legend_html, 1)
     i = page.rfind("</body>")
-    scripts = _FIT.replace("PHYSICS", "true" if physics else "false") + ("\n" + _CLICK if clickable else "")
+    scripts = (_FIT.replace("PHYSICS", "true" if physics else "false").replace("MIN_PX", str(MIN_LABEL_PX))
+               .replace("NODE_FONT", str(NODE_FONT)).replace("EDGE_FONT", str(EDGE_FONT))
+               + "\n" + _more_script(reserve or {}) + ("\n" + _CLICK if clickable else ""))
     page = page[:i] + scripts + "\n" + page[i:]
-    if _EXTERNAL.search(page.lower()):  # lower-casing first: 5 ms on a 0.7 MB page, an IGNORECASE search 11 ms
-        raise RuntimeError("pyvis output still references an external resource; check the pyvis version")
+    outside = external_references(page)  # real tags and attributes only: data text is inert JSON inside a script
+    if outside:
+        raise RuntimeError(f"pyvis output still references an external resource ({outside[0]}); "
+                           "check the pyvis version")
     return page
 
 
@@ -258,8 +366,11 @@ def empty_html(message: str, *, height: str = "200px") -> str:
 
 
 def picture_json(page: str) -> dict[str, Any]:
-    """The nodes and edges embedded in a page built here (for tests and debugging)."""
+    """The nodes and edges embedded in a page built here, and what each "n more" node adds (for tests and
+    debugging)."""
     m_nodes = re.search(r"nodes = new vis\.DataSet\((.*?)\);\n", page)
     m_edges = re.search(r"edges = new vis\.DataSet\((.*?)\);\n", page)
+    m_more = re.search(r"var MORE = (.*?);\n", page)
     return {"nodes": json.loads(m_nodes.group(1)) if m_nodes else [],
-            "edges": json.loads(m_edges.group(1)) if m_edges else []}
+            "edges": json.loads(m_edges.group(1)) if m_edges else [],
+            "more": json.loads(m_more.group(1)) if m_more else {}}

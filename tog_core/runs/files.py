@@ -1,45 +1,33 @@
 """Run store: one JSON trace per run, written atomically after every step; list, load, resume, branch.
 
-Layout: <home>/runs/<run_id>.json. A crash between steps loses at most the step in flight; a reader
-never sees a half-written file (temp file + fsync + os.replace).
+Layout: <home>/runs/<run_id>.json, and a small summary of each in <home>/runs/.index/ (index.py), from which runs
+are listed: a trace is parsed only when its run is opened. A crash between steps loses at most the step in flight;
+a reader never sees a half-written file (temp file + fsync + os.replace). A damaged run file is listed by
+`problems` (its name and why) and never stops the others from being listed.
 """
 from __future__ import annotations
 
 import json
 import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tog_core.home import atomic_write_text, new_run_id, tog_home
+from tog_core.runs.index import (
+    DamagedRun,
+    RunSummary,
+    file_stamp,
+    read_entry,
+    remove_entry,
+    summarize,
+    summarize_file,
+    write_entry,
+)
 from tog_core.tog.trace import Trace
 
 __all__ = ["RunStore", "RunSummary", "atomic_write_text", "new_run_id", "tog_home"]  # the last three from home.py
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9_\-]{1,80}$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunSummary:
-    run_id: str
-    question: str
-    created_at: str
-    project: str
-    answer: str
-    stop_reason: str | None
-    llm_calls: int
-    cost_usd: float | None
-    width: int | None
-    depth: int | None
-    pruner: str
-    model: str
-    finished: bool
-    parent_run: str | None
-    path: Path
-    steps: int = 0  # steps taken; 0 with no answer = abandoned before the search began (not worth listing)
-    stage: str = ""  # where an unfinished run stopped ("relations", "entities", "evaluate", "answer")
-    resumable: bool = False  # unfinished, not failed, and carrying the state a resume needs
+_RUN_ID = re.compile(r"[A-Za-z0-9_\-]{1,80}\Z")  # with .match: the whole id (`$` let "id\n" through)
 
 
 class RunStore:
@@ -56,8 +44,15 @@ class RunStore:
         if not trace.run_id:
             trace.run_id = new_run_id()
         p = self.path(trace.run_id)
+        d = trace.to_dict()
         with self._lock:
-            atomic_write_text(p, trace.to_json(indent=1))
+            atomic_write_text(p, json.dumps(d, ensure_ascii=False, indent=1))
+            try:
+                stamp = file_stamp(p.stat())
+                found: RunSummary | DamagedRun = summarize(d, p, stamp=stamp)
+            except DamagedRun as err:  # a trace the engine made is never damaged; kept apart all the same
+                found = err
+            write_entry(p, stamp, found)
         return p
 
     def load(self, run_id: str) -> Trace:
@@ -66,46 +61,48 @@ class RunStore:
             return Trace.from_json(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise FileNotFoundError(f"no saved run {run_id} in {self.root}") from None
-        except (json.JSONDecodeError, ValueError, TypeError) as err:
-            raise ValueError(f"{p}: not a readable trace ({err})") from None
+        except (ValueError, TypeError, AttributeError, KeyError) as err:  # UnicodeDecodeError, JSONDecodeError too
+            raise ValueError(f"{p.name}: not a readable trace ({err.__class__.__name__}: {str(err)[:200]})") from None
+        except RecursionError:
+            raise ValueError(f"{p.name}: not a readable trace (nested too deeply)") from None
 
     def delete(self, run_id: str) -> None:
-        self.path(run_id).unlink(missing_ok=True)
+        p = self.path(run_id)
+        p.unlink(missing_ok=True)
+        remove_entry(p)
+
+    def scan(self) -> tuple[list[RunSummary], list[str]]:
+        """Every listable run, newest first, and every damaged run file as "file name: why". Read from the
+        index; a run file it does not describe as it is now is summarised once and the index updated."""
+        good: list[RunSummary] = []
+        bad: list[str] = []
+        if not self.root.is_dir():
+            return good, bad
+        for p in sorted(self.root.glob("*.json")):
+            try:
+                stamp = file_stamp(p.stat())
+                found = read_entry(p, stamp)
+                if found is None:
+                    try:
+                        found = summarize_file(p, stamp)
+                    except DamagedRun as err:
+                        found = err
+                    write_entry(p, stamp, found)
+            except OSError as err:  # deleted meanwhile, or unreadable
+                if p.exists():
+                    bad.append(f"{p.name}: cannot be read ({err.strerror or err.__class__.__name__})")
+                continue
+            if isinstance(found, DamagedRun):
+                bad.append(f"{p.name}: {found}")
+            else:
+                good.append(found)
+        good.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
+        return good, bad
 
     def list(self) -> list[RunSummary]:
-        """Every readable run, newest first. Unreadable files are skipped (reported by `problems`)."""
-        out = []
-        if not self.root.is_dir():
-            return out
-        for p in self.root.glob("*.json"):
-            try:
-                d = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            if not isinstance(d, dict) or "question" not in d:
-                continue
-            cfg: dict[str, Any] = d.get("config") or {}
-            stats: dict[str, Any] = d.get("stats") or {}
-            out.append(RunSummary(
-                run_id=d.get("run_id") or p.stem, question=str(d.get("question", "")),
-                created_at=str(d.get("created_at", "")), project=str(d.get("project", "")),
-                answer=str(d.get("answer", "")), stop_reason=d.get("stop_reason"),
-                llm_calls=int(stats.get("llm_calls") or 0), cost_usd=stats.get("cost_usd"),
-                width=cfg.get("width"), depth=cfg.get("depth"), pruner=str(cfg.get("pruner", "")),
-                model=str(cfg.get("model", "")), finished=bool(d.get("answer")), parent_run=d.get("parent_run"),
-                path=p, steps=len(d.get("steps") or []), stage=str((d.get("state") or {}).get("stage") or ""),
-                resumable=not d.get("answer") and d.get("stop_reason") != "error" and bool(d.get("state"))))
-        out.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
-        return out
+        """Every readable run, newest first. Damaged files are left out (named by `problems`)."""
+        return self.scan()[0]
 
     def problems(self) -> list[str]:
-        bad = []
-        if self.root.is_dir():
-            for p in self.root.glob("*.json"):
-                try:
-                    d = json.loads(p.read_text(encoding="utf-8"))
-                    if not isinstance(d, dict) or "question" not in d:
-                        bad.append(f"{p.name}: not a trace")
-                except (OSError, json.JSONDecodeError) as err:
-                    bad.append(f"{p.name}: unreadable ({err.__class__.__name__})")
-        return bad
+        """Every damaged run file: "file name: why"."""
+        return self.scan()[1]

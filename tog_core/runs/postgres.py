@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +65,21 @@ def _json(obj: Any) -> str:
 class PgRunStore:
     """Runs in PostgreSQL. `user` is recorded on every run this store saves (a login or a session id)."""
 
-    def __init__(self, url: str, *, user: str = "", pool_size: int = 4) -> None:
+    def __init__(self, url: str, *, user: str = "", pool_size: int = 4, timeout: float = 10.0) -> None:
+        import psycopg
         from psycopg_pool import ConnectionPool
 
-        with connect(url) as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-            for ddl in DDL:
-                conn.execute(ddl)
         self.url = redact(url)
         self._secret_url = url
         self.user = user
+        self._timeout = timeout  # seconds to wait for a pooled connection (a server that went away: StoreError)
+        try:
+            with connect(url) as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+                for ddl in DDL:
+                    conn.execute(ddl)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as err:
+            raise self._error(err) from None
         self._pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), open=True, name="tog:runs",
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
                                             "application_name": "tog-explorer"})
@@ -100,13 +107,23 @@ class PgRunStore:
         return run_id
 
     def _error(self, err: Exception) -> StoreError:
-        return StoreError(f"run store {self.url}: {scrub(str(err).strip(), self._secret_url)[:300]}")
+        words = scrub((str(err).strip().splitlines() or [err.__class__.__name__])[0], self._secret_url)
+        return StoreError(f"run store {self.url}: {words[:300]}")
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        """A pooled connection; a server that is down or went away is a StoreError (after at most `timeout` s)."""
+        import psycopg
+
+        try:
+            with self._pool.connection(timeout=self._timeout) as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as err:
+            raise self._error(err) from None
 
     # ------------------------------------------------------------ writing
     def save(self, trace: Trace) -> str:
         """Write the whole trace in one transaction; returns the run id (a new one if the trace had none)."""
-        import psycopg
-
         if not trace.run_id:
             trace.run_id = new_run_id()
         rid = self._check_id(trace.run_id)
@@ -117,13 +134,10 @@ class PgRunStore:
                str(d.get("answer", "")), d.get("stop_reason"), int(stats.get("llm_calls") or 0), stats.get("cost_usd"),
                cfg.get("width"), cfg.get("depth"), str(cfg.get("pruner", "")), str(cfg.get("model", "")),
                d.get("parent_run"), len(steps), _json(d))
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                self._write_run(conn, run)
-                self._write_steps(conn, rid, steps)
-                self._write_overrides(conn, rid, steps)
-        except psycopg.OperationalError as err:
-            raise self._error(err) from None
+        with self._conn() as conn, conn.transaction():
+            self._write_run(conn, run)
+            self._write_steps(conn, rid, steps)
+            self._write_overrides(conn, rid, steps)
         return rid
 
     def _write_run(self, conn: Any, run: tuple[Any, ...]) -> None:
@@ -155,13 +169,13 @@ class PgRunStore:
                                       "VALUES (%s, %s, %s, %s, %s, %s, %s)", [_no_nul(r) for r in rows])
 
     def delete(self, run_id: str) -> None:
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             conn.execute(f"DELETE FROM {S}.runs WHERE run_id = %s", (self._check_id(run_id),))
 
     # ------------------------------------------------------------ reading
     def load(self, run_id: str) -> Trace:
         rid = self._check_id(run_id)
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             row = conn.execute(f"""SELECT r.trace, COALESCE((SELECT jsonb_agg(s.step ORDER BY s.n) FROM {S}.steps s
                                    WHERE s.run_id = r.run_id), '[]'::jsonb) FROM {S}.runs r WHERE r.run_id = %s""",
                                (rid,)).fetchone()
@@ -182,18 +196,26 @@ class PgRunStore:
         if user is not None:
             where.append("user_id = %s")
             args.append(user)
+        # the summary columns, and from the trace (kept without its steps) only where an unfinished run stopped
         sql = (f"SELECT run_id, question, created_at, project, answer, stop_reason, llm_calls, cost_usd, width, "
-               f"depth, pruner, model, parent_run FROM {S}.runs" + (" WHERE " + " AND ".join(where) if where else "")
+               f"depth, pruner, model, parent_run, n_steps, COALESCE(trace->'state'->>'stage', ''), "
+               f"COALESCE(jsonb_typeof(trace->'state') = 'object' AND trace->'state' <> '{{}}'::jsonb, false), "
+               f"updated_at::text FROM {S}.runs" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY created_at DESC, run_id DESC")
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             rows = conn.execute(sql, args).fetchall()
         return [RunSummary(run_id=r[0], question=r[1], created_at=r[2], project=r[3], answer=r[4], stop_reason=r[5],
                            llm_calls=r[6], cost_usd=r[7], width=r[8], depth=r[9], pruner=r[10], model=r[11],
-                           finished=bool(r[4]), parent_run=r[12], path=Path(r[0])) for r in rows]
+                           finished=bool(r[4]), parent_run=r[12], path=Path(r[0]), steps=r[13], stage=r[14],
+                           resumable=not r[4] and r[5] != "error" and bool(r[15]), stamp=r[16]) for r in rows]
+
+    def scan(self) -> tuple[list[RunSummary], list[str]]:
+        """`list()` and `problems()` together (as RunStore.scan)."""
+        return self.list(), self.problems()
 
     def problems(self) -> list[str]:
         """Runs whose stored steps do not match the count their row records (only hand edits can do that)."""
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             rows = conn.execute(f"""SELECT r.run_id, r.n_steps, count(s.n) FROM {S}.runs r
                                     LEFT JOIN {S}.steps s USING (run_id) GROUP BY r.run_id, r.n_steps
                                     HAVING count(s.n) <> r.n_steps ORDER BY r.run_id""").fetchall()

@@ -10,6 +10,7 @@ stemmer (PyStemmer). No model, no download.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from functools import lru_cache
@@ -38,6 +39,7 @@ _WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
 
 
 
+@lru_cache(maxsize=100_000)  # words repeat: a hub's 200,000 relation texts share a few thousand
 def _stem(tok: str) -> str:
     """A tiny suffix stripper so "directed"/"director"/"directs", "release"/"released" and
     "writer"/"written" meet; no dictionary, no download."""
@@ -90,6 +92,27 @@ def hop_phrases(question: str, topics: list[str]) -> list[str]:
     return possessive + [p for _, p in reversed(left)] + rest
 
 
+class _Gaps:
+    """Characters between a word (at pos) and the nearest of some marked spans (a, b): a - pos - len(word) to a
+    span that starts after pos, max(0, pos - b) to one that starts at or before it. Binary search over the spans
+    sorted by start (with the running furthest end), so a long question costs n log n, not words x marks."""
+
+    def __init__(self, marks: list[tuple[int, int]]) -> None:
+        ordered = sorted(marks)
+        self.starts = [a for a, _ in ordered]
+        self.reach: list[int] = []  # furthest end among the spans up to each one
+        for _, b in ordered:
+            self.reach.append(max(b, self.reach[-1]) if self.reach else b)
+
+    def __call__(self, pos: int, word: str = "") -> int:
+        k = bisect.bisect_right(self.starts, pos)  # spans [0, k) start at or before pos
+        best = max(0, pos - self.reach[k - 1]) if k else None
+        if k < len(self.starts):
+            after = self.starts[k] - pos - len(word)
+            best = after if best is None else min(best, after)
+        return best  # type: ignore[return-value]
+
+
 def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
     first hops ("films acted by the actors in X"), the words next to the question word the last ("who
@@ -113,19 +136,17 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     if len(content) < 2:
         return []
 
-    def gap(pos: int, marks: list[tuple[int, int]], word: str = "") -> int:
-        """Characters between a word (at pos) and the nearest of the marked spans."""
-        return min(a - pos - len(word) if pos < a else max(0, pos - b) for a, b in marks)
-
+    gap = _Gaps(spans)
     wh = [(m.start(), m.end()) for m in _WORD.finditer(question) if m.group(0).lower() in _WH_WORDS]
     if wh:  # the answer's words sit by the question word ("… are written by who"), the first hop's by the topic
-        far_w = [(p, w) for p, w in content if gap(p, wh, w) < gap(p, spans, w)]
-        near_w = [(p, w) for p, w in content if gap(p, wh, w) >= gap(p, spans, w)]
+        gap_wh = _Gaps(wh)
+        far_w = [(p, w) for p, w in content if gap_wh(p, w) < gap(p, w)]
+        near_w = [(p, w) for p, w in content if gap_wh(p, w) >= gap(p, w)]
         if near_w and not far_w:  # nothing sits by the question word: "when …" alone says what the answer is
             far_w = [(a, question[a:b]) for a, b in wh]
         if far_w and near_w:
             return [" ".join(w for _, w in near_w)] * (hops - 1) + [" ".join(w for _, w in far_w)]
-    ranked = sorted(content, key=lambda pw: gap(pw[0], spans, pw[1]))
+    ranked = sorted(content, key=lambda pw: gap(pw[0], pw[1]))
     half = -(-len(ranked) // 2)
     near = " ".join(w for _, w in sorted(ranked[:half]))
     far = " ".join(w for _, w in sorted(ranked[half:]))

@@ -7,7 +7,9 @@ For each expected title one entry:
   {"title", "entity_id", "found", "in_final_beam", "never_candidate",
    "lost": {"depth", "stage", "rank", "of", "score", "cutoff", "step", "label", "note"} | None,
    "nearest": {"entity", "entity_id", "depth", "hops", "route": [titles], "relation"} | None,
-   "force": {"step", "candidate_id", "label", "from_id", "route": [[relationship_id, entity_id], ...]} | None,
+   "force": {"step", "candidate_id", "label", "from_id", "route": [[relationship_id, entity_id], ...],
+             "entity_id" (the expected entity: the forced run answers it when a chain reaches it),
+             "action" (when the override is a verdict, what it does)} | None,
    "did_you_mean": [titles]}
 * in the final beam: on a chain of the trace; nothing was lost.
 * a candidate that was pruned: `lost` is the last step where it was a candidate and not kept: its rank among
@@ -139,7 +141,7 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
                 if str(c.get("target_id")) == ent0_id and str(c.get("source_id")) == near_e.id and not c.get("kept"):
                     entry["lost"] = _lost(steps, i, c, f"{route_titles[1]} was pruned{far}")
                     entry["force"] = {"step": i, "candidate_id": c["id"], "label": route_titles[1], "route": route[1:],
-                                      "from_id": ent0_id}
+                                      "from_id": ent0_id, "entity_id": graph.entity(idx).id}
                     return
     for i in range(len(steps) - 1, -1, -1):  # the relation of the first hop offered and pruned
         s = steps[i]
@@ -148,9 +150,24 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
                 if rel0_id in (c.get("relationship_ids") or []) and not c.get("kept"):
                     entry["lost"] = _lost(steps, i, c, f"the relation towards {route_titles[1]} was pruned{far}")
                     entry["force"] = {"step": i, "candidate_id": c["id"], "label": c.get("label", ""), "route": route,
-                                      "from_id": near_e.id}
+                                      "from_id": near_e.id, "entity_id": graph.entity(idx).id}
                     return
     base = {"rank": None, "of": None, "score": None, "cutoff": None, "label": ""}
+    for i in range(len(steps) - 1, -1, -1):  # offered, but ranked below the candidates the trace kept (a hub)
+        s = steps[i]
+        hidden = [x for x in s.get("not_shown") or [] if str(x.get("source_id")) == near_e.id]
+        if s.get("stage") == "relations" and int(s.get("depth") or 0) == dn + 1 and hidden:
+            x = hidden[0]
+            group = [c for c in s.get("candidates") or [] if c.get("path") == x.get("path")]
+            _, of, cutoff = _rank(group, {"score": 0.0})
+            n = int(x.get("shown") or len(group)) + int(x.get("count") or 0)
+            entry["lost"] = {**base, "depth": dn + 1, "stage": "relations", "step": i, "of": n,
+                             "cutoff": cutoff,
+                             "score": x.get("best_score"),
+                             "note": f"the relation towards {route_titles[1]} ranked below the "
+                                     f"{int(x.get('shown') or len(group))} best of {n} relations of {near_e.title} "
+                                     f"the trace keeps (its score at most {x.get('best_score')}){far}"}
+            return
     depths_run = [int(s.get("depth") or 0) for s in steps]
     if max_depth and dn + 1 > max_depth:
         entry["lost"] = {**base, "depth": dn + 1, "stage": "max_depth", "step": None,
@@ -164,7 +181,7 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
                          "note": "the chains were judged sufficient, so the search stopped before reaching it" + far}
         if any(c.get("id") == "continue" for c in steps[i].get("candidates") or []):
             entry["force"] = {"step": i, "candidate_id": "continue", "label": "search one level deeper",
-                              "route": route, "from_id": near_e.id}
+                              "route": route, "from_id": near_e.id, "entity_id": graph.entity(idx).id}
         return
     limit = (trace.get("config") or {}).get("max_candidates", "K")
     if dn + 1 in depths_run:
@@ -212,8 +229,8 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
                                  "cutoff": None, "step": ev, "label": "",
                                  "note": f"in the beam at depth {d}, but the chains were judged not yet sufficient; "
                                          "its paths were pruned deeper"}
-                entry["force"] = {"step": ev, "candidate_id": "sufficient", "label": f"answer at depth {d}",
-                                  "route": [], "from_id": e.id}
+                entry["force"] = {"step": ev, "candidate_id": "sufficient", "label": e.title, "route": [],
+                                  "from_id": e.id, "entity_id": e.id, "action": f"answer at depth {d}"}
                 continue
             ext = [(i, c) for i, s in enumerate(steps) if s.get("stage") == "entities"
                    and int(s.get("depth") or 0) == d + 1 for c in s.get("candidates") or []
@@ -226,7 +243,8 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
         if occ:
             i, c = occ[-1]
             entry["lost"] = _lost(steps, i, c)
-            entry["force"] = {"step": i, "candidate_id": c["id"], "label": e.title, "route": [], "from_id": e.id}
+            entry["force"] = {"step": i, "candidate_id": c["id"], "label": e.title, "route": [], "from_id": e.id,
+                              "entity_id": e.id}
             continue
         _never(trace, graph, idx, entry)
     return out
@@ -266,6 +284,9 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
                 words.append(lost["note"][0].upper() + lost["note"][1:] + ".")
         f = d.get("force")
         if f:
-            words.append(f"Override to try: keep “{f['label']}” at step {f['step'] + 1}.")
+            if f.get("action"):
+                words.append(f"Override to try: {f['action']} with “{f['label']}” (step {f['step'] + 1}).")
+            else:
+                words.append(f"Override to try: keep “{f['label']}” at step {f['step'] + 1}.")
         out.append(" ".join(words))
     return "\n".join(out)

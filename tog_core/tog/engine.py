@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
+from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
 from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
@@ -96,6 +97,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
+        check_question(question)
         if seeds is None:
             found = link_question(question, self.graph)
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, UTC
 from typing import Any
 
+from tog_core.llm.circuit import failure_record
 from tog_core.llm.usage import Usage, total
 from tog_core.tog.policy import LOW_CONFIDENCE
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
@@ -70,6 +71,9 @@ class Recording:
         if fallbacks:
             stats["other_fallbacks"] = [{"name": u["fallback"], "detail": u.get("detail", ""), "where": u["stage"]}
                                         for u in fallbacks]
+        failure = failure_record(getattr(self, "llm", None))
+        if failure:  # the provider failed (named in one line); the calls after it fell back by name
+            stats["llm_failure"] = failure
         choice = self.answer_choice(state) if state.paths else None
         picked = self.graph.entity(choice.entity) if choice else None
         return Trace(answer_entity=picked.title if picked else None, answer_entity_id=picked.id if picked else None,

@@ -26,7 +26,7 @@ from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
 from tog_core.tog.policy import NextEdges, SearchPolicy, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
-from tog_core.tog.trace import Candidate, Step
+from tog_core.tog.trace import Candidate, Step, shown_in_trace
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
 
@@ -200,7 +200,16 @@ class StageProposals:
             scores = self.policy.relation_scores(self, state, i, groups, scores,
                                                  [b == res.scored_by for b in by])
             top = beam_cut([(-v,) for v in scores], cfg.width)  # relation pruning: the top N per entity
+            order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
+            scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
+            shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
+            if len(shown) < len(groups):
+                step.not_shown.append({"path": i, "source_id": src_e.id, "source_entity": src_e.title,
+                                       "count": len(groups) - len(shown), "shown": len(shown),
+                                       "best_score": round(float(scores[next(k for k in order if k not in shown)]), 6)})
             for k, g in enumerate(groups):
+                if k not in shown:
+                    continue
                 step.candidates.append(Candidate(
                     id=g.key, label=g.text, score=round(float(scores[k]), 6), reason=reasons[k],
                     auto_kept=k in top, kept=k in top, kind="relation", source_entity=src_e.title,

@@ -56,6 +56,16 @@ class Step:
     wall_s: float = 0.0
     note: str = ""  # e.g. "412 candidates from 3 entities, 30 scored by llm after bm25 pre-filter"
     verdict: dict[str, Any] | None = None  # evaluate: {"sufficient": bool, "reason": str, "by": str}
+    # candidates offered but not kept in the trace (a hub's thousands of relations): per frontier path, how many and
+    # the best score among them; `candidates` holds each path's top `shown` by score and every kept one. Absent in
+    # traces written before (and when nothing was left out): then `candidates` is every candidate.
+    not_shown: list[dict[str, Any]] = field(default_factory=list)  # {"path","source_id","source_entity","count",
+    #                                                                  "best_score","shown"}
+
+    @property
+    def n_candidates(self) -> int:
+        """How many candidates the stage offered: those in the trace and those left out of it."""
+        return len(self.candidates) + sum(int(x.get("count") or 0) for x in self.not_shown)
 
     def add_usage(self, u: Usage) -> None:
         total = Usage.of(self) + u
@@ -72,6 +82,22 @@ class Step:
         data = {k: v for k, v in d.items() if k in known}
         data["candidates"] = [Candidate.from_dict(c) for c in d.get("candidates", [])]
         return cls(**data)
+
+
+def shown_in_trace(order: list[int], paths: list[int], always: set[int], top_k: int) -> set[int]:
+    """Which candidates a step records: per beam path the first `top_k` of `order` (best first) that are on it, and
+    every one in `always` (the kept ones, and those the main scorer scored: with the hub pre-filter off, as in the
+    paper, that is all of them). The rest, only ever scored by the pre-filter, are counted in `Step.not_shown`
+    (recomputable: the same graph, question and scorer give them again), so a 200,000-edge hub costs a trace K
+    candidates, not 200,000."""
+    per_path: dict[int, int] = {}
+    shown = set(always)
+    for k in order:
+        n = per_path.get(paths[k], 0)
+        if n < top_k:
+            shown.add(k)
+            per_path[paths[k]] = n + 1
+    return shown
 
 
 @dataclass(kw_only=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
+import weakref
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Hashable
@@ -17,36 +19,45 @@ from collections.abc import Callable, Hashable
 import streamlit as st
 import streamlit.components.v1 as components
 
-from tog_core.app.session import K, Settings, run_spec
+from tog_core.app.session import K, Settings, check_project_root, run_spec
 from tog_core.compose import build_engine, plan
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
-from tog_core.llm.factory import build_embedder, build_llm, choose_model
+from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
 
-APP_DIR = Path(__file__).resolve().parent
+APP_DIR = Path(__file__).resolve().parents[1]  # the app's folder (app.py, pages/, demo/)
 _PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
 
 
 def fingerprint(resolved_path: str, store_url: str = "") -> str:
-    """What changes when the project's graph changes: the tables' sizes and modification times (a re-index), or
-    the store's generation of the graph (a re-import). Part of the graph cache's key."""
+    """What changes when the project's graph changes: the tables' sizes and modification times and their
+    folders' (a re-index, a table added or removed), or the store's generation of the graph (a re-import). Part of
+    the graph cache's key. Raises ProjectError when the tables cannot be found any more."""
     if store_url:
         from tog_core.graphrag.pg_common import graph_generation, graph_name
 
         info = _info(resolved_path) if Path(resolved_path).is_dir() else None
         return f"store:{graph_generation(store_url, graph_name(resolved_path, info))}"
-    return "|".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
-                    for p in sorted(_info(resolved_path).tables.values()))
+    for _ in range(2):
+        tables = sorted(_info(resolved_path).tables.values())
+        try:
+            folders = sorted({p.parent for p in tables})
+            return "|".join([f"{d}:{d.stat().st_mtime_ns}" for d in folders]
+                            + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in tables])
+        except OSError:  # a table went away (a re-index in progress, or another layout): look for them again
+            _info.clear(resolved_path)
+    raise ProjectError(f"{resolved_path}: its tables changed while being read — try again when the indexing is "
+                       "finished")
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _info(resolved_path: str) -> ProjectInfo:
     """Where a project's tables are (read once per path: settings and parquet schemas take ~10 ms, and the
-    fingerprint is asked for on every rerun; a re-index rewrites the same files, whose stats then change)."""
+    fingerprint is asked for on every rerun; cleared when the tables' folder changes)."""
     return open_project(resolved_path)
 
 
@@ -56,17 +67,53 @@ def store_url() -> str:
 
 
 @st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
-def _load(resolved_path: str, url: str, _fingerprint: str) -> tuple[ProjectInfo | None, Any]:
+def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo | None, Any]:
+    """The graph of one version of a project: `fingerprint` is part of the cache key (no leading underscore, which
+    would leave it out), so a re-indexed or re-imported graph is a new entry."""
     from tog_core.graphrag.open import open_graph
 
     return open_graph(resolved_path, store=url or None)
 
 
+_LATEST: dict[tuple[str, str], str] = {}  # (path, store) -> the fingerprint last loaded, shared by every session
+_LATEST_LOCK = threading.Lock()
+
+
+def _evict(resolved_path: str, url: str, fp: str) -> None:
+    """Drop the cached graph of an older version of a project, closing a store's connections (its schema is gone
+    after a re-import; a session still holding it gets the store's "re-imported … open it again")."""
+    with _LATEST_LOCK:
+        old = _LATEST.get((resolved_path, url))
+        _LATEST[(resolved_path, url)] = fp
+    if old is None or old == fp:
+        return
+    stale = _OPEN.pop((resolved_path, url, old), None)
+    _load.clear(resolved_path, url, old)
+    _info.clear(resolved_path)
+    _problems.clear(resolved_path, old, None)
+    graph = stale() if stale is not None else None
+    if graph is not None and hasattr(graph, "close"):
+        graph.close()
+
+
+_OPEN: dict[tuple[str, str, str], Callable[[], Any]] = {}  # weak references to the graphs _load made
+
+
 def load_project(resolved_path: str) -> tuple[ProjectInfo, KnowledgeGraph]:
     """The graph, cached per (path, store, content fingerprint): a re-indexed or re-imported project is loaded
-    anew. Raises ProjectError (shown in plain words by the caller)."""
+    anew on the next rerun of any session, and the older version dropped. Raises ProjectError or UsageError
+    (shown in plain words by the caller), also for a path outside TOG_PROJECT_ROOTS."""
+    check_project_root(resolved_path)
     url = store_url()
-    return _load(resolved_path, url, fingerprint(resolved_path, url))
+    fp = fingerprint(resolved_path, url)
+    _evict(resolved_path, url, fp)
+    info, graph = _load(resolved_path, url, fp)
+    if (resolved_path, url, fp) not in _OPEN:
+        try:
+            _OPEN[(resolved_path, url, fp)] = weakref.ref(graph)
+        except TypeError:  # a graph class without weak references: nothing to close later
+            _OPEN[(resolved_path, url, fp)] = lambda: None
+    return info, graph
 
 
 @st.cache_resource(show_spinner="Starting the model…", max_entries=4)
@@ -104,22 +151,31 @@ def _embedder(resolved_path: str) -> Any:
     return build_embedder(load_project(resolved_path)[0])
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def problems(resolved_path: str) -> list[str]:
     """What loading found wrong (placeholders, duplicates, bad settings …), in plain words."""
     _, graph = load_project(resolved_path)
-    return list(graph.problems) + graph.audit()
+    return _problems(resolved_path, _LATEST.get((resolved_path, store_url()), ""), graph)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:
+    return list(_graph.problems) + _graph.audit()
 
 
 def project() -> tuple[ProjectInfo, KnowledgeGraph] | None:
-    """The current project (the last one that loaded), or None."""
-    path = st.session_state.get(K.PROJECT_OK)
+    """The current project (the last one that loaded), or None; why it cannot be read now is kept in the session
+    (K.PROJECT_ERROR) for the sidebar and `need_project` to say."""
+    ss = st.session_state
+    path = ss.get(K.PROJECT_OK)
     if not path:
         return None
     try:
-        return load_project(path)
-    except (ProjectError, UsageError):  # moved, deleted, or a store that cannot be read: the sidebar says why
+        cur = load_project(path)
+    except (ProjectError, UsageError) as err:  # moved, deleted, or a store that cannot be read
+        ss[K.PROJECT_ERROR] = str(err)
         return None
+    ss.pop(K.PROJECT_ERROR, None)
+    return cur
 
 
 def settings() -> Settings:
@@ -134,19 +190,29 @@ def settings() -> Settings:
                     without=tuple(ss.get(K.WITHOUT, ())))
 
 
-def model_note(s: Settings) -> str:
+def _choice(s: Settings | None = None) -> ModelChoice:
+    """What the settings run on (nothing is started). A base typed here never gets the server's keys
+    (llm/factory.server_key_may_go): only the key typed in this session, or none."""
+    s = s or settings()
     cur = project()
-    choice = choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
-                          api_key=st.session_state.get(K.API_KEY) or None)
+    return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
+                        api_key=st.session_state.get(K.API_KEY) or None)
+
+
+def model_note(s: Settings) -> str:
+    choice = _choice(s)
     return f"{choice.model}" + (f" — {choice.note}" if choice.note else "")
 
 
 def model_kind(s: Settings | None = None) -> str:
     """"none", "local" or "litellm": what the current settings run on (nothing is started)."""
-    s = s or settings()
-    cur = project()
-    return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
-                        api_key=st.session_state.get(K.API_KEY) or None).kind
+    return _choice(s).kind
+
+
+def key_notice(s: Settings | None = None) -> str | None:
+    """Why no key goes with this session's calls, when a server key was kept from the API base typed here."""
+    choice = _choice(s)
+    return choice.note if choice.key_source == WITHHELD else None
 
 
 def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
@@ -184,21 +250,72 @@ def local_client(project_path: str) -> Any:
 
 
 def store() -> Any:
-    """The run store: PostgreSQL when a store URL is set (one shared pool, this session's user id), else files."""
+    """The run store: PostgreSQL when a store URL is set (one shared pool, this session's user id) with the files
+    under TOG_HOME behind it while it cannot be reached (FallbackRunStore), else the files."""
     url = store_url()
     if not url:
         return RunStore()
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+    from tog_core.graphrag.pg_common import StoreError
+    from tog_core.runs.fallback import FallbackRunStore
+
     ctx = get_script_run_ctx()
-    return _pg_runs(url).for_user(ctx.session_id if ctx else "")
+    outage = _outage(url)
+    if outage.down():  # failed a moment ago: not asked again before its retry time
+        return FallbackRunStore(None, outage=outage)
+    try:
+        pg = _pg_runs(url)
+    except StoreError as err:  # not even reachable to open: the files, and the reason
+        return FallbackRunStore(None, outage=outage, opening_error=err)
+    return FallbackRunStore(pg.for_user(ctx.session_id if ctx else ""), outage=outage)
+
+
+PG_TIMEOUT_S = 5.0  # wait for a pooled connection to the run store before saving the run locally instead
 
 
 @st.cache_resource(max_entries=2)
 def _pg_runs(url: str) -> Any:
     from tog_core.runs.postgres import PgRunStore
 
-    return PgRunStore(url)
+    return PgRunStore(url, timeout=PG_TIMEOUT_S)
+
+
+@st.cache_resource(max_entries=2)
+def _outage(url: str) -> Any:
+    """When the run store at `url` last failed: shared by every session, so a server that is down is waited
+    for once, not by every page run of every session."""
+    from tog_core.runs.fallback import Outage
+
+    return Outage()
+
+
+def list_runs(runs: Any) -> tuple[list[Any], list[str]]:
+    """The saved runs (newest first) and the damaged ones ("file: why"), from the store's index."""
+    note = getattr(runs, "note", lambda: "")()
+    listed, damaged = runs.scan()
+    note = note or getattr(runs, "note", lambda: "")()
+    if note:
+        st.warning(note)
+    return listed, damaged
+
+
+def open_run(runs: Any, run_id: str, stamp: str) -> dict[str, Any] | None:
+    """A saved run's whole trace, read when the person opens it; kept for this session (two at most) while its
+    stamp is unchanged, so clicks on an open run do not read it again. None (with the reason shown) when it
+    cannot be read."""
+    kept = st.session_state.setdefault(K.RUNS_LOADED, {})
+    key = (run_id, stamp)
+    if key not in kept:
+        try:
+            t = runs.load(run_id).to_dict()
+        except (FileNotFoundError, ValueError, UsageError) as err:
+            st.error(f"Cannot open this run: {err}")
+            return None
+        while len(kept) >= 2:
+            kept.pop(next(iter(kept)))
+        kept[key] = t
+    return kept[key]
 
 
 def cached(key: Hashable, build: Callable[[], str]) -> str:
@@ -228,6 +345,10 @@ def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[st
 def need_project() -> tuple[ProjectInfo, KnowledgeGraph]:
     cur = project()
     if cur is None:
-        st.info("Open a GraphRAG project in the sidebar to start.")
+        why = st.session_state.get(K.PROJECT_ERROR)
+        if why:
+            st.error(f"Cannot read the project now: {why}")
+        else:
+            st.info("Open a GraphRAG project in the sidebar to start.")
         st.stop()
     return cur

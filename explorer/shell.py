@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-import ui
+from explorer import ui
 from tog_core.app.session import (
     DEPARTURES,
     MODES,
@@ -25,11 +25,20 @@ from tog_core.app.session import (
     remember_project,
     resolve_project_path,
     sidebar_defaults,
+    with_recent,
 )
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
 _inside = threading.local()  # set while app.py runs a page: the frame is drawn
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def single_user() -> bool:
+    """Served on the loopback address only (`--server.address 127.0.0.1`): one person's app, whose recent
+    projects are kept in TOG_HOME across restarts. Any other address may serve several people: each session
+    keeps its own list, and nothing one person opens is shown to another."""
+    return (st.get_option("server.address") or "") in LOOPBACK
 
 
 def ensure() -> None:
@@ -65,6 +74,8 @@ def draw() -> None:
         ss[K.PROJECT_INPUT] = parse_app_args(sys.argv[1:]).get("project") or str(ui.APP_DIR / "demo")
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
+    if K.RECENT not in ss:
+        ss[K.RECENT] = recent_projects() if single_user() else []
 
 
     with st.sidebar:
@@ -80,12 +91,16 @@ def draw() -> None:
             try:
                 ui.load_project(wanted)
                 ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{ui.store_url()}"
-                remember_project(wanted)
+                ss[K.RECENT] = with_recent(ss[K.RECENT], wanted)
+                if single_user():
+                    remember_project(wanted)
             except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
                 st.error(f"Cannot open this project: {err}")
                 if ss.get(K.PROJECT_OK):
                     st.caption("Still using the previous project.")
         cur = ui.project()
+        if cur is None and ss.get(K.PROJECT_ERROR):
+            st.error(f"Cannot read the project now: {ss[K.PROJECT_ERROR]}")
         if cur is not None:
             info, graph = cur
             c = graph.counts
@@ -98,7 +113,7 @@ def draw() -> None:
                 with st.expander(f"{len(found)} problem(s) found in this project"):
                     for p in found:
                         st.text(p)
-        recent = [r for r in recent_projects() if r != ss.get(K.PROJECT_OK)]
+        recent = [r for r in ss[K.RECENT] if r != ss.get(K.PROJECT_OK)]
         if recent:
             st.selectbox("Recent projects", recent, index=None, key=K.RECENT_PICK, on_change=_pick_recent,
                          placeholder="Switch to a recent project")

@@ -10,9 +10,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-import ui
+from explorer import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
+from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, trace_entity_types
@@ -86,10 +87,11 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
 
     try:
         result = work(on_stage=on_stage, on_usage=on_usage, on_step=on_step, on_token=on_token,
-                      on_answer_reset=on_reset, on_tick=lambda _e: show())
-    except ValueError as err:
+                      on_answer_reset=on_reset, on_tick=lambda _e: show(), on_note=slot.warning)
+    except (ValueError, UsageError, OSError) as err:  # bad input, a store that is down before the search began
         stop_slot.empty()
-        status.update(label="Could not start", state="error")
+        box.empty()
+        status.update(label="Could not start", state="error", expanded=False)
         slot.error(str(err))
         st.stop()
     stop_slot.empty()
@@ -108,9 +110,13 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
     view = V.answer_view(t)
     conf = V.confidence_line(view)
     if t.get("answer_by") == "llm":
+        sup = V.answer_support(t.get("answer") or "", t)
         st.markdown(V.md_text(t.get("answer") or ""))
-        st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
-                   + (f" · {conf}" if conf else ""))
+        if sup["supported"]:
+            st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
+                       + (f" · the chains' {conf}" if conf else ""))
+        else:
+            st.error(unsupported_words(sup, "the LLM"), icon=":material/report:")
     elif view["entity"]:
         st.markdown(f"### {V.md_text(view['entity'])}")
         st.caption("Composed from the reasoning chains; no language model wrote it"
@@ -122,11 +128,17 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
-    chosen = (t.get("plan") or {}).get("chosen")
-    hops_block(t.get("plan"), note="Each row is its own search of exactly that many hops, made before the run; "
-               + ("you chose the kept one, " if chosen else "the run then searched the kept one (the fewest hops whose "
-                  "best chain's relations match the most question words), ")
-               + "and the chains and pictures here are its.", on_choose=on_hops)
+    plan = t.get("plan") or {}
+    searched, n = plan.get("depth"), len(view["hops"])
+    if n and searched and n != searched:  # the answer sits part-way along a longer chain
+        how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
+               "(the kept row). ")
+    else:
+        how = ("You chose the kept one. " if plan.get("chosen") else "The run then searched the kept one (the fewest "
+               "hops whose best chain's relations match the most question words). ")
+    hops_block(t.get("plan"), trace=t, on_choose=on_hops,
+               note="Each row is its own search of exactly that many hops, made before the run. " + how
+               + "The chains and pictures here are the run's.")
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
@@ -142,11 +154,11 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
 
 
 def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
-               on_choose: Callable[[int], None] | None = None) -> None:
+               on_choose: Callable[[int], None] | None = None, trace: dict[str, Any] | None = None) -> None:
     """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
     (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
     search again exactly that deep."""
-    rows = V.plan_rows({"plan": plan})
+    rows = V.plan_rows({**(trace or {}), "plan": plan})  # with the run's answer: its row is the kept one
     if not rows:
         return
     kept = next((r["hops"] for r in rows if r["kept"]), "?")
@@ -159,6 +171,12 @@ def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
                 col.button(f"Answer at {n} hop{'s' if n > 1 else ''}", key=f"hops_{n}", on_click=on_choose, args=(n,),
                            help="Search again from the same topic entities, exactly this deep (a new run; this one "
                                 "stays in Saved runs)")
+
+
+def unsupported_words(sup: dict[str, Any], who: str) -> str:
+    ends = ", ".join(sup["chain_entities"][:4])
+    return (f"Not supported by the chains: what {who} wrote names no entity of the chains below"
+            + (f" (they reach {ends})" if ends else "") + ", so no confidence is given for it.")
 
 
 def draft_block(t: dict[str, Any], project: str) -> None:
@@ -195,6 +213,9 @@ def draft_block(t: dict[str, Any], project: str) -> None:
                        "end": "complete"}.get(d["stopped"], d["stopped"])
             st.warning("Draft by the small local model, not checked against the graph: it may be wrong.")
             st.markdown(V.md_text(d["text"] or "(nothing usable)"))
+            sup = V.answer_support(d["text"] or "", t)
+            if not sup["supported"]:
+                st.error(unsupported_words(sup, "the local model"), icon=":material/report:")
             st.caption(stopped)
 
 
@@ -242,7 +263,7 @@ def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
             f = d.get("force")
             if f and f.get("step") is not None:
                 depth = (d.get("lost") or {}).get("depth")
-                if st.button(f"Force “{f['label'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
+                if st.button(f"Force “{d['title'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
                              icon=":material/call_split:", help="A new branch of this run with your override"):
                     on_force(f)
     return diag

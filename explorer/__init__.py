@@ -1,0 +1,2 @@
+"""The Streamlit glue of ToG Explorer: the frame (`shell`: page config and sidebar), cached resources and engines
+(`ui`), and the blocks the pages share (`blocks`). app.py and pages/*.py import it; tog_core never does."""

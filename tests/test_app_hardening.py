@@ -1,0 +1,208 @@
+"""The app under a careless operator or a shared deployment (issue 23): a re-indexed project seen without a restart,
+damaged run files named while the other runs work, a full disk during a run, project paths limited to allowed
+roots, recent projects kept per session, runs saved from a relative path found under their project.
+(PostgreSQL: re-import and a store stopped mid-run are in test_app_store.py.)"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from streamlit import config as st_config
+from streamlit.testing.v1 import AppTest
+
+from builders import ACME_EDGES, write_project
+from test_runs_index import DAMAGED, write_damaged
+from tog_core.app.session import K, check_project_root
+from tog_core.graphrag.errors import ProjectError
+from tog_core.runs.files import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+QUESTION = "In which town was the founder of the Lanternwright Guild born?"
+CORIN = "Who founded the company that manufactures the invention of Corin Vell?"
+ALICE = "Where was Alice born?"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TOG_PROJECT_ROOTS", raising=False)
+    monkeypatch.delenv("TOG_STORE", raising=False)
+    monkeypatch.chdir(ROOT)
+    return tmp_path / "home"
+
+
+def session(project: str | Path | None = None, **state) -> AppTest:
+    """A new browser session's first run (the sidebar included), the LLM-free model."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    if project is not None:
+        at.session_state[K.PROJECT_INPUT] = str(project)
+    at.session_state[K.MODEL] = "none"
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.text_area(key=K.ASK_QUESTION).set_value(question)
+    [b] = [b for b in at.button if b.label == "Ask"]
+    b.click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
+                     for e in getattr(at, kind)).replace("\\", "")
+
+
+def acme(root: Path, birthplace: str, extra: int = 0) -> Path:
+    """The Acme graph with Alice born in `birthplace` (and `extra` unconnected entities): one version of an index."""
+    edges = [e if e[0] != "Alice" or "born" not in e[2] else ("Alice", birthplace, f"Alice was born in {birthplace}")
+             for e in ACME_EDGES]
+    names = sorted({t for e in edges for t in e[:2]}) + [f"Extra {i}" for i in range(extra)]
+    return write_project(root, [(t, f"{t} desc") for t in names], edges)
+
+
+# ---------------------------------------------------------------------------------------------- re-index
+
+def test_a_reindexed_project_is_seen_on_the_next_rerun_without_a_restart(tmp_path):
+    proj = acme(tmp_path / "acme", "Paris")
+    at = session(proj)
+    assert any("9 entities" in c.value for c in at.sidebar.caption)
+    at = ask(at, ALICE)
+    assert "### Paris" in [m.value for m in at.markdown]
+    acme(tmp_path / "acme", "Rome", extra=3)  # `graphrag index` again: the tables rewritten in place
+    at = ask(at, ALICE)  # the same session, its next rerun
+    assert "### Rome" in [m.value for m in at.markdown], texts(at)
+    other = session(proj)  # a new session sees the new graph and its counts
+    assert any("12 entities" in c.value for c in other.sidebar.caption), [c.value for c in other.sidebar.caption]
+
+
+# ---------------------------------------------------------------------------------------------- damaged runs
+
+def test_saved_runs_lists_the_good_runs_and_names_each_damaged_file(home):
+    at = session()
+    at = ask(at, QUESTION)
+    first = at.session_state[K.ASK_TRACE]
+    at = ask(at, CORIN)
+    second = at.session_state[K.ASK_TRACE]
+    write_damaged(home / "runs", first)
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    assert sorted(at.dataframe[0].value["question"]) == sorted([QUESTION, CORIN])
+    warned = [w.value for w in at.warning]
+    for name, (_, why) in DAMAGED.items():
+        assert any(f"2026-{name}.json" in w and why in w for w in warned), (name, warned)
+    at.selectbox(key=K.RUNS_OPEN).set_value(first["run_id"]).run()  # open
+    assert not at.exception, at.exception
+    assert [d.label for d in at.download_button] == ["JSON trace", "Markdown report", "Standalone HTML"]
+    at.session_state[K.RUNS_TAB] = "Compare two runs"  # compare
+    at.run()
+    assert not at.exception, at.exception
+    assert "link(s) in both runs" in texts(at)
+    at.session_state[K.RUNS_TAB] = "Open a run"
+    at.run()
+    assert at.selectbox(key=K.RUNS_OPEN).value == first["run_id"]  # still the run the person opened
+    [b] = [b for b in at.button if b.label == "Delete this run"]  # delete
+    b.click()
+    at.run()
+    assert not at.exception, at.exception
+    assert [r.run_id for r in RunStore().list()] == [second["run_id"]]
+    assert at.selectbox(key=K.RUNS_OPEN).value is None  # the deleted run is no longer chosen
+    assert len(RunStore().problems()) == len(DAMAGED)  # nothing a person made was removed but the one deleted
+
+
+# ---------------------------------------------------------------------------------------------- full disk
+
+def test_a_full_disk_during_a_run_shows_the_answer_and_one_message(monkeypatch):
+    import tog_core.runs.files as files
+
+    def full(path, _text):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    at = session()
+    monkeypatch.setattr(files, "atomic_write_text", full)
+    at = ask(at, QUESTION)
+    assert "### Tarnby" in [m.value for m in at.markdown]  # the search went on to its answer
+    [w] = [w.value for w in at.warning if "could not be saved" in w.value]
+    assert "No space left on device" in w and "Traceback" not in texts(at)
+    assert not [b for b in at.button if b.label == "Stop"]  # nothing left running on screen
+    assert all(s.proto.state != "running" for s in at.get("expandable") if hasattr(s.proto, "state"))
+
+
+# ---------------------------------------------------------------------------------------------- project roots
+
+def test_project_roots_follow_symlinks_and_refuse_dot_dot(tmp_path):
+    allowed = tmp_path / "allowed"
+    inside = acme(allowed / "acme", "Paris")
+    (allowed / "escape").symlink_to(ROOT / "demo")
+    env = {"TOG_PROJECT_ROOTS": os.pathsep.join([str(allowed), str(tmp_path / "also")])}
+    check_project_root(inside, environ=env)
+    check_project_root(inside / "output", environ=env)
+    for bad in (ROOT / "demo", allowed / "escape", allowed / ".." / "elsewhere", tmp_path / "allowed-not",
+                Path("/etc")):
+        with pytest.raises(ProjectError, match="outside the folders this server opens projects from") as err:
+            check_project_root(bad, environ=env)
+        assert str(allowed) in str(err.value) and "TOG_PROJECT_ROOTS" in str(err.value)
+    check_project_root("/etc", environ={})  # unset: anywhere
+
+
+def test_the_project_field_cannot_open_or_probe_paths_outside_the_roots(tmp_path, monkeypatch):
+    allowed = tmp_path / "allowed"
+    inside = acme(allowed / "acme", "Paris")
+    monkeypatch.setenv("TOG_PROJECT_ROOTS", str(allowed))
+    msgs = []
+    for path in (ROOT / "demo", tmp_path / "no-such-folder", f"{allowed}/../../.."):
+        at = session(path)
+        [err] = at.sidebar.error
+        msgs.append(err.value.split(": is outside", 1)[-1])  # after the path (shown as typed, resolved)
+        assert "outside the folders this server opens projects from" in err.value
+        assert "Open a GraphRAG project" in at.info[0].value  # nothing was opened
+    assert len(set(msgs)) == 1  # the same words whether the path exists or not: nothing to learn from them
+    at = session(inside)
+    assert not at.sidebar.error and any("9 entities" in c.value for c in at.sidebar.caption)
+
+
+# ---------------------------------------------------------------------------------------------- recent projects
+
+def test_recent_projects_are_per_session_on_a_shared_server(tmp_path, home):
+    first = acme(tmp_path / "first-secret-project", "Paris")
+    old = st_config.get_option("server.address")
+    st_config.set_option("server.address", "0.0.0.0")
+    try:
+        a = session(first)
+        a.session_state[K.PROJECT_INPUT] = str(ROOT / "demo")
+        a = session(ROOT / "demo", **{K.RECENT: a.session_state[K.RECENT]})  # the same person, a second project
+        assert [Path(p).name for p in a.session_state[K.RECENT]] == ["demo", "first-secret-project"]
+        b = session()  # someone else
+        assert b.session_state[K.RECENT] == [str(ROOT / "demo")]
+        assert "first-secret-project" not in json.dumps([s.options for s in b.sidebar.selectbox])
+        assert not (home / "recent.json").exists()  # nothing shared through TOG_HOME
+    finally:
+        st_config.set_option("server.address", old)
+    session(first)  # on 127.0.0.1 (the default): one person's app, remembered across restarts
+    assert json.loads((home / "recent.json").read_text())[0] == str(first)
+
+
+# ---------------------------------------------------------------------------------------------- relative paths
+
+def test_runs_saved_from_a_relative_project_path_are_listed_under_the_project(capsys):
+    from tog_core.cli.main import main
+
+    assert main(["query", "demo", QUESTION, "--model", "none", "--json"]) == 0  # cwd: the app's folder
+    made = json.loads(capsys.readouterr().out)
+    assert made["project"] == str(ROOT / "demo")  # recorded resolved
+    old = RunStore().load(made["run_id"])
+    old.run_id, old.project, old.question = "20200101-000000-relati", "demo", CORIN  # as older versions saved it
+    RunStore().save(old)
+    at = session()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    assert sorted(at.dataframe[0].value["question"]) == sorted([QUESTION, CORIN])
