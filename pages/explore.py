@@ -70,7 +70,7 @@ state = ex.state
 st.markdown(f"**{V.md_text(state.question)}**")
 st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
            " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
-B.hops_block(state.plan.to_dict() if state.plan else None, when=" before the first step",
+B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
              note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
                   "(then the usual rules decide, up to the maximum depth).")
 choice: set[str] = set()

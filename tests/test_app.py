@@ -335,7 +335,7 @@ def test_explore_override_at_depth_1_changes_depth_2_and_is_saved(home):
     at = click(at, "Start")
     assert not at.exception, at.exception
     assert "Depth 1 · relations" in texts(at)
-    plan = at.session_state[K.EXPLORE].state.plan  # the hops were tried before the first step, and shown
+    plan = at.session_state[K.EXPLORE].state.plan_record  # the hops were tried before the first step, and shown
     assert plan and any(e.label.startswith(f"How many hops: {plan.depth} (tried 1 to 3") for e in at.expander)
     at = click(at, "Continue")  # relations as proposed
     ed, rows = _editor_rows(at)

@@ -264,7 +264,7 @@ def test_a_chain_never_ends_at_another_topic_entity_of_the_question():
                      ("SHIP", "HELMSMAN", "The helmsman stood at the wheel of the ship")])
     eng2, st2 = run(g2, q, ["SHIP", "LOOK-OUT"], depth=2, width=3, exact_depth=False, relation_pruner="random",
                     entity_pruner="random")  # random scores: no hops tried, the coverage judge decides
-    assert st2.plan is None and any(p.end == g2.find("id-LOOK-OUT") for p in st2.paths if p.start == g2.find("id-SHIP"))
+    assert st2.hops is None and any(p.end == g2.find("id-LOOK-OUT") for p in st2.paths if p.start == g2.find("id-SHIP"))
     assert not any(s.verdict.get("sufficient") and "every question word" in s.verdict.get("reason", "")
                    for s in st2.steps if s.stage == "evaluate")
     assert g2.title(eng2.answer_choice(st2).entity) == "HELMSMAN"
@@ -336,7 +336,7 @@ def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
     # a maximum depth with no settled number of hops (no plan: random scores try nothing) keeps them too
     eng3, st3 = run(g, q, ["Tailor"], depth=2, width=2, exact_depth=False, relation_pruner="random",
                     entity_pruner="random")
-    assert st3.plan is None and len({c.relation for c in next(s for s in st3.steps if s.stage == "relations")
+    assert st3.hops is None and len({c.relation for c in next(s for s in st3.steps if s.stage == "relations")
                                      .candidates}) == 4
     # and it is the GraphRAG rule only: a typed graph's round trips stay open (tested above: Sam -> Gus -> Sam)
 

@@ -1,4 +1,5 @@
-"""How many hops an LLM-free search on a free-text graph takes: tried, not read from the wording (CheapPolicy.plan)."""
+"""How many hops an LLM-free search on a free-text graph takes: tried, not read from the wording, by a loop around
+the engine (policy/depths.py), which hands the engine the number it keeps (State.hops)."""
 from __future__ import annotations
 
 import asyncio
@@ -7,6 +8,7 @@ from dataclasses import replace
 from test_cheap_search import typed_graph
 from test_policy import free_graph
 from tog_core.app.runner import replay
+from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.hops import expected_hops
 from tog_core.tog.engine import ToGEngine
@@ -20,7 +22,7 @@ CHEAP = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3)
 
 def run(question: str, *, graph=None, policy=None, config=CHEAP):
     eng = ToGEngine(graph or free_graph(CHAIN), config=config, policy=policy or CheapPolicy())
-    st = asyncio.run(eng.run(question, seeds=["Ann"]))
+    st = asyncio.run(depths.run(eng, question, seeds=["Ann"]))
     choice = eng.answer_choice(st)
     return eng, st, eng.graph.title(choice.entity) if choice else None
 
@@ -29,14 +31,14 @@ def test_the_fewest_hops_whose_chain_matches_the_most_question_words():
     q = "who did Ann see when she met someone at the fair during the long winter"
     assert expected_hops(q, ["Ann"]) == 4  # the wording reads four relations ("see", "met", "fair", "long winter")
     eng, st, answer = run(q)
-    assert st.plan is not None and st.plan.depth == 1
-    assert [t["matched"] for t in st.plan.trials] == [["fair", "met"]] * 3  # deeper hops match nothing more
+    assert st.plan_record is not None and st.hops == 1 and st.plan_record.depth == 1 and not st.hops_firm
+    assert [t["matched"] for t in st.plan_record.trials] == [["fair", "met"]] * 3  # deeper hops match nothing more
     assert answer == "Bob" and st.depth == 1 and st.stop_reason == "sufficient"
     assert st.steps[-1].verdict["by"] == "plan" and "1 hop" in st.steps[-1].verdict["reason"]
     # read from the wording, with no other stop, the same search walks on to Dover
     words = CheapPolicy(try_depths=False, stop_when_nothing_ahead=False, type_gate=False)
     _, st2, answer2 = run(q, policy=words)
-    assert st2.plan is None and st2.depth == 3 and answer2 == "Dover"
+    assert st2.plan_record is None and st2.hops is None and st2.depth == 3 and answer2 == "Dover"
 
 
 
@@ -48,77 +50,78 @@ def test_the_asked_noun_counts_only_where_the_chain_ends_in_one():
                     ("Port Anselm", "Anselm Vey", "Anselm Vey founded the town of Port Anselm."),
                     ("Anselm Vey", "Saltreach", "Anselm Vey was born on the island of Saltreach.")], about)
     eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
-    st = asyncio.run(eng.run("In which town is the Tide Fair held?", seeds=["Tide Fair"]))
-    assert [t["matched"] for t in st.plan.trials] == [["held"]] * 3  # "town" at 2 hops is said of Port Anselm
-    assert [t["set_aside"] for t in st.plan.trials] == [[], ["town"], ["town"]]  # shown as "not counted"
-    assert st.plan.depth == 1 and eng.graph.title(eng.answer_choice(st).entity) == "Port Anselm"
+    st = asyncio.run(depths.run(eng, "In which town is the Tide Fair held?", seeds=["Tide Fair"]))
+    assert [t["matched"] for t in st.plan_record.trials] == [["held"]] * 3  # "town" at 2 hops is said of Port Anselm
+    assert [t["set_aside"] for t in st.plan_record.trials] == [[], ["town"], ["town"]]  # shown as "not counted"
+    assert st.hops == 1 and eng.graph.title(eng.answer_choice(st).entity) == "Port Anselm"
     # where the deeper chain ends in a town, the same word counts: two hops
     g2 = free_graph([("Tide Fair", "Pier", "The Tide Fair is held on the pier."),
                      ("Pier", "Port Anselm", "The pier lies in the town of Port Anselm.")], about)
     eng2 = ToGEngine(g2, config=replace(CHEAP, depth=2), policy=CheapPolicy())
-    st2 = asyncio.run(eng2.run("In which town is the Tide Fair held?", seeds=["Tide Fair"]))
-    assert [t["matched"] for t in st2.plan.trials] == [["held"], ["held", "town"]]
-    assert st2.plan.depth == 2 and eng2.graph.title(eng2.answer_choice(st2).entity) == "Port Anselm"
+    st2 = asyncio.run(depths.run(eng2, "In which town is the Tide Fair held?", seeds=["Tide Fair"]))
+    assert [t["matched"] for t in st2.plan_record.trials] == [["held"], ["held", "town"]]
+    assert st2.hops == 2 and eng2.graph.title(eng2.answer_choice(st2).entity) == "Port Anselm"
 
 
 def test_a_deeper_chain_that_matches_more_words_is_kept():
     eng, st, answer = run("who got the mill from the man Ann met at the fair")
-    assert [len(t["matched"]) for t in st.plan.trials] == [2, 3, 3]  # met, fair; + mill; Dover adds nothing
-    assert st.plan.depth == 2 and answer == "Carl" and st.depth == 2
+    assert [len(t["matched"]) for t in st.plan_record.trials] == [2, 3, 3]  # met, fair; + mill; Dover adds nothing
+    assert st.hops == 2 and answer == "Carl" and st.depth == 2
     # the run is the trial it chose: the same chains, step by step
-    trial, best = asyncio.run(eng.trial(st, 2))
+    trial, best = asyncio.run(depths.trial(eng, st.question, st.seeds, 2))
     assert [(p.start, [h.ridx for h in p.hops]) for p in best] == [(p.start, [h.ridx for h in p.hops])
                                                                    for p in eng.best_paths(st)]
 
 
-def test_the_plan_is_in_the_trace_and_a_replay_keeps_it_without_trying_again():
+def test_the_plan_is_in_the_trace_and_a_replay_keeps_it_without_trying_again(monkeypatch):
     eng, st, _ = run("who got the mill from the man Ann met at the fair")
     tr = eng.trace(st).to_dict()
     assert tr["plan"]["depth"] == 2 and len(tr["plan"]["trials"]) == 3 and "2 hops" in tr["plan"]["reason"]
     assert tr["plan"]["chosen"] is False  # the search's own choice
-    assert eng.restore(tr).plan == st.plan
+    back = eng.restore(tr)
+    assert (back.plan_record, back.hops, back.hops_firm) == (st.plan_record, 2, False)
 
     def no_trials(*_a, **_k):
         raise AssertionError("a replay must not try the depths again")
 
-    eng.trial = no_trials
+    monkeypatch.setattr(depths, "trial", no_trials)
     states = replay(eng, tr, len(tr["steps"]))
-    assert states[0].plan == st.plan and states[-1].paths == st.paths
+    assert states[0].plan_record == st.plan_record and states[0].hops == 2 and states[-1].paths == st.paths
 
 
 def test_no_plan_on_a_typed_graph_with_a_known_depth_or_with_an_llm_or_random_scorer():
     typed = typed_graph([("Jaws", "directed_by", "Spielberg"), ("Duel", "directed_by", "Spielberg")])
     eng = ToGEngine(typed, config=CHEAP, policy=CheapPolicy())
-    assert asyncio.run(eng.run("who directed Jaws", seeds=["Jaws"])).plan is None  # typed: read from the wording
+    assert asyncio.run(depths.run(eng, "who directed Jaws", seeds=["Jaws"])).hops is None  # typed: the wording
     q = "who got the mill from the man Ann met at the fair"
-    assert run(q, config=replace(CHEAP, exact_depth=True))[1].plan is None  # the depth is known
-    assert run(q, config=replace(CHEAP, relation_pruner="random", entity_pruner="random"))[1].plan is None
-    assert run(q, config=replace(CHEAP, depth=1))[1].plan is None  # nothing to choose
-    assert run(q, policy=CheapPolicy(try_depths=False))[1].plan is None
+    assert run(q, config=replace(CHEAP, exact_depth=True))[1].hops is None  # the depth is known
+    assert run(q, config=replace(CHEAP, relation_pruner="random", entity_pruner="random"))[1].hops is None
+    assert run(q, config=replace(CHEAP, depth=1))[1].hops is None  # nothing to choose
+    assert run(q, policy=CheapPolicy(try_depths=False))[1].hops is None
 
 
 def test_no_plan_when_the_llm_judges_and_a_run_saved_before_planning_is_planned_on_resume():
     q = "who got the mill from the man Ann met at the fair"
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy(), llm=object())  # cheap pruners, LLM judge
     st = eng.start(q, seeds=["Ann"])
-    assert asyncio.run(eng.policy.plan(eng, st)) is st  # the paper's judge decides when to stop: nothing settled
+    assert asyncio.run(depths.settle(eng, st)) is st  # the paper's judge decides when to stop: nothing settled
     plain = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
-    linked = asyncio.run(plain.start_async(q, seeds=["Ann"], plan=False))  # saved after linking, then stopped
-    assert linked.plan is None
-    assert asyncio.run(plain.run(q, state=linked)).plan.depth == 2  # resumed: planned before the first step
+    linked = asyncio.run(plain.start_async(q, seeds=["Ann"]))  # saved after linking, then stopped
+    assert linked.hops is None
+    assert asyncio.run(depths.run(plain, q, state=linked)).hops == 2  # resumed: settled before the first step
 
 
 def test_a_person_who_searches_on_past_the_plan_gets_the_usual_rules():
     q = "who did Ann see when she met someone at the fair during the long winter"
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
-    st = asyncio.run(eng.start_async(q, seeds=["Ann"]))
-    assert st.plan.depth == 1
+    st = asyncio.run(depths.start(eng, q, seeds=["Ann"]))
+    assert st.hops == 1
     while st.stage != "evaluate":
         st = eng.apply(st, asyncio.run(eng.propose(st)))
     prop = asyncio.run(eng.propose(st))
     assert prop.step.verdict["by"] == "plan" and prop.auto_choice() == {"sufficient"}
     st = eng.apply(st, prop, {"continue"})  # the person overrides: search one level deeper
-    assert st.depth == 2 and eng.policy.planned_depth(eng, st) == 3  # past the plan: the maximum
+    assert st.depth == 2 and eng.last_depth(st) == 3  # past the plan: the maximum
     while st.stage != "evaluate":
         st = eng.apply(st, asyncio.run(eng.propose(st)))
     assert asyncio.run(eng.propose(st)).step.verdict["by"] != "plan"
@@ -127,7 +130,8 @@ def test_a_person_who_searches_on_past_the_plan_gets_the_usual_rules():
 def test_the_progress_says_planning_only_when_the_hops_are_tried():
     def stages(eng, question, seed):
         seen = []
-        asyncio.run(eng.run(question, seeds=[seed], callbacks=Callbacks(on_stage=lambda d, s: seen.append(s))))
+        asyncio.run(depths.run(eng, question, seeds=[seed],
+                               callbacks=Callbacks(on_stage=lambda d, s: seen.append(s))))
         return seen
 
     free = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
@@ -136,22 +140,22 @@ def test_the_progress_says_planning_only_when_the_hops_are_tried():
     assert "planning" not in stages(typed, "who directed Jaws", "Jaws")
 
 
-def test_a_person_who_chooses_the_number_of_hops_gets_a_search_exactly_that_deep():
+def test_a_person_who_chooses_the_number_of_hops_gets_a_search_exactly_that_deep(monkeypatch):
     """The app's "Answer at N hops": the search the person asks for runs to exactly N hops (the policy keeps the plan
     it is given and tries nothing), with the earlier trials kept in the trace beside the person's choice."""
     from tog_core.app.runner import run_question
 
     q = "who did Ann see when she met someone at the fair during the long winter"
     eng, st, answer = run(q)
-    assert st.plan.depth == 1 and answer == "Bob"  # the search keeps 1 hop (as above)
+    assert st.hops == 1 and answer == "Bob"  # the search keeps 1 hop (as above)
 
     def no_trials(*_a, **_k):
         raise AssertionError("a chosen number of hops is not tried again")
 
-    eng.trial = no_trials
-    tr = run_question(eng, q, seeds=["Ann"], hops=2, tried=[dict(t) for t in st.plan.trials]).to_dict()
+    monkeypatch.setattr(depths, "trial", no_trials)
+    tr = run_question(eng, q, seeds=["Ann"], hops=2, tried=[dict(t) for t in st.plan_record.trials]).to_dict()
     assert tr["plan"]["depth"] == 2 and "chosen by the person" in tr["plan"]["reason"] and tr["plan"]["chosen"]
-    assert tr["plan"]["trials"] == [dict(t) for t in st.plan.trials]
+    assert tr["plan"]["trials"] == [dict(t) for t in st.plan_record.trials]
     assert [len(c) for c in tr["chains"]] and all(len(c) == 2 for c in tr["chains"])
     assert tr["answer_entity"] == "Carl" and tr["stop_reason"] == "sufficient"  # stopped by the plan, not the maximum
     try:
@@ -169,20 +173,20 @@ def test_a_chosen_number_of_hops_is_refused_where_an_llm_judges_and_kept_when_a_
     judged = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy(), llm=object())  # cheap pruners, LLM judge
     for hops in (1, 2):
         try:
-            asyncio.run(judged.start_async(q, seeds=["Ann"], hops=hops))
+            asyncio.run(depths.start(judged, q, seeds=["Ann"], hops=hops))
         except ValueError as err:
             assert "the LLM decides how many hops" in str(err)
         else:
             raise AssertionError("the LLM judge would ignore the chosen number of hops: refused")
     local = ToGEngine(free_graph(CHAIN), config=replace(CHEAP, judge="coverage"), policy=CheapPolicy(), llm=object())
-    assert asyncio.run(local.start_async(q, seeds=["Ann"], hops=2)).plan.chosen  # the coverage judge reads plans
+    assert asyncio.run(depths.start(local, q, seeds=["Ann"], hops=2)).hops_firm  # the coverage judge reads them
 
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
-    st = asyncio.run(eng.start_async(q, seeds=["Ann"], hops=2))
+    st = asyncio.run(depths.start(eng, q, seeds=["Ann"], hops=2))
     st = eng.apply(st, asyncio.run(eng.propose(st)))  # one step, then the run is saved and stopped
     tr = eng.trace(st).to_dict()
     assert tr["plan"]["chosen"] is True
-    done = asyncio.run(eng.run(q, state=eng.restore(tr)))  # resumed: still exactly two hops
-    assert done.plan.chosen and all(len(p.hops) == 2 for p in eng.best_paths(done))
+    done = asyncio.run(depths.run(eng, q, state=eng.restore(tr)))  # resumed: still exactly two hops
+    assert done.hops_firm and done.plan_record.chosen and all(len(p.hops) == 2 for p in eng.best_paths(done))
     old = {k: v for k, v in tr["plan"].items() if k != "chosen"}  # a trace written before the flag existed
     assert DepthPlan.from_dict(old).chosen is False and DepthPlan.from_dict(old).depth == 2

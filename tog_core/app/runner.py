@@ -18,6 +18,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.app.session import Settings
+from tog_core.policy import depths
 from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
@@ -129,7 +130,7 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     person pressed Stop, or closed the page) leaves the last saved step in the store and propagates.
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
     search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
-    engine.choose_hops)."""
+    policy/depths.chosen)."""
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
                   on_note=on_note)
     last: list[State] = []
@@ -141,11 +142,15 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
         if on_stage:
             on_stage(1, "linking")
         # bad input (an empty question, a number of hops it cannot take) raises here
-        start = await engine.start_async(question, seeds_list, plan=False, hops=hops, tried=tried)
+        if hops is not None:
+            depths.check_hops(engine, hops)
+        start = await engine.start_async(question, seeds_list)
+        if hops is not None:
+            start = depths.chosen(start, hops, tried)
         cb.on_state(start)
         if on_start:
             on_start(start)
-        return await engine.run(question, state=start, callbacks=cb)  # plans first: a failure there is recorded
+        return await depths.run(engine, question, state=start, callbacks=cb)  # settles the hops: a failure is recorded
 
     try:
         state = asyncio.run(_with_ticker(work, on_tick))
@@ -196,7 +201,7 @@ def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, 
                            on_answer_reset=on_answer_reset)
 
     async def work() -> State:
-        return await engine.run(state0.question, state=state0, callbacks=cb)
+        return await depths.run(engine, state0.question, state=state0, callbacks=cb)
 
     try:
         state = asyncio.run(_with_ticker(work, on_tick))
@@ -245,7 +250,7 @@ class Exploration:
 def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterable[str] | None, *,
                   model_info: dict[str, Any] | None = None) -> Exploration:
     seeds_list = list(seeds) if seeds else None
-    state = asyncio.run(engine.start_async(question, seeds_list))
+    state = asyncio.run(depths.start(engine, question, seeds_list))
     return Exploration(settings=settings, run_id=new_run_id(), states=[state], model_info=model_info or {})
 
 
@@ -285,7 +290,7 @@ def explore_finish(engine: Any, ex: Exploration, store: RunStore | None, *, auto
     state = ex.state if auto else engine.stop(ex.state)
     ex.proposal = None
     if auto:
-        asyncio.run(engine.run(state.question, state=state, callbacks=Callbacks(
+        asyncio.run(depths.run(engine, state.question, state=state, callbacks=Callbacks(
             on_state=on_state, on_token=on_token or (lambda _t: None))))
     else:
         on_state(asyncio.run(engine.answer(state, on_token=on_token)))
@@ -313,12 +318,13 @@ def replay(engine: Any, trace: dict[str, Any], upto: int) -> list[State]:
     """The states of a saved run from its topic entities through its first `upto` steps, each step applied
     with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
     make this free); a recorded choice the search no longer offers raises ValueError."""
+    from tog_core.tog.recording import hops_of
     from tog_core.tog.trace import DepthPlan, Seed
 
     seeds = [Seed(**{k: s[k] for k in ("id", "title", "how", "score") if k in s}) for s in trace.get("seeds") or []]
     first = engine.start(trace["question"], seeds)
     # the number of hops the run settled on before its first step (recorded, not tried again)
-    states = [first.with_(plan=DepthPlan.from_dict(trace["plan"])) if trace.get("plan") else first]
+    states = [first.with_(**hops_of(DepthPlan.from_dict(trace["plan"]))) if trace.get("plan") else first]
     steps = trace.get("steps") or []
     for i, step in enumerate(steps[:upto]):
         prop = asyncio.run(engine.propose(states[-1]))

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from tog_core.bench.measures import answer_candidates, confidence_metrics, hits_at
 from tog_core.errors import UsageError
+from tog_core.policy import depths
 from tog_core.tog.policy import LOW_CONFIDENCE
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
@@ -128,7 +129,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     if not seeds and not link:
         return QuestionResult(id=q["id"], hops=q["hops"], beam_hit=False, chain_hit=False, answer_hit=None,
                               stop_reason="no_seed", low_confidence=LOW_CONFIDENCE)
-    state = await engine.run(q["question"], seeds=None if link else seeds)
+    state = await depths.run(engine, q["question"], seeds=None if link else seeds)
     linked = [s.title for s in state.seeds]
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)

@@ -74,6 +74,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     from tog_core.compose import RunSpec, build_engine, plan
     from tog_core.graphrag.open import open_graph
     from tog_core.home import new_run_id
+    from tog_core.policy import depths
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
@@ -118,7 +119,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
 
         cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
         try:
-            state = asyncio.run(engine.run(question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
+            state = asyncio.run(depths.run(engine, question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
             raise UsageError(str(err)) from None
         trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)

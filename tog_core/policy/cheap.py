@@ -18,17 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
-import numpy as np
-
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
                                    type_tiers, without_words)
-from tog_core.tog.policy import AnswerChoice, NextHop, SearchContext, llm_judges, uses_llm
+from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
-from tog_core.tog.trace import DepthPlan
 
 
 @dataclass(kw_only=True)
@@ -82,42 +79,11 @@ class CheapPolicy:
     try_depths: bool = True
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
 
-    def plans(self, ctx: SearchContext, state: State) -> bool:
-        """Whether `plan` tries the numbers of hops for this search: not on a typed graph (its relation texts rarely
-        repeat the question's words), with a known depth, an LLM judge, an LLM or random scorer, a maximum of 1, no
-        topic entity, or a plan already made."""
-        cfg = ctx.config
-        cheap = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")} <= {"bm25",
-                                                                                                       "embedding"}
-        return (self.try_depths and not cfg.exact_depth and cfg.depth >= 2 and not ctx.graph.has_relation_labels
-                and cheap and not llm_judges(ctx) and bool(state.paths) and not state.done and state.plan is None)
-
-    async def plan(self, ctx: SearchContext, state: State) -> State:
-        """Settle the number of hops before the search (try_depths): search with exactly 1, 2, ... hops up to the
-        maximum and keep the fewest hops whose best chain's relations match the most question words. The state is
-        returned as it is where that does not apply (`plans`)."""
-        if not self.plans(ctx, state):
-            return state
-        cfg = ctx.config
-        trials = []
-        for k in range(1, cfg.depth + 1):
-            st, best = await ctx.trial(state, k)
-            got, aside = self.trial_coverage(ctx, st, best[0]) if best else (Counter(), [])
-            trials.append({"depth": k, "matched": sorted(+got), "end": ctx.graph.title(best[0].end) if best else None,
-                           "set_aside": aside})
-        most = max(len(t["matched"]) for t in trials)
-        k = next(t["depth"] for t in trials if len(t["matched"]) == most)
-        said = "; ".join(f"{t['depth']} hop{'s' if t['depth'] > 1 else ''}: {len(t['matched'])}" for t in trials)
-        reason = (f"{k} hop{'s' if k > 1 else ''}: the fewest whose best chain matches the most question words "
-                  f"({', '.join(trials[k - 1]['matched']) or 'none'}); tried {said}")
-        return state.with_(plan=DepthPlan(depth=k, reason=reason, trials=tuple(trials)))
-
     def planned_depth(self, ctx: SearchContext, state: State) -> int:
-        """The depth settled before the search (`plan`); else the maximum; with plan_hops and a depth that is only a
-        maximum, as many hops as the question names relations (never more than the maximum)."""
+        """The maximum depth; with plan_hops and a depth that is only a maximum, as many hops as the question names
+        relations (never more than the maximum). The engine asks only when no number of hops was given (State.hops:
+        policy/depths.py tries them)."""
         cfg = ctx.config
-        if state.plan is not None:  # past it only when the person chose to search on: then the maximum
-            return state.plan.depth if state.depth <= state.plan.depth else cfg.depth
         if not self.plan_hops or cfg.exact_depth:
             return cfg.depth
         return min(cfg.depth, expected_hops(state.question, [x.title for x in state.seeds], self._phrases(ctx)))
@@ -197,7 +163,7 @@ class CheapPolicy:
         without the path's own topic's name and the matched words (other topics' names stay)."""
         if not self.hop_focus:
             return "", ""
-        bands = self._bands(state, self.planned_depth(ctx, state))
+        bands = self._bands(state, ctx.last_depth(state))
         focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
         p = state.paths[i]
         got = self.coverage(ctx, state, p)
@@ -237,50 +203,43 @@ class CheapPolicy:
         why = f"next: {ahead.text[:80]} ({ahead.value:.2f})" if ahead.text else "next: dead end"
         return score, why
 
+    def looks_ahead(self, ctx: SearchContext, state: State) -> bool:
+        """Before the last hop, with cheap scorers on both stages."""
+        return (self.lookahead and state.depth < ctx.last_depth(state) and not uses_llm(ctx.relation_scorer)
+                and not uses_llm(ctx.entity_scorer))
+
     async def rate_next(self, ctx: SearchContext, state: State,
-                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]:
-        """Before the last hop, with cheap scorers on both stages: each candidate entity rated by the best relation
-        it offers next (lookahead.py). {} when that does not apply."""
-        cfg = ctx.config
-        planned = self.planned_depth(ctx, state)
-        if (not self.lookahead or state.depth >= planned or uses_llm(ctx.relation_scorer)
-                or uses_llm(ctx.entity_scorer)):
+                        options: Sequence[NextEdges]) -> dict[tuple[str, int], NextHop]:
+        """Each candidate entity rated by the best relation it offers next (lookahead.py), read from the next edges
+        the engine hands over. {} when that does not apply."""
+        if not options or not self.looks_ahead(ctx, state):
             return {}
-        keys = [(rc.key, o) for rc, ts in targets for o, _ in ts]
-        if not keys:
-            return {}
-        ext = [_extended(state.paths[rc.path], rc, o, r) for rc, ts in targets for o, r in ts]
-        bands = self._bands(state, planned)
-        topics = ctx.topic_ids(state)
+        bands = self._bands(state, ctx.last_depth(state))
         scorer = ctx.relation_scorer if ctx.graph.has_relation_labels else ctx.prefilter
         ratings = await rate_next_hops(
             ctx.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
-            candidates=[o for _k, o in keys],
-            onward=lambda k, rels, others, outs: ctx.open_edges(ext[k], rels, others, outs, planned, topics),
-            text_of=lambda label, ridx: self.type_text(ctx, label, ridx), floor=self.floor,
-            per_entity=cfg.max_candidates)
-        return dict(zip(keys, ratings))
+            options=options, text_of=self.type_text, ctx=ctx, floor=self.floor, per_entity=ctx.config.max_candidates)
+        return {o.key: r for o, r in zip(options, ratings)}
 
     # ------------------------------------------------------------------ stop and answer
-    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
+    def needs_ahead(self, ctx: SearchContext, state: State) -> bool:
+        """Whether the judge reads the edges one hop further (stop_when_nothing_ahead, GraphRAG, no known depth)."""
+        return self.stop_when_nothing_ahead and not ctx.graph.has_relation_labels and not _exact(ctx, state)
+
+    def judge(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges] = ()) -> dict[str, Any]:
         """Sufficient once a chain's relations match every question word (coverage.verdict; a chain back at its
         start answers nothing: the question names its topic), once the planned depth is reached, or (GraphRAG)
-        once nothing one hop further matches a question word still unmatched; then, while no chain ends in the
-        type the question asks for, one hop more."""
-        if state.plan is not None and state.depth == state.plan.depth:  # a person who searches on gets the rules
-            return {"sufficient": True, "by": "plan",
-                    "reason": f"the number of hops settled before the search: {state.plan.reason}"}
-        if state.plan is not None and state.plan.chosen and state.depth < state.plan.depth:
-            return {"sufficient": False, "by": "plan", "reason": f"not yet as deep as chosen ({state.plan.reason})"}
+        once nothing one hop further (`ahead`, the chains' next edges) matches a question word still unmatched;
+        then, while no chain ends in the type the question asks for, one hop more."""
         topics = ctx.topic_ids(state)  # a chain ending at a topic (or back home) answers nothing: not sufficient
         v = coverage_verdict(state.question, [x.title for x in state.seeds],
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
                               if p.hops and not p.answers_nothing(topics)])
-        planned = self.planned_depth(ctx, state)
+        planned = ctx.last_depth(state)
         if not v["sufficient"] and (planned >= ctx.config.depth or state.depth < planned):
-            if not self.stop_when_nothing_ahead or ctx.graph.has_relation_labels or _exact(ctx, state):
+            if not self.needs_ahead(ctx, state):
                 return v
-            left = self._nothing_ahead(ctx, state)
+            left = self._nothing_ahead(ctx, state, ahead)
             if left is None:
                 return v
             v = {"sufficient": True, "by": "ahead",
@@ -296,27 +255,20 @@ class CheapPolicy:
                     "reason": f"no chain ends in what the question asks for ({' '.join(asked)}): one hop more"}
         return v
 
-    def _nothing_ahead(self, ctx: SearchContext, state: State) -> str | None:
+    def _nothing_ahead(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges]) -> str | None:
         """The question words no chain has matched yet, when none of them occurs in any relation the chains could
-        take next (read with its neighbour evidence); None when something ahead still matches."""
+        take next (`ahead`, read with its neighbour evidence); None when something ahead still matches."""
         want = question_words(state.question, [x.title for x in state.seeds])
         missing: set[str] = set()
-        ahead: set[str] = set()
-        nbrs = ctx.graph.neighbors_many(sorted({p.end for p in state.paths if p.hops}))  # one round trip
-        topics = ctx.topic_ids(state)
-        for p in state.paths:
-            if not p.hops:
-                continue
-            missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in p.hops]))
-            rels, others, outs = nbrs[p.end]
-            keep = ctx.open_edges(p, rels, others, outs, self.planned_depth(ctx, state), topics)
-            keep = np.flatnonzero(keep)[:2000]
-            # free-text relations (judge() asks only on GraphRAG graphs), each with its neighbour's first sentence
-            for text, e in zip(ctx.graph.descriptions(rels[keep]), ctx.graph.entities(others[keep])):
-                ahead.update(tokens(f"{text} {_what_it_is(e)}"))
-                if missing & ahead:
+        words: set[str] = set()
+        for nxt in ahead:
+            missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in nxt.path.hops]))
+            # free-text relations (the judge asks only on GraphRAG graphs), each with its neighbour's first sentence
+            for text, e in zip(ctx.graph.descriptions(nxt.rels[:2000]), ctx.graph.entities(nxt.others[:2000])):
+                words.update(tokens(f"{text} {_what_it_is(e)}"))
+                if missing & words:
                     return None
-        return ", ".join(sorted(missing)) if missing and not missing & ahead else None
+        return ", ".join(sorted(missing)) if missing and not missing & words else None
 
     def _phrases(self, ctx: SearchContext) -> tuple[str, ...]:
         """A typed graph's relation names of several words ("place of birth", "cause of death"), longest first, read
@@ -384,16 +336,11 @@ class CheapPolicy:
 
 
 def _exact(ctx: SearchContext, state: State) -> bool:
-    """Whether the search runs to a known number of hops: given (bench, gold depth) or settled by `plan`."""
-    return bool(ctx.config.exact_depth) or state.plan is not None
+    """Whether the search runs to a known number of hops: given (bench, gold depth) or before the search (State.hops:
+    tried by policy/depths.py, or chosen by a person)."""
+    return bool(ctx.config.exact_depth) or state.hops is not None
 
 
 def _what_it_is(e: Any) -> str:
     """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
     return first_sentence(e.description, limit=300)
-
-
-def _extended(p: BeamPath, rc: RelChoice, o: int, r: int) -> BeamPath:
-    """The path one hop longer, to entity `o` along edge `r` of the group `rc`."""
-    return BeamPath(start=p.start, hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),),
-                    score=p.score)

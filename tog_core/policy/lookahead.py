@@ -23,40 +23,33 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from tog_core.scoring.scorers import ScoreRequest
-from tog_core.tog.policy import NextHop
+from tog_core.tog.policy import NextEdges, NextHop
 
 
-async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str,
-                         candidates: Sequence[int],
-                         onward: Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                         text_of: Callable[[str, int], str], floor: float = 0.0, per_entity: int = 30
+async def rate_next_hops(graph: Any, scorer: Any, *, question: str, focus: str, options: Sequence[NextEdges],
+                         text_of: Callable[[Any, str, int], str], ctx: Any, floor: float = 0.0, per_entity: int = 30
                          ) -> list[NextHop]:
-    """For each candidate entity: its best next relation. `onward(k, rels, others, outs)` says which of candidate
-    k's edges the search could take next (the engine's own rule), so a writer whose only film is the one we came
-    from is a dead end. Every candidate is rated against the same query, so ratings compare across paths.
-    The ratings come in candidate order."""
+    """For each candidate entity: its best next relation, among the edges the engine says the search could take
+    from it (`options`, NextEdges in candidate order), so a writer whose only film is the one we came from is a
+    dead end. `text_of(ctx, label, ridx)` is how the policy reads a relation. Every candidate is rated against the
+    same query, so ratings compare across paths. The ratings come in candidate order."""
     typed = graph.has_relation_labels
     scan = 5000 if typed else per_entity  # edges read per candidate: a type repeats, a description does not
-    options: list[list[tuple[tuple[str, bool], str]]] = []  # per candidate: ((label, out), text) of each group
-    nbrs = graph.neighbors_many(sorted(set(candidates)))  # one round trip for all candidates
-    for k, o in enumerate(candidates):
-        rels, others, outs = nbrs[o]
-        keep = onward(k, rels, others, outs)
-        rels, outs = rels[keep][:scan], outs[keep][:scan]
+    groups: list[list[tuple[tuple[str, bool], str]]] = []  # per candidate: ((label, out), text) of each group
+    for nxt in options:
+        rels, outs = nxt.rels[:scan], nxt.outs[:scan]
         firsts: dict[tuple[str, bool], int] = {}
         for r, lab, out in zip(rels, graph.labels(rels), outs):
             firsts.setdefault((lab, bool(out)), int(r))
-        options.append([(key, text_of(key[0], r)) for key, r in firsts.items()])
-    texts = sorted({t for opts in options for _, t in opts})
+        groups.append([(key, text_of(ctx, key[0], r)) for key, r in firsts.items()])
+    texts = sorted({t for opts in groups for _, t in opts})
     if not texts:
-        return [NextHop(value=0.0, text="") for _ in candidates]
+        return [NextHop(value=0.0, text="") for _ in options]
     res = await scorer.score(ScoreRequest(question=question, stage="relations", anchor="", texts=texts, focus=focus))
     by_text = dict(zip(texts, res.values))
     raw: list[tuple[float, str]] = []
-    for opts in options:
+    for opts in groups:
         best = (0.0, "")
         for _key, t in opts:
             v = floor + (1 - floor) * by_text[t]  # as the relation stage floors it

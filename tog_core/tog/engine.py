@@ -1,23 +1,23 @@
-"""The step engine of Think-on-Graph. One engine serves the automatic run, the human-in-the-loop page
-and the CLI/benchmark:
+"""The step engine of Think-on-Graph: the paper's Algorithm 1, one stage at a time. One engine serves the automatic
+run, the human-in-the-loop page and the CLI/benchmark:
 
     engine = ToGEngine(graph, llm=..., config=EngineConfig(...))
-    state = engine.start(question, seeds=None)
-    while not state.done:
-        proposal = await engine.propose(state)
-        state = engine.apply(state, proposal, choice)     # choice None = the automatic top-N
-    state = await engine.answer(state)
+    state = engine.start(question, seeds=None)               # the topic entities: the beam's first frontier
+    while not state.done:                                    # for each depth up to D:
+        proposal = await engine.propose(state)               #   relations -> entities -> evaluate (stages.py)
+        state = engine.apply(state, proposal, choice)        #   choice None = the automatic top N
+    state = await engine.answer(state)                       # the answer from the kept chains
 
-Stages per depth: relations → entities → evaluate. Within a stage every frontier path is scored
-concurrently (the LLM client bounds the concurrency). LLM calls per question stay within the
-paper's 2·N·D + D + 1: ≤ N relation calls and ≤ N entity calls per depth, one evaluation per depth
-but the last (at max depth the search stops anyway), one answer, and at most one linking call.
+Within a stage every frontier path is scored concurrently (the LLM client bounds the concurrency). LLM calls per
+question stay within the paper's 2·N·D + D + 1: ≤ N relation calls and ≤ N entity calls per depth, one evaluation
+per depth but the last (at max depth the search stops anyway), one answer, and at most one linking call. The
+number of hops, when it is known before the search (State.hops), is an input: deciding it is a loop around the
+engine (policy/depths.py).
 """
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
@@ -26,17 +26,19 @@ from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
 from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy, llm_judges
+from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
+from tog_core.tog.fast import FastPairs
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
+from tog_core.tog.texts import ChainTexts
 from tog_core.tog.state import BeamPath, Callbacks, EngineConfig, Proposal, State
-from tog_core.tog.trace import DepthPlan, Seed, Step
+from tog_core.tog.trace import Seed, Step
 
 FALLBACK_ANSWER_LLM_ERROR = "answer_llm_error_composed"  # answer call failed: composed from chains
 FALLBACK_LINK_LLM_ERROR = "link_llm_error_no_seeds"
 
 
-class ToGEngine(StageProposals, Recording):
+class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
     """Think-on-Graph over a GraphStore. Every side effect is a constructor argument; `policy` is the search
     policy (tog/policy.py): FaithfulPolicy (the paper) unless another is given, e.g. policy/cheap.CheapPolicy
     for LLM-free pruning. Front doors build engines through tog_core.compose.build_engine, which picks it."""
@@ -66,6 +68,29 @@ class ToGEngine(StageProposals, Recording):
         """Faithful ToG scores relations, then entities; fast mode scores (relation, entity) pairs at once."""
         return "entities" if self.config.mode == "fast" else "relations"
 
+    # ------------------------------------------------------------------ Algorithm 1
+    async def run(self, question: str, *, seeds: Iterable[Seed | str] | None = None,
+                  callbacks: Callbacks | None = None, state: State | None = None,
+                  policy: Callable[[Proposal], set[str] | None] | None = None) -> State:
+        """Algorithm 1 from the topic entities to the answer (or from `state`, a resumed or prepared one): per depth
+        relation exploration and pruning, entity exploration and pruning, reasoning; then the answer."""
+        cb = callbacks or Callbacks()
+        t0 = self.clock()
+        if state is None:
+            state = await self.start_async(question, seeds)
+        while not state.done:
+            cb.on_stage(state.depth, state.stage)
+            proposal = await self.propose(state)
+            state = self.apply(state, proposal, policy(proposal) if policy else None)
+            cb.on_step(state.steps[-1])
+            cb.on_state(state)
+            cb.on_usage(self.stats(state))
+        cb.on_stage(state.depth, "answer")
+        state = await self.answer(state, on_token=cb.on_token, on_reset=cb.on_answer_reset)
+        cb.on_state(state)
+        cb.on_usage(self.stats(state, wall_s=self.clock() - t0))
+        return state
+
     # ------------------------------------------------------------------ start / link
     def start(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
         """A fresh state. Seeds: given (titles, ids or Seed objects) or linked from the question."""
@@ -88,51 +113,14 @@ class ToGEngine(StageProposals, Recording):
                      stop_reason=None if paths else "no_candidates")
 
     async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None, *,
-                          plan: bool = True, hops: int | None = None, tried: Iterable[dict[str, Any]] = ()) -> State:
-        """Like start, but when no title matches the question, ask the LLM for the topic entities; then (`plan`)
-        the policy may settle the number of hops before the search starts (`plan_depth`), unless a person chose
-        them (`hops`, `choose_hops`: checked before anything is linked)."""
-        if hops is not None:
-            self._check_hops(hops)
-        state = await self._linked(question, seeds)
-        if hops is not None:
-            return self.choose_hops(state, hops, tried)
-        return await self.plan_depth(state) if plan else state
-
-    def choose_hops(self, state: State, hops: int, tried: Iterable[dict[str, Any]] = ()) -> State:
-        """The state with the number of hops a person chose: the search runs exactly that deep (the policy keeps a
-        plan it is given and tries nothing); `tried`, an earlier run's trials, stay in the plan to compare.
-        ValueError past the maximum depth, or when the paper's LLM judge decides how deep to go."""
-        self._check_hops(hops)
-        return state.with_(plan=DepthPlan(depth=hops, reason=f"{hops} hop{'s' if hops > 1 else ''}: chosen by the "
-                                          "person", trials=tuple(dict(t) for t in tried), chosen=True))
-
-    def _check_hops(self, hops: int) -> None:
-        if isinstance(self.policy, FaithfulPolicy) or llm_judges(self):
-            raise ValueError("with an LLM judging, the LLM decides how many hops to take; choose the depth instead")
-        if not 1 <= hops <= self.config.depth:
+                          hops: int | None = None, hops_firm: bool = False) -> State:
+        """Like start, but when no title matches the question, ask the LLM for the topic entities. `hops`: the
+        number of hops to search, when it is known before the search (State.hops; `hops_firm`: a person chose it,
+        the search does not stop sooner). Deciding it is the runner's around the engine (policy/depths.py)."""
+        if hops is not None and not 1 <= hops <= self.config.depth:
             raise ValueError(f"the number of hops must be between 1 and the maximum depth ({self.config.depth})")
-
-    async def plan_depth(self, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
-        """The state with the number of hops the policy settles before the search (CheapPolicy.plan tries each
-        number up to the maximum), or as it is; `on_stage(1, "planning")` is told when the policy does plan."""
-        if not self.policy.plans(self, state):
-            return state
-        if on_stage:
-            on_stage(state.depth, "planning")
-        return await self.policy.plan(self, state)
-
-    async def trial(self, state: State, depth: int) -> tuple[State, list[BeamPath]]:
-        """The automatic search from `state`'s topic entities with exactly `depth` hops, unrecorded, by an engine
-        that shares this one's graph, scorers and policy and has no LLM: for a policy that settles the number of
-        hops by trying each. Returns the final state and its chains, best first."""
-        sib = ToGEngine(self.graph, embedder=self.embedder, config=replace(self.config, depth=depth, exact_depth=True),
-                        policy=self.policy, relation_scorer=self.relation_scorer, entity_scorer=self.entity_scorer,
-                        prefilter=self.prefilter, clock=self.clock, project=self.project)
-        st = sib.start(state.question, state.seeds)
-        while not st.done:
-            st = sib.apply(st, await sib.propose(st))
-        return st, sib.best_paths(st)
+        state = await self._linked(question, seeds)
+        return state.with_(hops=hops, hops_firm=hops_firm) if hops is not None else state
 
     async def _linked(self, question: str, seeds: Iterable[Seed | str] | None) -> State:
         state = self.start(question, seeds)
@@ -238,8 +226,9 @@ class ToGEngine(StageProposals, Recording):
         came back to its start or ends at another topic entity (BeamPath.answers_nothing) goes after every chain
         that did not."""
         topics = self.topic_ids(state)
+        last = self.config.dead_chains_last  # departure: the paper ranks by score alone
         return sorted([p for p in state.paths if p.hops],
-                      key=lambda p: (p.answers_nothing(topics), *self.policy.rank_key(self, state, p)))
+                      key=lambda p: (last and p.answers_nothing(topics), *self.policy.rank_key(self, state, p)))
 
     def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
         out: list[str] = []
@@ -313,30 +302,5 @@ class ToGEngine(StageProposals, Recording):
                                extra_usage=state.extra_usage + (usage,))
         usage = {"stage": "answer", **Usage.of_result(res).to_dict(), "wall_s": self.clock() - t0}
         return state.with_(stage="done", answer=res.text, answer_by="llm", extra_usage=state.extra_usage + (usage,))
-
-    # ------------------------------------------------------------------ whole run
-    async def run(self, question: str, *, seeds: Iterable[Seed | str] | None = None,
-                  callbacks: Callbacks | None = None, state: State | None = None,
-                  policy: Callable[[Proposal], set[str] | None] | None = None, hops: int | None = None) -> State:
-        """The automatic loop (or a resumed one when `state` is given); `hops`: a new run exactly that deep
-        (choose_hops)."""
-        cb = callbacks or Callbacks()
-        t0 = self.clock()
-        if state is None:
-            state = await self.start_async(question, seeds, plan=False, hops=hops)
-        if not state.steps:  # a new run, or one saved before its first step (stopped while planning)
-            state = await self.plan_depth(state, cb.on_stage)
-        while not state.done:
-            cb.on_stage(state.depth, state.stage)
-            proposal = await self.propose(state)
-            state = self.apply(state, proposal, policy(proposal) if policy else None)
-            cb.on_step(state.steps[-1])
-            cb.on_state(state)
-            cb.on_usage(self.stats(state))
-        cb.on_stage(state.depth, "answer")
-        state = await self.answer(state, on_token=cb.on_token, on_reset=cb.on_answer_reset)
-        cb.on_state(state)
-        cb.on_usage(self.stats(state, wall_s=self.clock() - t0))
-        return state
 
     # ------------------------------------------------------------------ trace

@@ -1,22 +1,18 @@
 """The search policy: the few decisions the ToG paper leaves to the scorer and the LLM, as one object the
-engine is given.
+engine is given, made of four small extension points (each with the paper's default):
 
-The engine (engine.py, stages.py) owns the loop, the beam and the call budget; a policy only answers
-these questions for it:
+* relation scoring (`RelationScoring`): what a relation group reads like to a scorer, which part of the question
+  scores it, how raw scores are shaped before the cut;
+* entity scoring (`EntityScoring`): whether a candidate entity is rated by where it leads next (the engine hands
+  the policy each candidate's next edges: a policy never walks the graph), and how relation, entity and next-hop
+  ratings make one hop score;
+* the stop judge (`StopJudge`): the depth the search expects to answer at, and whether the chains suffice when no
+  LLM judges;
+* the answer choice (`AnswerPicking`): which chain comes first, which entity the answer names.
 
-* what a relation group reads like to a scorer (`relation_text`);
-* which part of the question a relation scorer should read for one path (`relation_query`);
-* how many hops to search, settled before the search starts or not at all (`plan`, `planned_depth`);
-* how raw relation scores are adjusted before the cut (`relation_scores`);
-* how a candidate entity is rated by where it leads next (`rate_next`), and how relation, entity and
-  next-hop ratings make one hop score (`hop_score`);
-* whether the chains suffice when no LLM judges (`judge`), and which chain the answer is read from
-  (`rank_key`).
-
-`FaithfulPolicy` is the paper: a scorer's numbers are used as they are, relation x entity makes a hop's
-score, the LLM judges sufficiency (with no LLM the search runs to the maximum depth), and the best chain
-is the best-scoring one. The LLM-free search (word overlap and embeddings instead of an LLM) needs more
-help; it lives in `tog_core/policy/cheap.py` as `CheapPolicy`, a second object behind the same protocol.
+`FaithfulPolicy` is the paper: the four defaults. The LLM-free search (word overlap and embeddings instead of an
+LLM) needs more help; it lives in `tog_core/policy/cheap.py` as `CheapPolicy`, which overrides them. Trying
+numbers of hops is not a policy decision inside the search but a loop around it (`tog_core/policy/depths.py`).
 """
 from __future__ import annotations
 
@@ -54,8 +50,20 @@ class NextHop:
     text: str  # the best next relation as the scorer read it ("" for a dead end)
 
 
+@dataclass(frozen=True, kw_only=True)
+class NextEdges:
+    """A candidate entity of the entity stage and the edges the search could take from it next (the engine's edge
+    rule already applied): what the lookahead rates, so a policy never walks the graph itself."""
+
+    key: tuple[str, int]  # (relation group key, entity index): the candidate
+    path: BeamPath  # the chain one hop longer, ending at the candidate
+    rels: Any  # np.ndarray of relationship indices
+    others: Any  # np.ndarray of the entities they lead to
+    outs: Any  # np.ndarray: stored outgoing from the candidate
+
+
 class SearchContext(Protocol):
-    """What a policy may read of the engine that calls it."""
+    """What a policy may read of the engine that calls it (never the engine's stages)."""
 
     graph: Any
     config: Any
@@ -64,31 +72,55 @@ class SearchContext(Protocol):
     entity_scorer: Any
     prefilter: Any
 
-    def open_edges(self, p: BeamPath, rels: Any, others: Any, outs: Any, last_depth: int | None = None,
-                   topics: frozenset[int] = frozenset()) -> Any: ...
     def topic_ids(self, state: State) -> frozenset[int]: ...
-    async def trial(self, state: State, depth: int) -> tuple[State, list[BeamPath]]: ...
+    def last_depth(self, state: State) -> int: ...
 
 
-class SearchPolicy(Protocol):
-    name: str
+# ---------------------------------------------------------------------------------------------- extension points
+# Four small protocols, one per decision the paper leaves to the LLM; each has the paper's default below, and
+# FaithfulPolicy is the four defaults together.
 
-    def params(self) -> dict[str, Any]: ...
-    def plans(self, ctx: SearchContext, state: State) -> bool: ...
-    async def plan(self, ctx: SearchContext, state: State) -> State: ...
-    def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
+class RelationScoring(Protocol):
+    """Relation pruning: what a relation reads like, which part of the question scores it, how scores are shaped."""
+
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str: ...
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]: ...
     def relation_evidence(self, ctx: SearchContext, groups: Sequence[RelChoice]) -> list[str]: ...
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]: ...
+
+
+class EntityScoring(Protocol):
+    """Entity pruning: whether candidates are rated by where they lead (`looks_ahead`; the engine then hands
+    `rate_next` each candidate's next edges), and how relation, entity and next-hop ratings make a hop score."""
+
+    def looks_ahead(self, ctx: SearchContext, state: State) -> bool: ...
     async def rate_next(self, ctx: SearchContext, state: State,
-                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]: ...
+                        options: Sequence[NextEdges]) -> dict[tuple[str, int], NextHop]: ...
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]: ...
-    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]: ...
+
+
+class StopJudge(Protocol):
+    """Reasoning without an LLM judge: the depth the search expects to answer at, and whether the chains suffice
+    (`judge`; `ahead` holds each chain's next edges when `needs_ahead` asked for them)."""
+
+    def planned_depth(self, ctx: SearchContext, state: State) -> int: ...
+    def needs_ahead(self, ctx: SearchContext, state: State) -> bool: ...
+    def judge(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges] = ()) -> dict[str, Any]: ...
+
+
+class AnswerPicking(Protocol):
+    """The answer: which chain comes first, and which entity of the kept chains the answer names."""
+
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]: ...
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None: ...
+
+
+class SearchPolicy(RelationScoring, EntityScoring, StopJudge, AnswerPicking, Protocol):
+    name: str
+
+    def params(self) -> dict[str, Any]: ...
 
 
 def uses_llm(scorer: Any) -> bool:
@@ -100,23 +132,9 @@ def llm_judges(ctx: Any) -> bool:
     return ctx.llm is not None and ctx.config.judge != "coverage"
 
 
-class FaithfulPolicy:
-    """Think-on-Graph as published: nothing added between the scorers and the beam."""
-
-    name = "faithful"
-
-    def params(self) -> dict[str, Any]:
-        return {}
-
-    def plans(self, ctx: SearchContext, state: State) -> bool:
-        return False  # nothing is settled before the search: the LLM judges when to stop
-
-    async def plan(self, ctx: SearchContext, state: State) -> State:
-        return state
-
-    def planned_depth(self, ctx: SearchContext, state: State) -> int:
-        """The depth the search expects to answer at: the maximum (the LLM judge decides when to stop)."""
-        return ctx.config.depth
+class PaperRelations:
+    """The paper's relation pruning: the scorer reads the relation as the graph names it, against the whole
+    question, and its numbers are used as they are."""
 
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
         """The relation as the graph names it: the `relation` column of a typed graph (as ToG shows Freebase
@@ -133,17 +151,39 @@ class FaithfulPolicy:
                         scores: list[float], scored: list[bool]) -> list[float]:
         return scores
 
+
+class PaperEntities:
+    """The paper's entity pruning: no lookahead; a hop's score is relation score x entity score."""
+
+    def looks_ahead(self, ctx: SearchContext, state: State) -> bool:
+        return False
+
     async def rate_next(self, ctx: SearchContext, state: State,
-                        targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> dict[tuple[str, int], NextHop]:
+                        options: Sequence[NextEdges]) -> dict[tuple[str, int], NextHop]:
         return {}
 
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]:
         return rel_score * ent_score, ""
 
-    def judge(self, ctx: SearchContext, state: State) -> dict[str, Any]:
+
+class PaperJudge:
+    """The paper's reasoning step is the LLM's; without one the search runs to the maximum depth."""
+
+    def planned_depth(self, ctx: SearchContext, state: State) -> int:
+        """The depth the search expects to answer at: the maximum (the LLM judge decides when to stop)."""
+        return ctx.config.depth
+
+    def needs_ahead(self, ctx: SearchContext, state: State) -> bool:
+        return False
+
+    def judge(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges] = ()) -> dict[str, Any]:
         return {"sufficient": False, "by": "none",
                 "reason": "no LLM to judge the chains; searching to the maximum depth"}
+
+
+class PaperAnswer:
+    """The paper's answer: the best-scoring chain, read at its end."""
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         return (-p.score,)
@@ -151,6 +191,15 @@ class FaithfulPolicy:
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """The end of the best chain; confidence: its share of the beam's score."""
         return answer_at_end(paths)
+
+
+class FaithfulPolicy(PaperRelations, PaperEntities, PaperJudge, PaperAnswer):
+    """Think-on-Graph as published: the four extension points at their paper defaults."""
+
+    name = "faithful"
+
+    def params(self) -> dict[str, Any]:
+        return {}
 
 
 def answer_at_end(paths: list[BeamPath], *, bonus: float = 0.0,

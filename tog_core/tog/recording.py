@@ -17,6 +17,13 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def hops_of(plan: DepthPlan | None) -> dict[str, Any]:
+    """The state fields of a trace's `plan`: the number of hops it searched (an engine input) and the record."""
+    if plan is None:
+        return {}
+    return {"hops": plan.depth, "hops_firm": plan.chosen, "plan_record": plan}
+
+
 class Recording:
     """Trace building of ToGEngine (see engine.py)."""
 
@@ -75,7 +82,7 @@ class Recording:
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
                      created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state),
-                     plan=state.plan.to_dict() if state.plan else None)
+                     plan=state.plan_record.to_dict() if state.plan_record else None)
 
     def snapshot(self, state: State) -> dict[str, Any]:
         """What resume needs, by GraphRAG ids (stable across reloads of the same project)."""
@@ -123,5 +130,5 @@ class Recording:
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
                      answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error,
-                     plan=DepthPlan.from_dict(t.plan) if t.plan else None)
+                     **hops_of(DepthPlan.from_dict(t.plan) if t.plan else None))
 

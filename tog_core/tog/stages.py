@@ -1,13 +1,22 @@
-"""How each ToG stage builds its proposal: relation groups of the frontier, entities behind kept relations,
-(relation, entity) pairs in fast mode, and the sufficiency verdict. Mixed into ToGEngine, which owns the
-loop (start / propose / apply / answer); these methods read `self.graph`, `self.config` and the scorers.
+"""The stages of ToG's Algorithm 1, in the paper's order, as ToGEngine proposes them one at a time (engine.py owns the
+loop: start / propose / apply / answer). For each depth:
+
+1. relation exploration (`_groups`): the relation groups (one label, one direction) of every frontier entity, the
+   edges the walk may take (`open_edges`);
+2. relation pruning (`_propose_relations`): the scorer rates each entity's groups, the beam keeps the top N;
+3. entity exploration (`_propose_entities`): the entities behind the kept relations;
+4. entity pruning: relation score x entity score per candidate, the beam keeps the top N paths of the frontier;
+5. reasoning (`_propose_evaluate`): the judge says whether the chains suffice; if not, one depth more.
+
+Every cut is `beam_cut`. Each behaviour the paper does not have is a named EngineConfig departure (state.py), each
+decision it leaves to the LLM a policy extension point (policy.py). Fast mode (fast.py) is not the paper's.
 """
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
 from typing import Any
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -15,16 +24,32 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
-from tog_core.tog.policy import SearchPolicy, llm_judges, uses_llm
+from tog_core.tog.policy import NextEdges, SearchPolicy, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step, shown_in_trace
 
 FALLBACK_EVALUATE_LLM_ERROR = "evaluate_llm_error_continue"  # evaluation call failed: keep searching
-CHAIN_TEXT_CHARS = 160
+
+
+def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequence[int] | None = None) -> set[int]:
+    """The beam: the positions of the `width` best candidates by `rank` (smallest first, ties by position; all of
+    them when width is None or 0). With `reach`, the entity each candidate leads to, only the best candidate of
+    each entity counts (the distinct_entities departure: a second route to a kept entity would waste a slot)."""
+    top: set[int] = set()
+    reached: set[int] = set()
+    for k in sorted(range(len(rank)), key=lambda k: (rank[k], k)):
+        if width and len(top) >= width:
+            break
+        if reach is not None and reach[k] in reached:
+            continue
+        top.add(k)
+        if reach is not None:
+            reached.add(reach[k])
+    return top
 
 
 class StageProposals:
-    """Stage builders of ToGEngine (see engine.py)."""
+    """The stages of ToG's Algorithm 1 as ToGEngine proposes them (see engine.py), in the paper's order."""
 
     graph: Any
     config: Any
@@ -33,80 +58,17 @@ class StageProposals:
     entity_scorer: Any
     prefilter: Any
     policy: SearchPolicy
+    _chain_texts: Any  # texts.py
+    _hop_label: Any
+    _entity_text: Any
 
-    def _chain_texts(self, paths: Iterable[BeamPath]) -> list[str]:
-        return [self.path_text(p) for p in paths if p.hops]
-
-    def path_text(self, p: BeamPath) -> str:
-        parts = [self.graph.title(p.start)]
-        for h in p.hops:
-            arrow = "→" if self.graph.endpoints(h.ridx)[0] == h.src else "←"
-            parts.append(f"—[{prompts.clean_text(h.label, CHAIN_TEXT_CHARS)}]{arrow} {self.graph.title(h.dst)}")
-        return " ".join(parts)
-
-    def _hop_label(self, ridx: int, text: str) -> str:
-        """The label a chain shows for one hop: the edge's own description when the scorer saw a type template."""
-        if self.graph.has_relation_labels:
-            return self.graph.descriptions([ridx])[0] or text
-        return text
-
-    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
-                   last_depth: int | None = None, topics: frozenset[int] = frozenset()) -> np.ndarray:
-        """Which edges of the path's end it may take next (README: "Paths").
-        - No edge is walked backwards. An edge taken before may be taken again from the entity it was taken from:
-          a round trip closes ("X's son's mother's children" include the son).
-        - GraphRAG writes some relationships twice (B→A after A→B): that reversed duplicate is the same edge, so it
-          is never walked back either. On a typed graph a fact stated from both ends (X spouse→ Y, Y spouse→ X;
-          X children→ Y, Y parents→ X) is offered once, from the side that states it (the neighbour stays
-          reachable; only the second reading of the pair goes), and may be walked: "X's wife's spouse's children"
-          pass through X.
-        - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
-          not end at the start -- a question names its topic, it does not ask for it -- unless, on a typed graph, by
-          a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
-          extraction noise and never answers. Nor may it end at another of the question's topic entities (`topics`,
-          entity indices): "the helmsman of the ship where the look-out kept watch" does not ask for the look-out
-          (linked seeds, depth 3, chain Hits@1 bm25 / embedding: Christmas Carol 0.550 / 0.425 -> 0.575 / 0.475,
-          its dev2 0.467 / 0.500 -> 0.500 / 0.533; every other dev set unchanged)."""
-        keep = np.ones(len(rels), dtype=bool)
-        typed = self.graph.has_relation_labels
-        if typed and len(outs):
-            # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
-            # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
-            out = outs.astype(bool)
-            keep &= out | ~np.isin(others, others[out])
-        if p.hops:
-            taken = {h.ridx for h in p.hops}
-            # an edge taken before may be taken again only from the entity it was taken from: round trips close
-            # ("X's son's mother's children" include the son; a self-loop applied twice) but no edge is walked back
-            same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
-            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64)) | np.isin(rels, same_way)
-            # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
-            back = [] if typed else np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
-            reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
-            for t in taken if len(back) else ():
-                reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
-            for k in back:
-                r = self.graph.relationship(int(rels[k]))
-                twin = r.reverse_of if r.reverse_of in taken else reversed_by.get(r.idx)
-                if twin is not None:
-                    keep[k] = False
-        if len(p.hops) + 1 >= (last_depth or self.config.depth):
-            keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
-            if len(topics - {p.start}):  # nor at another of the question's topics: it is named, not asked for
-                keep &= ~np.isin(others, np.fromiter(topics - {p.start}, dtype=np.int64))
-        return keep
-
-    def topic_ids(self, state: State) -> frozenset[int]:
-        """The entities of the question's topics (its seeds) that are in the graph."""
-        found = (self.graph.find(x.id) for x in state.seeds)
-        return frozenset(i for i in found if i is not None)
-
+    # ------------------------------------------------------------------ 1. relation exploration
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
         p = state.paths[i]
         rels, others, outs = (nbrs or {}).get(p.end) or self.graph.neighbors(p.end)
         if len(rels) == 0:
             return []
-        planned = self.policy.planned_depth(self, state)
+        planned = self.last_depth(state)
         keep = self.open_edges(p, rels, others, outs, planned, self.topic_ids(state))
         on_the_way = state.depth < planned and len(others)
         needed = on_the_way and (self.config.degree_filter or self.config.dead_end_filter)
@@ -117,7 +79,7 @@ class StageProposals:
             limit = self.config.degree_factor * self.graph.degrees_of([x.start for x in state.paths]).max()
             keep &= degree <= limit
         if (self.config.dead_end_filter and on_the_way and not self.graph.has_relation_labels
-                and (self.config.exact_depth or state.plan is not None)):
+                and (self.config.exact_depth or state.hops is not None)):
             # dead ends on the way to a known depth: on a GraphRAG graph a neighbour whose every edge joins it to this
             # entity can only be left back to it (a reversed duplicate is the same edge), so its chain cannot
             # reach the depth; it would hold a beam slot and end short ("Monday is the day the tailor was fined"
@@ -144,14 +106,54 @@ class StageProposals:
                                         score=0.0, label=lab, text=self.policy.relation_text(self, lab, ridxs[0])))
         return out_groups
 
-    async def _prefiltered(self, req: ScoreRequest, limit: int | None) -> tuple[list[int], ScoreResult | None]:
-        """Indices of the texts the main scorer should see: all (limit None), or the top `limit` by the pre-filter."""
-        if limit is None or len(req.texts) <= limit:
-            return list(range(len(req.texts))), None
-        pre = await self.prefilter.score(req)
-        order = sorted(range(len(req.texts)), key=lambda k: (-pre.values[k], k))[:limit]
-        return sorted(order), pre
+    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
+                   last_depth: int | None = None, topics: frozenset[int] = frozenset()) -> np.ndarray:
+        """Which edges of the path's end it may take next (README: "Paths").
+        - No edge is walked backwards. An edge taken before may be taken again from the entity it was taken from:
+          a round trip closes ("X's son's mother's children" include the son).
+        - GraphRAG writes some relationships twice (B→A after A→B): that reversed duplicate is the same edge, so it
+          is never walked back either. On a typed graph a fact stated from both ends (X spouse→ Y, Y spouse→ X;
+          X children→ Y, Y parents→ X) is offered once, from the side that states it (the neighbour stays
+          reachable; only the second reading of the pair goes), and may be walked: "X's wife's spouse's children"
+          pass through X.
+        - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
+          not end at the start -- a question names its topic, it does not ask for it -- unless, on a typed graph, by
+          a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
+          extraction noise and never answers. Nor may it end at another of the question's topic entities (`topics`,
+          entity indices): "the helmsman of the ship where the look-out kept watch" does not ask for the look-out
+          (linked seeds, depth 3, chain Hits@1 bm25 / embedding: Christmas Carol 0.550 / 0.425 -> 0.575 / 0.475,
+          its dev2 0.467 / 0.500 -> 0.500 / 0.533; every other dev set unchanged)."""
+        keep = np.ones(len(rels), dtype=bool)
+        typed = self.graph.has_relation_labels
+        if typed and len(outs) and self.config.typed_facts_once:
+            # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
+            # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
+            out = outs.astype(bool)
+            keep &= out | ~np.isin(others, others[out])
+        if p.hops:
+            taken = {h.ridx for h in p.hops}
+            # an edge taken before may be taken again only from the entity it was taken from: round trips close
+            # ("X's son's mother's children" include the son; a self-loop applied twice) but no edge is walked back
+            same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
+            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64)) | np.isin(rels, same_way)
+            # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
+            back = [] if typed else np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
+            reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
+            for t in taken if len(back) else ():
+                reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
+            for k in back:
+                r = self.graph.relationship(int(rels[k]))
+                twin = r.reverse_of if r.reverse_of in taken else reversed_by.get(r.idx)
+                if twin is not None:
+                    keep[k] = False
+        if len(p.hops) + 1 >= (last_depth or self.config.depth):
+            keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
+            # nor at another of the question's topics: it is named, not asked for (departure topic_ends)
+            if self.config.topic_ends and len(topics - {p.start}):
+                keep &= ~np.isin(others, np.fromiter(topics - {p.start}, dtype=np.int64))
+        return keep
 
+    # ------------------------------------------------------------------ 2. relation pruning
     async def _propose_relations(self, state: State) -> Proposal:
         cfg = self.config
         chains = self._chain_texts(state.paths)
@@ -197,8 +199,8 @@ class StageProposals:
             self._account(step, res, where=src_e.title)
             scores = self.policy.relation_scores(self, state, i, groups, scores,
                                                  [b == res.scored_by for b in by])
+            top = beam_cut([(-v,) for v in scores], cfg.width)  # relation pruning: the top N per entity
             order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
-            top = set(order[: cfg.width]) if cfg.width else set(order)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
             if len(shown) < len(groups):
@@ -218,36 +220,15 @@ class StageProposals:
                                          score=float(scores[k]), label=g.label, text=g.text))
         return Proposal(step=step, payload=tuple(payload))
 
-    @staticmethod
-    def _account(step: Step, res: ScoreResult | None, *, where: str) -> None:
-        if res is None:
-            return
-        step.add_usage(res.usage)
-        if res.fallback:
-            step.fallbacks.append({"name": res.fallback, "detail": res.detail[:300], "where": where})
+    async def _prefiltered(self, req: ScoreRequest, limit: int | None) -> tuple[list[int], ScoreResult | None]:
+        """Indices of the texts the main scorer should see: all (limit None), or the top `limit` by the pre-filter."""
+        if limit is None or len(req.texts) <= limit:
+            return list(range(len(req.texts))), None
+        pre = await self.prefilter.score(req)
+        order = sorted(range(len(req.texts)), key=lambda k: (-pre.values[k], k))[:limit]
+        return sorted(order), pre
 
-    def _path_score(self, p: BeamPath, hop: float) -> float:
-        """A path's score: the product of its hop scores (the beam ranks whole paths), or with cumulative_score
-        off, as in the paper, the last hop's score alone."""
-        return hop * p.score if self.config.cumulative_score else hop
-
-    def _beam(self, order: list[int], targets: list[int]) -> set[int]:
-        """The first `width` candidates of `order` that reach distinct entities (a second route to a kept
-        entity would waste beam width); all of them when width is None."""
-        top: set[int] = set()
-        reached: set[int] = set()
-        for k in order:
-            if self.config.width and len(top) >= self.config.width:
-                break
-            if targets[k] not in reached:
-                top.add(k)
-                reached.add(targets[k])
-        return top
-
-    def _entity_text(self, idx: int) -> str:
-        e = self.graph.entity(idx)
-        return f"{e.title} — {e.description}" if e.description else e.title
-
+    # ------------------------------------------------------------------ 3-4. entity exploration and pruning
     async def _propose_entities(self, state: State) -> Proposal:
         cfg = self.config
         # one scoring call per frontier path (all its kept relations together), or, as the original ToG
@@ -262,14 +243,17 @@ class StageProposals:
                 if o not in seen:  # open_edges already closed the walks the rule forbids
                     seen[o] = r
             all_targets.append((rc, list(seen.items())))
-        ahead = await self.policy.rate_next(self, state, all_targets)
+        looks = self.policy.looks_ahead(self, state) and any(ts for _, ts in all_targets)
+        ahead = await self.policy.rate_next(self, state, self._next_edges(state, all_targets)) if looks else {}
         if ahead:
             notes.append(f"lookahead: {len(ahead)} entities rated by their best next relation")
         for rc, targets in all_targets:
             if len(targets) > cfg.entities_per_relation:
                 req = ScoreRequest(question=state.question, stage="entities", anchor=rc.text,
                                    texts=[f"{rc.text} {self.graph.title(o)}" for o, _ in targets])
-                if ahead:  # entities that lead somewhere the question goes come first, the pre-filter breaks ties
+                # entities that lead somewhere the question goes come first, the pre-filter breaks ties (departure
+                # lookahead_order)
+                if ahead and cfg.lookahead_order:
                     pre = await self.prefilter.score(req)
                     keep_idx = sorted(sorted(range(len(targets)), key=lambda k: (
                         -ahead[(rc.key, targets[k][0])].value, -pre.values[k], k))[: cfg.entities_per_relation])
@@ -322,8 +306,8 @@ class StageProposals:
                 reason = f"{why}; {reason}" if why and reason else (why or reason)
                 rows.append((self._path_score(state.paths[i], combined), combined, i, rc, o, r, reason,
                              res.scored_by))
-        order = sorted(range(len(rows)), key=lambda k: (-rows[k][0], -rows[k][1], k))
-        top = self._beam(order, [row[4] for row in rows])
+        # entity pruning: the top N paths of the whole frontier
+        top = beam_cut([(-row[0], -row[1]) for row in rows], cfg.width, self._reach([row[4] for row in rows]))
         payload = []
         for k, (path_score, combined, i, rc, o, r, reason, by) in enumerate(rows):
             p = state.paths[i]
@@ -338,63 +322,40 @@ class StageProposals:
                             float(path_score)))
         return Proposal(step=step, payload=tuple(payload))
 
-    async def _propose_pairs(self, state: State) -> Proposal:
-        """Fast mode: one scoring call per depth over (relation, entity) pairs of the whole frontier.
+    def _next_edges(self, state: State, targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> list[NextEdges]:
+        """Each candidate entity of the entity stage with the edges the search could take from it next (the
+        edge rule applied to the chain one hop longer): what the policy's lookahead rates."""
+        last, topics = self.last_depth(state), self.topic_ids(state)
+        cands = [(rc, o, r) for rc, ts in targets for o, r in ts]
+        nbrs = self.graph.neighbors_many(sorted({o for _, o, _ in cands}))  # one round trip for all candidates
+        out = []
+        for rc, o, r in cands:
+            p = state.paths[rc.path]
+            ext = BeamPath(start=p.start, score=p.score,
+                           hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),))
+            rels, others, outs = nbrs[o]
+            keep = self.open_edges(ext, rels, others, outs, last, topics)
+            out.append(NextEdges(key=(rc.key, o), path=ext, rels=rels[keep], others=others[keep], outs=outs[keep]))
+        return out
 
-        Each path's pairs are cut to `max_candidates` relation groups and `entities_per_relation`
-        targets, then to `pairs_per_path` by the cheap pre-filter, so one prompt stays small."""
-        cfg = self.config
-        items: list[tuple[int, RelChoice, int, int]] = []  # path, relation group, target, relationship
-        notes = []
-        nbrs = self.graph.neighbors_many(sorted({p.end for p in state.paths}))
-        for i, p in enumerate(state.paths):
-            groups = self._groups(state, i, nbrs)
-            if not groups:
-                notes.append(f"{self.graph.title(p.end)}: dead end")
-                continue
-            pairs = []
-            for g in groups:
-                seen: dict[int, int] = {}
-                for r, o in zip(g.ridxs, g.others):
-                    seen.setdefault(o, r)
-                pairs += [(g, o, r) for o, r in list(seen.items())[: cfg.entities_per_relation]]
-            texts = [f"{g.text} — {self._entity_text(o)}" for g, o, _ in pairs]
-            keep, pre = await self._prefiltered(ScoreRequest(question=state.question, stage="pairs", anchor="",
-                                                             texts=texts), cfg.pairs_per_path)
-            notes.append(f"{self.graph.title(p.end)}: {len(pairs)} pairs" + (f", {len(keep)} kept by {pre.scored_by}"
-                                                                           if pre else ""))
-            items += [(i, pairs[k][0], pairs[k][1], pairs[k][2]) for k in keep]
-        step = Step(depth=state.depth, stage="entities", note="fast mode; " + "; ".join(notes))
-        if not items:
-            return Proposal(step=step, payload=())
-        texts = [f"{self.graph.title(state.paths[i].end)} — {g.text} — {self._entity_text(o)}" for i, g, o, _ in items]
-        res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
-                                                          texts=texts, chains=self._chain_texts(state.paths)))
-        self._account(step, res, where="frontier")
-        order = sorted(range(len(items)), key=lambda k: (-self._path_score(state.paths[items[k][0]], res.values[k]), k))
-        top = self._beam(order, [item[2] for item in items])
-        payload = []
-        for k, (i, g, o, r) in enumerate(items):
-            p = state.paths[i]
-            score = float(res.values[k])
-            src_e, dst_e, rel = self.graph.entity(p.end), self.graph.entity(o), self.graph.relationship(r)
-            step.candidates.append(Candidate(
-                id=f"e|p{i}|{g.key}|{dst_e.id}", label=dst_e.title, score=round(self._path_score(p, score), 6),
-                reason=res.reasons[k] if k < len(res.reasons) else "", kept=k in top, auto_kept=k in top,
-                kind="entity", source_entity=src_e.title, source_id=src_e.id, target=dst_e.title,
-                target_id=dst_e.id, relation=g.text, relationship_ids=[rel.id], outgoing=rel.source_idx == p.end,
-                path=i, scored_by=res.scored_by))
-            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=score, label=self._hop_label(r, g.text)),
-                            self._path_score(p, score)))
-        return Proposal(step=step, payload=tuple(payload))
+    def _path_score(self, p: BeamPath, hop: float) -> float:
+        """A path's score: the product of its hop scores (the beam ranks whole paths), or with cumulative_score
+        off, as in the paper, the last hop's score alone."""
+        return hop * p.score if self.config.cumulative_score else hop
 
+    def _reach(self, targets: list[int]) -> list[int] | None:
+        """The entities the candidates reach, for a beam that keeps distinct ones (None: the paper's plain top N)."""
+        return targets if self.config.distinct_entities else None
+
+    # ------------------------------------------------------------------ 5. reasoning
     async def _propose_evaluate(self, state: State) -> Proposal:
         cfg = self.config
         step = Step(depth=state.depth, stage="evaluate")
         if state.depth >= cfg.depth and not cfg.evaluate_last_depth:
             verdict = {"sufficient": False, "reason": f"maximum depth {cfg.depth} reached", "by": "depth"}
         elif not llm_judges(self):
-            verdict = self.policy.judge(self, state)
+            ahead = self._ahead(state) if self.policy.needs_ahead(self, state) else []
+            verdict = self._hops_verdict(state) or self.policy.judge(self, state, ahead)
         else:
             from tog_core.llm.client import LLMError
 
@@ -420,3 +381,48 @@ class StageProposals:
                       reason=verdict["reason"], kept=not suff, auto_kept=not suff, kind="verdict"),
         ]
         return Proposal(step=step, payload=(True, False))
+
+    def _ahead(self, state: State) -> list[NextEdges]:
+        """Each chain with the edges it could take one hop further: what a policy's judge may read."""
+        paths = [p for p in state.paths if p.hops]
+        nbrs = self.graph.neighbors_many(sorted({p.end for p in paths}))  # one round trip
+        last, topics, out = self.last_depth(state), self.topic_ids(state), []
+        for p in paths:
+            rels, others, outs = nbrs[p.end]
+            keep = self.open_edges(p, rels, others, outs, last, topics)
+            out.append(NextEdges(key=("", p.end), path=p, rels=rels[keep], others=others[keep], outs=outs[keep]))
+        return out
+
+    @staticmethod
+    def _hops_verdict(state: State) -> dict[str, Any] | None:
+        """With the number of hops given before the search (an engine input): sufficient there, and, when a person
+        chose it, not before; None where the judge decides."""
+        if state.hops is None:
+            return None
+        n = f"{state.hops} hop{'s' if state.hops > 1 else ''}"
+        if state.depth == state.hops:
+            return {"sufficient": True, "by": "plan", "reason": f"the number of hops settled before the search: {n}"}
+        if state.hops_firm and state.depth < state.hops:
+            return {"sufficient": False, "by": "plan", "reason": f"not yet as deep as chosen ({n})"}
+        return None
+
+    # ------------------------------------------------------------------ shared by the stages
+    def last_depth(self, state: State) -> int:
+        """The depth the search expects to answer at, where the last hop's rules apply: the number of hops given
+        before the search (past it, when a person searched on, the maximum), else the policy's planned depth."""
+        if state.hops is not None:
+            return state.hops if state.depth <= state.hops else self.config.depth
+        return self.policy.planned_depth(self, state)
+
+    def topic_ids(self, state: State) -> frozenset[int]:
+        """The entities of the question's topics (its seeds) that are in the graph."""
+        found = (self.graph.find(x.id) for x in state.seeds)
+        return frozenset(i for i in found if i is not None)
+
+    @staticmethod
+    def _account(step: Step, res: ScoreResult | None, *, where: str) -> None:
+        if res is None:
+            return
+        step.add_usage(res.usage)
+        if res.fallback:
+            step.fallbacks.append({"name": res.fallback, "detail": res.detail[:300], "where": where})

@@ -34,6 +34,21 @@ DEPARTURES: dict[str, tuple[str, str]] = {
                          "the beam ranks whole paths by the product of their hop scores"),
     "evaluate_last_depth": ("the LLM judges sufficiency at every depth",
                             "no judge call at the maximum depth, where the search stops anyway (saves a call)"),
+    "topic_ends": ("any neighbour may end a chain",
+                   "the last hop never ends at another of the question's topic entities: the question names them, "
+                   "it does not ask for them"),
+    "typed_facts_once": ("every edge of the frontier entity is a candidate",
+                         "on a typed graph a fact stated from both ends (X spouse-> Y, Y spouse-> X) is offered "
+                         "once, from the side that states it"),
+    "distinct_entities": ("the beam keeps the top N candidates",
+                          "the beam keeps the top N candidates that reach distinct entities (a second route to a "
+                          "kept entity would waste a slot)"),
+    "lookahead_order": ("entities are cut by the scorer alone",
+                        "when the policy rates entities by their best next relation, a big relation group's "
+                        "entities are cut to entities_per_relation by that rating first, the pre-filter second"),
+    "dead_chains_last": ("chains are ranked by score",
+                         "a chain that answers nothing (back at its start, or at another topic entity) is ranked "
+                         "after every chain that does"),
 }
 
 
@@ -64,6 +79,11 @@ class EngineConfig:
     normalise_entities: bool = True  # entity scores relative to the best entity of their relation group
     cumulative_score: bool = True  # a path's score is the product of all its hop scores (paper: the last hop's)
     evaluate_last_depth: bool = False  # ask the judge at the maximum depth too (the search stops there anyway)
+    topic_ends: bool = True  # the last hop never ends at another topic entity of the question
+    typed_facts_once: bool = True  # a typed fact stated from both ends is offered once
+    distinct_entities: bool = True  # the beam keeps candidates that reach distinct entities
+    lookahead_order: bool = True  # a relation group's entities are cut by the policy's lookahead rating first
+    dead_chains_last: bool = True  # chains that answer nothing rank after every chain that does
     seed: int = 0  # for the random pruner
     judge: str = "llm"  # sufficiency: "llm", or "coverage" (a chain mentions every question word; no call)
     compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
@@ -90,8 +110,7 @@ class EngineConfig:
     @classmethod
     def paper(cls, **kw: Any) -> EngineConfig:
         """ToG as published: every departure switched off."""
-        return cls(**{"degree_filter": False, "dead_end_filter": False, "hub_prefilter": False,
-                      "normalise_entities": False, "cumulative_score": False, "evaluate_last_depth": True, **kw})
+        return cls(**{**{name: name == "evaluate_last_depth" for name in DEPARTURES}, **kw})
 
     def without(self, names: Iterable[str]) -> EngineConfig:
         """This config with the named departures switched off (ValueError naming the choices for an unknown one)."""
@@ -184,7 +203,15 @@ class State:
     answer_by: str = ""
     extra_usage: tuple[dict[str, Any], ...] = ()  # linking and answer calls (not part of a stage step)
     error: str | None = None
-    plan: DepthPlan | None = None  # the number of hops settled before the search (CheapPolicy.plan), else None
+    # -- engine input: the number of hops to search, when it is known before the search (None: config.depth is a
+    # maximum and the judge decides). The search plans for it (the last hop's rules apply at that depth) and stops
+    # there; before it the judge may stop sooner unless `hops_firm` (a person chose the number). Past it only when
+    # a person searches on, with the maximum as the limit.
+    hops: int | None = None
+    hops_firm: bool = False
+    # what the runner around the engine settled before the search (policy/depths.py: the numbers of hops it tried),
+    # written to the trace's `plan` as it is; the engine never reads it
+    plan_record: DepthPlan | None = None
 
     @property
     def done(self) -> bool:

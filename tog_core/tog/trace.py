@@ -123,11 +123,11 @@ class Seed:
 @dataclass(frozen=True, kw_only=True)
 class DepthPlan:
     """How many hops a search takes, settled before it starts, and why: the LLM-free search on a free-text graph
-    tries every number of hops up to the maximum and keeps one (policy/cheap.py: CheapPolicy.plan). `trials`: per
+    tries every number of hops up to the maximum and keeps one (policy/depths.py: settle). `trials`: per
     number of hops tried, the question words its best chain's relations matched ("matched"), where that chain ended
     ("end"), and the asked noun's words its relations matched where that end does not say it is one ("set_aside",
     not counted; absent in traces written before it).
-    `chosen`: a person set the number of hops (ToGEngine.choose_hops); the search then goes exactly that deep."""
+    `chosen`: a person set the number of hops (policy/depths.py: chosen); the search then goes exactly that deep."""
 
     depth: int
     reason: str

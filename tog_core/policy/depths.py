@@ -1,0 +1,118 @@
+"""How many hops: a loop around the engine, not a decision inside it.
+
+The LLM-free search on a free-text (GraphRAG) graph does not read the number of hops from the wording; it tries
+them. `settle` starts one search per number of hops up to the maximum (each exactly that deep, unrecorded, with
+no LLM), keeps the fewest hops whose best chain's relations match the most question words
+(CheapPolicy.trial_coverage), and hands the engine that number as an input (State.hops). A person may choose the
+number instead (`chosen`). What was tried is the runner's record (State.plan_record, written to the trace's
+`plan`); the engine reads only the number.
+
+`run` is the one function the CLI's query, the benchmark and the app run a question through.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.policy import FaithfulPolicy, llm_judges
+from tog_core.tog.state import BeamPath, Callbacks, State
+from tog_core.tog.trace import DepthPlan, Seed
+
+
+def _n(k: int) -> str:
+    return f"{k} hop{'s' if k > 1 else ''}"
+
+
+def check_hops(engine: ToGEngine, hops: int) -> None:
+    """ValueError when a person may not set the number of hops: the paper's LLM judge decides how deep to go, or
+    the number is past the maximum depth."""
+    if isinstance(engine.policy, FaithfulPolicy) or llm_judges(engine):
+        raise ValueError("with an LLM judging, the LLM decides how many hops to take; choose the depth instead")
+    if not 1 <= hops <= engine.config.depth:
+        raise ValueError(f"the number of hops must be between 1 and the maximum depth ({engine.config.depth})")
+
+
+def chosen(state: State, hops: int, tried: Iterable[dict[str, Any]] = ()) -> State:
+    """The state with the number of hops a person chose: the search runs exactly that deep; `tried`, an earlier
+    run's trials, stay in the record to compare."""
+    plan = DepthPlan(depth=hops, reason=f"{_n(hops)}: chosen by the person", trials=tuple(dict(t) for t in tried),
+                     chosen=True)
+    return state.with_(hops=hops, hops_firm=True, plan_record=plan)
+
+
+def tries(engine: ToGEngine, state: State) -> bool:
+    """Whether the numbers of hops are tried for this search: CheapPolicy.try_depths on a GraphRAG graph (a typed
+    graph's relation texts rarely repeat the question's words) with cheap scorers on both stages, no LLM judge, a
+    maximum of at least 2 that is not the question's known depth, a topic entity, and no number given yet."""
+    pol, cfg = engine.policy, engine.config
+    cheap = {getattr(engine.relation_scorer, "name", ""), getattr(engine.entity_scorer, "name", "")} <= {"bm25",
+                                                                                                          "embedding"}
+    return (isinstance(pol, CheapPolicy) and pol.try_depths and not cfg.exact_depth and cfg.depth >= 2
+            and not engine.graph.has_relation_labels and cheap and not llm_judges(engine) and bool(state.paths)
+            and not state.done and state.hops is None)
+
+
+async def trial(engine: ToGEngine, question: str, seeds: Iterable[Seed], depth: int) -> tuple[State, list[BeamPath]]:
+    """One automatic search from the topic entities with exactly `depth` hops, unrecorded and without an LLM, on
+    the engine's graph, scorers and policy. Returns its final state and its chains, best first."""
+    one = ToGEngine(engine.graph, embedder=engine.embedder, policy=engine.policy,
+                    config=replace(engine.config, depth=depth, exact_depth=True),
+                    relation_scorer=engine.relation_scorer, entity_scorer=engine.entity_scorer,
+                    prefilter=engine.prefilter, clock=engine.clock, project=engine.project)
+    st = one.start(question, seeds)
+    while not st.done:
+        st = one.apply(st, await one.propose(st))
+    return st, one.best_paths(st)
+
+
+async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
+    """The state with the number of hops to search, where they are tried (`tries`; `on_stage(1, "planning")` is
+    told then): one search per number up to the maximum, keeping the fewest hops whose best chain's relations
+    match the most question words. Else the state as it is."""
+    if not tries(engine, state):
+        return state
+    if on_stage:
+        on_stage(state.depth, "planning")
+    pol: CheapPolicy = engine.policy  # type: ignore[assignment]  # tries() checked it
+    trials = []
+    for k in range(1, engine.config.depth + 1):
+        st, best = await trial(engine, state.question, state.seeds, k)
+        got, aside = pol.trial_coverage(engine, st, best[0]) if best else (Counter(), [])
+        trials.append({"depth": k, "matched": sorted(+got),
+                       "end": engine.graph.title(best[0].end) if best else None, "set_aside": aside})
+    most = max(len(t["matched"]) for t in trials)
+    k = next(t["depth"] for t in trials if len(t["matched"]) == most)
+    said = "; ".join(f"{_n(t['depth'])}: {len(t['matched'])}" for t in trials)
+    reason = (f"{_n(k)}: the fewest whose best chain matches the most question words "
+              f"({', '.join(trials[k - 1]['matched']) or 'none'}); tried {said}")
+    return state.with_(hops=k, plan_record=DepthPlan(depth=k, reason=reason, trials=tuple(trials)))
+
+
+async def start(engine: ToGEngine, question: str, seeds: Iterable[Seed | str] | None = None, *,
+                hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
+                on_stage: Callable[[int, str], None] | None = None) -> State:
+    """The topic entities linked and the number of hops settled: the person's (`hops`, checked before anything is
+    linked), else tried where that applies (`settle`)."""
+    if hops is not None:
+        check_hops(engine, hops)
+    state = await engine.start_async(question, seeds)
+    if hops is not None:
+        return chosen(state, hops, tried)
+    return await settle(engine, state, on_stage)
+
+
+async def run(engine: ToGEngine, question: str, *, seeds: Iterable[Seed | str] | None = None,
+              state: State | None = None, callbacks: Callbacks | None = None, hops: int | None = None,
+              tried: Iterable[dict[str, Any]] = ()) -> State:
+    """One question from start to answer: `start` (or `state`, a saved one, settled first when it was saved
+    before its first step), then the engine's automatic loop."""
+    cb = callbacks or Callbacks()
+    if state is None:
+        state = await start(engine, question, seeds, hops=hops, tried=tried, on_stage=cb.on_stage)
+    elif not state.steps:  # saved after linking, before the number of hops was settled (stopped while planning)
+        state = await settle(engine, state, cb.on_stage)
+    return await engine.run(question, state=state, callbacks=cb)
