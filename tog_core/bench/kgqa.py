@@ -336,7 +336,7 @@ def _baseline(cfg: KGQAConfig, ours: dict[str, Any], *, say: Callable[[str], Non
               ) -> dict[str, Any]:
     """The baseline pruner on the same questions and graph, once per seed; recall is the mean over seeds."""
     seeds = [cfg.seed + k for k in range(max(1, cfg.baseline_seeds))]
-    per_seed = []
+    per_seed: list[dict[str, Any]] = []
     for seed in seeds:
         say(f"baseline {cfg.baseline}, seed {seed}")
         base_cfg = replace(cfg, pruner=cfg.baseline, entity_pruner=None, seed=seed, baseline=None)

@@ -39,6 +39,38 @@ class KnowledgeGraph:
                  "_reverse_of", "_indptr", "_nbr_rel", "_nbr_other", "_nbr_out", "_degree", "_by_title",
                  "_memo", "_memo_lock", "_tu_ids", "_tu_text", "problems", "counts", "_sealed")
 
+    # the slots' types (set once by from_columns; the columns' meaning is documented on GraphColumns)
+    info: ProjectInfo | None
+    n_entities: int
+    n_relationships: int
+    _ids: pa.Array
+    _titles: pa.Array
+    _types: pa.Array
+    _descs: pa.Array
+    _placeholder: np.ndarray
+    _rel_ids: pa.Array
+    _src: np.ndarray
+    _dst: np.ndarray
+    _rel_desc: pa.Array
+    _rel_label: pa.Array | None
+    _weight: np.ndarray
+    _rel_tu_off: np.ndarray
+    _rel_tu_idx: np.ndarray
+    _reverse_of: np.ndarray
+    _indptr: np.ndarray
+    _nbr_rel: np.ndarray
+    _nbr_other: np.ndarray
+    _nbr_out: np.ndarray
+    _degree: np.ndarray
+    _by_title: dict[str, int]
+    _memo: dict[str, dict[str, int]]
+    _memo_lock: threading.Lock
+    _tu_ids: pa.Array
+    _tu_text: pa.Array
+    problems: tuple[str, ...]
+    counts: dict[str, int]
+    _sealed: bool
+
     def __setattr__(self, name: str, value: Any) -> None:
         if getattr(self, "_sealed", False):
             raise AttributeError("KnowledgeGraph is immutable after load")

@@ -25,5 +25,5 @@ def open_graph(project: str, *, store: str | None = None, name: str | None = Non
         return info, KnowledgeGraph.load(info)
     from tog_core.graphrag.postgres import PgGraphStore
 
-    info = open_project(project) if Path(str(project)).expanduser().is_dir() else None
-    return info, PgGraphStore(store, graph_name(project, info, name), info=info, **store_options)
+    local = open_project(project) if Path(str(project)).expanduser().is_dir() else None
+    return local, PgGraphStore(store, graph_name(project, local, name), info=local, **store_options)

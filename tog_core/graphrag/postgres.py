@@ -11,9 +11,10 @@ Thread-safe: one store is shared by every session of a process; each query borro
 """
 from __future__ import annotations
 
+import enum
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Final, Generic, Literal, TypeVar
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -22,22 +23,32 @@ from tog_core.graphrag.store import Entity, Relationship, TextUnit
 from tog_core.graphrag.pg_common import GRAPH_SCHEMA, GraphRecord, StoreError, connect, redact, require_record, scrub
 from tog_core.graphrag.project import ProjectInfo
 
-_MISSING = object()
-_EMPTY = tuple(np.zeros(0, dtype=t) for t in (np.int32, np.int32, bool))
+
+class _Missing(enum.Enum):
+    """The type of the LRU's "not cached" sentinel (an enum member, so `v is _MISSING` narrows the type)."""
+
+    MISSING = enum.auto()
+
+
+_MISSING: Final = _Missing.MISSING
+_Neighbours = tuple[np.ndarray, np.ndarray, np.ndarray]
+_EMPTY: _Neighbours = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=bool))
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 for _a in _EMPTY:
     _a.setflags(write=False)
 
 
-class LRU:
+class LRU(Generic[K, V]):
     """A bounded, thread-safe least-recently-used map with hit/miss counts."""
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = max(1, int(maxsize))
-        self._d: OrderedDict[Hashable, Any] = OrderedDict()
+        self._d: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: Hashable) -> Any:
+    def get(self, key: K) -> V | Literal[_Missing.MISSING]:
         with self._lock:
             v = self._d.get(key, _MISSING)
             if v is _MISSING:
@@ -47,10 +58,10 @@ class LRU:
                 self._d.move_to_end(key)
             return v
 
-    def split(self, keys: Iterable[Hashable]) -> tuple[dict[Hashable, Any], list[Hashable]]:
+    def split(self, keys: Iterable[K]) -> tuple[dict[K, V], list[K]]:
         """(cached values by key, keys to fetch) — one lock round for a batch."""
-        found: dict[Hashable, Any] = {}
-        missing: dict[Hashable, None] = {}  # ordered, O(1) membership
+        found: dict[K, V] = {}
+        missing: dict[K, None] = {}  # ordered, O(1) membership
         with self._lock:
             for k in keys:
                 if k in found or k in missing:
@@ -65,14 +76,14 @@ class LRU:
             self.misses += len(missing)
         return found, list(missing)
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: K, value: V) -> None:
         with self._lock:
             self._d[key] = value
             self._d.move_to_end(key)
             while len(self._d) > self.maxsize:
                 self._d.popitem(last=False)
 
-    def put_many(self, items: Iterable[tuple[Hashable, Any]]) -> None:
+    def put_many(self, items: Iterable[tuple[K, V]]) -> None:
         with self._lock:
             for key, value in items:
                 self._d[key] = value
@@ -156,12 +167,12 @@ class PgGraphStore:
                                FROM {s}.entities WHERE title ILIKE %(pat)s
                                ORDER BY exact DESC, length(title), idx LIMIT %(n)s""",
         }
-        self._ent = LRU(cache_size)
-        self._rel = LRU(cache_size * 4)  # light rows: candidate sets are large, rows small
-        self._full = LRU(cache_size // 5)
-        self._nbr = LRU(cache_size // 5)
-        self._ev = LRU(cache_size // 5)
-        self._find = LRU(cache_size // 5)
+        self._ent: LRU[int, Entity] = LRU(cache_size)
+        self._rel: LRU[int, tuple[Any, ...]] = LRU(cache_size * 4)  # light rows: candidate sets are large, rows small
+        self._full: LRU[int, Relationship] = LRU(cache_size // 5)
+        self._nbr: LRU[int, _Neighbours] = LRU(cache_size // 5)
+        self._ev: LRU[int, tuple[TextUnit, ...]] = LRU(cache_size // 5)
+        self._find: LRU[tuple[int, str], int | None] = LRU(cache_size // 5)
         self._all_titles: list[str] | None = None
         self._last_batch: tuple[bytes, list[tuple[Any, ...]]] | None = None
         self._degrees: np.ndarray | None = None

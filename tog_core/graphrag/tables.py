@@ -355,8 +355,9 @@ def _adjacency(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[dict[str, np.n
     nbr_out[pos_out] = True
     nbr_rel[pos_in] = in_rel
     nbr_other[pos_in] = src[in_rel]
-    arrays = {"reverse_of": reverse_of.astype(np.int64), "indptr": indptr, "nbr_rel": nbr_rel,
-              "nbr_other": nbr_other, "nbr_out": nbr_out, "degree": counts.astype(np.int64)}
+    arrays: dict[str, np.ndarray] = {"reverse_of": reverse_of.astype(np.int64), "indptr": indptr,
+                                     "nbr_rel": nbr_rel, "nbr_other": nbr_other, "nbr_out": nbr_out,
+                                     "degree": counts.astype(np.int64)}
     return {k: _frozen(v) for k, v in arrays.items()}, n_rev, n_parallel, self_loops
 
 

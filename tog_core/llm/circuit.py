@@ -104,7 +104,7 @@ def failure_record(llm: object) -> dict | None:
     API base (public part), how many calls the open circuit refused, and the one line to print."""
     circuit = getattr(llm, "circuit", None)
     err = getattr(circuit, "first_failure", None)
-    if err is None:
+    if circuit is None or err is None:
         return None
     api_base = getattr(getattr(llm, "config", None), "api_base", None)
     return {"kind": err.kind, "status": err.status, "model": err.model, "api_base": _public(api_base),

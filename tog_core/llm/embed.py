@@ -51,7 +51,11 @@ class EmbeddingUnavailable(Exception):
 @runtime_checkable
 class Embedder(Protocol):
     name: str  # stable id used in cache keys
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Vector length (read-only: an attribute or a property that probes the model once)."""
+        ...
 
     def embed(self, texts: list[str], *, kind: Kind = "passage") -> np.ndarray:
         """float32 array (len(texts), dim), L2-normalised rows."""

@@ -6,7 +6,8 @@ choice into an engine.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -64,14 +65,14 @@ def normalise_base(url: str | None) -> str:
     return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
-def allowed_api_bases(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+def allowed_api_bases(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The operator's list (TOG_ALLOWED_API_BASES: comma- or space-separated URLs), normalised."""
     env = os.environ if environ is None else environ
     raw = env.get(ALLOWED_BASES_ENV, "")
     return tuple(b for b in (normalise_base(x) for x in raw.replace(",", " ").split()) if b)
 
 
-def server_key_may_go(api_base: str | None, configured: str | None, environ: dict[str, str] | None = None) -> bool:
+def server_key_may_go(api_base: str | None, configured: str | None, environ: Mapping[str, str] | None = None) -> bool:
     """Whether a key the server holds (environment or project) may be sent to `api_base`: the provider's own
     endpoint (no base), the project's configured one, or one the operator allows (TOG_ALLOWED_API_BASES)."""
     wanted = normalise_base(api_base)
@@ -84,7 +85,7 @@ def _withheld_note(what: str) -> str:
 
 
 def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: str | None = None,
-                 api_key: str | None = None, environ: dict[str, str] | None = None,
+                 api_key: str | None = None, environ: Mapping[str, str] | None = None,
                  trust_api_base: bool = False) -> ModelChoice:
     """Resolve what the person asked for (None = the default) without starting anything.
 
@@ -116,15 +117,15 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
                            api_version=version, key_source="project" if (project_key or key_env) else "environment")
     if cm is not None:
         server_key = cm.api_key or (env.get(cm.api_key_env) if cm.api_key_env else None)
-        common = {"kind": "litellm", "model": cm.litellm_model, "api_base": base, "api_version": cm.api_version}
+        common = ModelChoice(kind="litellm", model=cm.litellm_model, api_base=base, api_version=cm.api_version)
         if api_key:
-            return ModelChoice(**common, api_key=api_key, key_source="typed", note=f"the project's model ({cm.source})")
+            return replace(common, api_key=api_key, key_source="typed", note=f"the project's model ({cm.source})")
         if server_key and may_send:
-            return ModelChoice(**common, api_key_env=cm.api_key_env, api_key=server_key, key_source="project",
-                               note=f"the project's model ({cm.source})")
+            return replace(common, api_key_env=cm.api_key_env, api_key=server_key, key_source="project",
+                           note=f"the project's model ({cm.source})")
         if api_base and not may_send:  # the person pointed the project's model at a base of their own
             what = f"the project's key (${cm.api_key_env})" if cm.api_key_env else "the project's key"
-            return ModelChoice(**common, key_source=WITHHELD, note=_withheld_note(what))
+            return replace(common, key_source=WITHHELD, note=_withheld_note(what))
     why = f"no key for the project's model (${cm.api_key_env})" if cm and cm.api_key_env else \
         ("no key for the project's model" if cm else "the project names no model")
     return ModelChoice(kind=NONE, model=NONE, note=f"{why}: LLM-free search, the answer is composed from the chains "
@@ -163,7 +164,7 @@ def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: 
 
 
 def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None, use_project_model: bool = True,
-                   environ: dict[str, str] | None = None) -> Any:
+                   environ: Mapping[str, str] | None = None) -> Any:
     """The project's configured embedding model through LiteLLM when its key is present, else the
     packaged offline embedder; either way cached on disk per project."""
     from tog_core.llm.embed import CachedEmbedder, LiteLLMEmbedder, default_embedder

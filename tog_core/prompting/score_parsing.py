@@ -317,8 +317,9 @@ def _resolve(items: list[_Item], n: int, notes: _Notes) -> tuple[list[float | No
         value = values[k]
         if value is None:
             continue
-        scale = scales[k] if scales[k] is not None else inferred
-        if scales[k] is None and value > 100.0:
+        given = scales[k]
+        scale = given if given is not None else inferred
+        if given is None and value > 100.0:
             notes.add(f"score {value:g} for index {k} is beyond any known scale")
             values[k] = None
             continue

@@ -111,7 +111,9 @@ def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420
     evidence = trace.get("evidence") if isinstance(trace.get("evidence"), dict) else None
     # many links: only the emphasised chain's carry their relation text, the others show it on hover
     every_label = sum(len(c) for c in chains) <= EDGE_LABELS_ALL
-    edges, seen, parallel = [], set(), defaultdict(int)
+    edges: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    parallel: defaultdict[frozenset[str], int] = defaultdict(int)
     for ci, (chain, w) in enumerate(zip(chains, walks)):
         for hop, link in enumerate(chain):
             rid = str(link.get("relationship_id") or link.get("relation"))
@@ -170,8 +172,8 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
     for side, chains, walks in (("a", ca, wa), ("b", cb, wb)):
         for chain, w in zip(chains, walks):
             for hop, link in enumerate(chain):
-                key = (w[hop][0], w[hop + 1][0], str(link.get("relation") or ""))
-                e = links.setdefault(key, {"sides": set(), "link": link, "hop": hop})
+                lk = (w[hop][0], w[hop + 1][0], str(link.get("relation") or ""))
+                e = links.setdefault(lk, {"sides": set(), "link": link, "hop": hop})
                 e["sides"].add(side)
     nodes = []
     for hop, keys in sorted(columns.items()):

@@ -229,7 +229,9 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     # a column holds at most COLUMN_ROWS entities: its pruned ones make room for the kept (at least PRUNED_MIN)
     cap = {d: pruned_per_depth if n + pruned_per_depth <= COLUMN_ROWS else
            min(pruned_per_depth, max(PRUNED_MIN, COLUMN_ROWS - n)) for d, n in live_n.items()}
-    shown, per_depth, held = [], defaultdict(int), defaultdict(list)  # held: behind a column's "+N pruned" node
+    shown: list[str] = []
+    per_depth: defaultdict[Any, int] = defaultdict(int)
+    held: defaultdict[Any, list[str]] = defaultdict(list)  # held: behind a column's "+N pruned" node
     for k in order:
         e = by[k]
         if plain_pruned(e):
@@ -276,7 +278,8 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         for i, k in enumerate(ghosts):
             ypos[k] = low + i * ROW_KEPT
 
-    nodes, reserve = [], {f"more-d{col}": {"nodes": [], "edges": []} for col in held}
+    nodes: list[dict[str, Any]] = []
+    reserve: dict[str, dict[str, list[dict[str, Any]]]] = {f"more-d{col}": {"nodes": [], "edges": []} for col in held}
     column_of = {k: col for col, keys in held.items() for k in keys}
     for k in shown + list(column_of):
         e = by[k]
@@ -362,7 +365,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         visible.append(((r["src"], rid, r["label"]), {"kept": False, "over": False, "depth": r["depth"],
                                                       "cand": {}, "pending": r["on"], "box": rid}))
     labelled = sum(1 for _, v in visible if v["kept"]) <= FRONTIER_EDGE_LABELS
-    out_edges = []
+    out_edges: list[dict[str, Any]] = []
     for (src, dst, rel), v in visible:
         c = v["cand"]
         b_id = v.get("box", ids.get(dst))

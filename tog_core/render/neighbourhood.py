@@ -95,7 +95,7 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
              "color": {"background": colour, "border": FRONTIER_BORDER if i == centre else colour},
              "font": {"size": 18 if i == centre else (15 if dist[i] == 1 else 13)}})
     keep = set(shown)
-    rels = set()
+    rels: set[int] = set()
     for i in shown:
         ridx, others, _ = graph.neighbors(i)
         rels.update(r for r, o in zip(ridx.tolist(), others.tolist()) if o in keep)

@@ -8,6 +8,7 @@ run in memory and says so).
 """
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 from collections.abc import Callable
@@ -113,5 +114,5 @@ class FallbackRunStore:
     def list(self) -> list[RunSummary]:
         return self.scan()[0]
 
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:  # builtins: `list` is a method here
         return self.scan()[1]

@@ -7,6 +7,7 @@ a reader never sees a half-written file (temp file + fsync + os.replace). A dama
 """
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import threading
@@ -103,6 +104,6 @@ class RunStore:
         """Every readable run, newest first. Damaged files are left out (named by `problems`)."""
         return self.scan()[0]
 
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:  # builtins: `list` is a method here
         """Every damaged run file: "file name: why"."""
         return self.scan()[1]

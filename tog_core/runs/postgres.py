@@ -9,6 +9,7 @@ rows past its end.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import json
 from collections.abc import Iterator
@@ -209,11 +210,11 @@ class PgRunStore:
                            finished=bool(r[4]), parent_run=r[12], path=Path(r[0]), steps=r[13], stage=r[14],
                            resumable=not r[4] and r[5] != "error" and bool(r[15]), stamp=r[16]) for r in rows]
 
-    def scan(self) -> tuple[list[RunSummary], list[str]]:
+    def scan(self) -> tuple[builtins.list[RunSummary], builtins.list[str]]:  # builtins: `list` is a method here
         """`list()` and `problems()` together (as RunStore.scan)."""
         return self.list(), self.problems()
 
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:
         """Runs whose stored steps do not match the count their row records (only hand edits can do that)."""
         with self._conn() as conn:
             rows = conn.execute(f"""SELECT r.run_id, r.n_steps, count(s.n) FROM {S}.runs r

@@ -343,7 +343,7 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     noun = words[at] if at is not None else None
     if at == first + 1 and at + 1 < len(words) and _verb_after_asking(words[at + 1], lang):
         return [], False  # "what killed the X's spouse": a verb, the question says no type
-    if noun in FRAMING.get(lang, ()):
+    if at is not None and noun in FRAMING.get(lang, ()):
         # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
         of, articles, of_the = NAME_OF.get(lang, (frozenset(), frozenset(), frozenset()))
         after = words[at + 1:at + 4]
