@@ -45,6 +45,7 @@ test: install-dev browser postgres
 
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/mypy tog_core
 
 bench: install-dev
 	$(BIN)/python bench/graph_load.py

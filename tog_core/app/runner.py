@@ -388,7 +388,8 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
     ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.get("run_id"),
                      branched_at=step_index, model_info=model_info or {})
     saver = ex.saver(engine, store)
-    route, at = list(force.get("route") or []), {"node": str(force.get("from_id") or ""), "pos": 0}
+    route = list(force.get("route") or [])
+    at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
     steps = trace.get("steps") or []
     recorded = steps[step_index] if step_index < len(steps) else {}
     first = True

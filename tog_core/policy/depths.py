@@ -78,7 +78,7 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
     if on_stage:
         on_stage(state.depth, "planning")
     pol: CheapPolicy = engine.policy  # type: ignore[assignment]  # tries() checked it
-    trials = []
+    trials: list[dict[str, Any]] = []
     for k in range(1, engine.config.depth + 1):
         st, best = await trial(engine, state.question, state.seeds, k)
         got, aside = pol.trial_coverage(engine, st, best[0]) if best else (Counter(), [])

@@ -80,8 +80,8 @@ def _route(graph: Any, target: int, reached: dict[str, int]) -> tuple[int, list[
         if found:
             best = max(found, key=lambda v: (by_idx[v], -found.index(v)))
             path, v = [], best
-            while parent[v] is not None:
-                rel, nxt = parent[v]
+            while (link := parent[v]) is not None:
+                rel, nxt = link
                 path.append((rel, nxt))
                 v = nxt
             return best, path

@@ -78,7 +78,7 @@ def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
             if idx is None or idx in seen:
                 continue
             exact = graph.title(idx) == v
-            distinctive = _distinctive(v, sentence_start=bool(first_word) and a < first_word.end(), exact=exact)
+            distinctive = _distinctive(v, sentence_start=first_word is not None and a < first_word.end(), exact=exact)
             if not exact and not distinctive and not _common_noun(v):
                 continue  # a lone lower-case word matching a title only by case: too weak
             seen.add(idx)

@@ -77,7 +77,7 @@ class StageProposals:
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
             limit = self.config.degree_factor * self.graph.degrees_of([x.start for x in state.paths]).max()
-            keep &= degree <= limit
+            keep &= np.asarray(degree) <= limit
         if (self.config.dead_end_filter and on_the_way and not self.graph.has_relation_labels
                 and (self.config.exact_depth or state.hops is not None)):
             # dead ends on the way to a known depth: on a GraphRAG graph a neighbour whose every edge joins it to this
@@ -90,7 +90,7 @@ class StageProposals:
             # beam reordered). Not on a typed graph, where X -children-> Y, Y -parents-> X is a round trip a question
             # may ask for
             _, back, n_back = np.unique(others, return_inverse=True, return_counts=True)
-            onward = degree > n_back[back]
+            onward = np.asarray(degree) > n_back[back]
             if (keep & onward).any():  # where every way ends short, the longest of them still says the most
                 keep &= onward
         rels, others, outs = rels[keep], others[keep], outs[keep]
@@ -137,7 +137,8 @@ class StageProposals:
             same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
             keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64)) | np.isin(rels, same_way)
             # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
-            back = [] if typed else np.flatnonzero(keep & np.isin(others, np.fromiter(p.entities, dtype=np.int64)))
+            on_path = np.fromiter(p.entities, dtype=np.int64)
+            back = np.empty(0, dtype=np.intp) if typed else np.flatnonzero(keep & np.isin(others, on_path))
             reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
             for t in taken if len(back) else ():
                 reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
@@ -193,7 +194,7 @@ class StageProposals:
         step = Step(depth=state.depth, stage="relations", note="; ".join(r[-1] for r in results))
         payload: list[RelChoice] = []
         for i, (groups, res, scores, reasons, by, _) in enumerate(results):
-            if not groups:
+            if not groups or res is None:  # a dead end (no relation group, so nothing was scored)
                 continue
             src_e = self.graph.entity(state.paths[i].end)
             self._account(step, res, where=src_e.title)
@@ -260,7 +261,7 @@ class StageProposals:
                     how = f"lookahead and {pre.scored_by}"
                 else:
                     keep_idx, pre = await self._prefiltered(req, cfg.entities_per_relation)
-                    how = pre.scored_by
+                    how = pre.scored_by if pre is not None else "no pre-filter"
                 notes.append(f"{rc.label[:40]}: {len(targets)} entities, {len(keep_idx)} kept by {how}")
                 targets = [targets[k] for k in keep_idx]
             call = (rc.path, rc.key if cfg.entity_batch == "relation" else "")
@@ -376,9 +377,9 @@ class StageProposals:
         suff = bool(verdict["sufficient"])
         step.candidates = [
             Candidate(id="sufficient", label="The chains are enough: answer now", score=1.0 if suff else 0.0,
-                      reason=verdict["reason"], kept=suff, auto_kept=suff, kind="verdict"),
+                      reason=str(verdict["reason"]), kept=suff, auto_kept=suff, kind="verdict"),
             Candidate(id="continue", label="Search one level deeper", score=0.0 if suff else 1.0,
-                      reason=verdict["reason"], kept=not suff, auto_kept=not suff, kind="verdict"),
+                      reason=str(verdict["reason"]), kept=not suff, auto_kept=not suff, kind="verdict"),
         ]
         return Proposal(step=step, payload=(True, False))
 
