@@ -68,6 +68,17 @@ def tog_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture()
+def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An app test's world: a fresh TOG_HOME (tmp_path/home), the working folder at the repository root (the app
+    opens `demo`), and no operator setting or provider key inherited from the machine."""
+    for name in ("GRAPHRAG_API_KEY", "TOG_PROJECT_ROOTS", "TOG_STORE", "TOG_ALLOWED_API_BASES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    return tmp_path / "home"
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

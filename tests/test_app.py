@@ -41,11 +41,8 @@ FAKE_KEY = "sk-test-typed-into-the-password-field-0123456789"
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 @pytest.fixture()

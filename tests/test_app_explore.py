@@ -10,18 +10,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, ROOT, app, click, texts
+from test_app import APP, QUESTION, app, click, texts
 from tog_core.app.session import K
 from tog_core.app.views import candidate_rows, edited_choice
 from tog_core.runs.files import RunStore
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 def test_explore_is_saved_from_its_start_and_a_reload_goes_on_where_it_was():

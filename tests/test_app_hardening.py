@@ -27,12 +27,8 @@ ALICE = "Where was Alice born?"
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("TOG_PROJECT_ROOTS", raising=False)
-    monkeypatch.delenv("TOG_STORE", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 def session(project: str | Path | None = None, **state) -> AppTest:

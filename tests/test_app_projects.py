@@ -21,13 +21,8 @@ EDGES = [("Wick Fenn", "Harbor Lamp", "Wick Fenn keeps the Harbor Lamp"),
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
-    monkeypatch.delenv("TOG_PROJECT_ROOTS", raising=False)
-    monkeypatch.delenv("TOG_STORE", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 def _lighthouse_run(tmp_path: Path) -> tuple[str, str]:

@@ -12,7 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, ROOT, app, ask, texts
+from test_app import APP, QUESTION, app, ask, texts
 from tog_core.app.session import K
 from tog_core.tog.trace import Trace
 
@@ -29,11 +29,8 @@ OLD = {  # as an early version saved it: no plan, state, stats, created_at, answ
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 def test_the_ask_page_keeps_a_trace_object():

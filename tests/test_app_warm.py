@@ -11,16 +11,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, ROOT
+from test_app import APP
 from tog_core.app.session import K
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("GRAPHRAG_API_KEY", raising=False)
-    monkeypatch.chdir(ROOT)
-    return tmp_path / "home"
+def home(app_home):
+    return app_home
 
 
 def _start(model: str) -> AppTest:

@@ -57,12 +57,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
-def app_url(tmp_path):
+def serve_app(tmp_path: Path, **env_extra: str):
+    """`streamlit run app.py -- --project demo` on a free loopback port with its own TOG_HOME (and `env_extra`);
+    yields the address, stops the server after."""
     _need_browser()
     port = _free_port()
-    env = {**os.environ, "TOG_HOME": str(tmp_path / "home")}
-    env.pop("GRAPHRAG_API_KEY", None)
+    env = {**os.environ, "TOG_HOME": str(tmp_path / "home"), **env_extra}
+    env.pop("TOG_ALLOWED_API_BASES", None)
+    if "GRAPHRAG_API_KEY" not in env_extra:
+        env.pop("GRAPHRAG_API_KEY", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--", "--project", "demo"],
@@ -88,6 +91,11 @@ def app_url(tmp_path):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture()
+def app_url(tmp_path):
+    yield from serve_app(tmp_path)
 
 
 def _local(url: str) -> bool:

@@ -5,16 +5,10 @@ key was sent. Needs /usr/bin/chromium (skipped without it unless TOG_REQUIRE_BRO
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
 
 from scripted import toy_llm
-from test_browser import CORIN, ROOT, _free_port, _idle, _need_browser, _shot, browser_page  # noqa: F401
+from test_browser import CORIN, _idle, _shot, browser_page, serve_app  # noqa: F401
 from tog_core.testing.server import FakeOpenAIServer
 
 CANARY = "sk-CANARY-operator-key-77e1d0"
@@ -23,35 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 @pytest.fixture()
 def app_with_key(tmp_path):
-    _need_browser()
-    port = _free_port()
-    env = {**os.environ, "TOG_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": CANARY, "GRAPHRAG_API_KEY": CANARY}
-    env.pop("TOG_ALLOWED_API_BASES", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--", "--project", "demo"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"streamlit did not start:\n{out[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    yield from serve_app(tmp_path, OPENAI_API_KEY=CANARY, GRAPHRAG_API_KEY=CANARY)
 
 
 @pytest.mark.parametrize("model", ["", "openai/toy"])  # the project's model; a model typed in the session
