@@ -88,3 +88,18 @@ def repo_root() -> Path:
 def demo_project() -> Path:
     """The packaged demo project (a GraphRAG 3.x output folder, 312 entities)."""
     return REPO_ROOT / "demo"
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free loopback port for the whole session (tests/pg.py); skipped with the
+    reason when PostgreSQL is not installed, failed instead when TOG_REQUIRE_POSTGRES is set."""
+    from pg import find_bin, start_cluster
+
+    if find_bin() is None:
+        if os.environ.get("TOG_REQUIRE_POSTGRES"):
+            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
+        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
+    cluster = start_cluster()
+    yield cluster.url
+    cluster.stop()

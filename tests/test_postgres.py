@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import psycopg
 import pytest
 
 from builders import ACME_EDGES, GRAPHRAG_SAMPLES, write_project
-from pg import find_bin, start_cluster
 from tog_core.cli.main import main
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.graphrag.open import open_graph
@@ -32,15 +30,6 @@ DEMO = ROOT / "demo"
 SAMPLES = ["christmas-carol-v1.2", "christmas-carol-v3", "operation-dulce-v3"]
 
 
-@pytest.fixture(scope="session")
-def pg_url():
-    if find_bin() is None:
-        if os.environ.get("TOG_REQUIRE_POSTGRES"):
-            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
-        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
-    cluster = start_cluster()
-    yield cluster.url
-    cluster.stop()
 
 
 @pytest.fixture(scope="session")

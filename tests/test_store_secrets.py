@@ -6,7 +6,6 @@ strings; `store list --json` and the "graph not in the store" error show the hos
 from __future__ import annotations
 
 import json
-import os
 from urllib.parse import quote
 
 import pytest
@@ -63,17 +62,6 @@ def test_redact_keeps_what_has_no_password():
 
 # ------------------------------------------------------------------------------------- against a real server
 
-@pytest.fixture(scope="module")
-def pg_url():
-    from pg import find_bin, start_cluster
-
-    if find_bin() is None:
-        if os.environ.get("TOG_REQUIRE_POSTGRES"):
-            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
-        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
-    cluster = start_cluster()
-    yield cluster.url
-    cluster.stop()
 
 
 @pytest.mark.parametrize("encoded", [False, True])
