@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from builders import write_project
+from test_browser import ARGS, CHROMIUM, _need_browser
 from tog_core.prompting import prompts
 from tog_core.tog.engine import ToGEngine
 from tog_core.render.export import export_html, export_markdown
@@ -19,7 +20,6 @@ from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.tog.state import EngineConfig
 from tog_core.render.viz import chains_html, frontier_html, neighbourhood_html
 
-CHROMIUM = "/usr/bin/chromium"
 PAYLOADS = [
     "<img src=x onerror=alert(1)>",
     "<script>alert(2)</script>",
@@ -77,11 +77,8 @@ def test_prompts_built_from_data_keep_their_format():
 @pytest.mark.browser
 @pytest.mark.slow
 def test_no_script_runs_and_no_dialog_opens_in_chromium(hostile, tmp_path):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("TOG_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{CHROMIUM} is missing and TOG_REQUIRE_BROWSER=1")
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    _need_browser()
+    from playwright import sync_api
     g, trace = hostile
     files = []
     for name, html in pages(g, trace).items():
@@ -90,9 +87,7 @@ def test_no_script_runs_and_no_dialog_opens_in_chromium(hostile, tmp_path):
         files.append(p)
     dialogs, requests, errors = [], [], []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.on("request", lambda r: requests.append(r.url))

@@ -99,20 +99,15 @@ def test_the_html_export_of_a_1mb_title_loads_in_chromium_and_opens_the_full_tex
     """Before the cap, Chromium had not finished loading this export after 300 s (three unbroken 1 MB words laid
     out in the page); now it loads, and the "full text" link opens the closed <details> holding the title (laid
     out in about a second thanks to its <wbr> break points; without them, 30-120 s)."""
-    import os
-    from pathlib import Path
+    from test_browser import ARGS, CHROMIUM, _need_browser
 
-    chromium = "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        if os.environ.get("TOG_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{chromium} is missing and TOG_REQUIRE_BROWSER=1")
-        pytest.skip(f"{chromium} is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    _need_browser()
+    from playwright import sync_api
     _g, trace = big_title
     f = tmp_path / "export.html"
     f.write_text(export_html(trace), encoding="utf-8")
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page()
         page.goto(f.as_uri(), wait_until="load", timeout=60_000)
         opened = "() => [...document.querySelectorAll('details')].filter(d => d.open).length"
