@@ -100,19 +100,18 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
     if req.lower() == LOCAL:
         return ModelChoice(kind=LOCAL, model=LOCAL, note="local demo model — configure a provider for quality")
     cm = info.chat_model if info else None
-    project_model = cm is not None and (not req or cm.litellm_model == req)
-    base = api_base or (cm.api_base if project_model and cm is not None else None)
-    may_send = trust_api_base or server_key_may_go(api_base, cm.api_base if project_model and cm else None, env)
+    own = cm if cm is not None and (not req or cm.litellm_model == req) else None  # the project's model, asked for
+    base = api_base or (own.api_base if own else None)
+    may_send = trust_api_base or server_key_may_go(api_base, own.api_base if own else None, env)
     if req:
-        key_env = cm.api_key_env if project_model and cm is not None else None
-        version = cm.api_version if project_model and cm is not None else None
+        version = own.api_version if own else None
         if api_key:
             return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, api_key=api_key,
                                key_source="typed")
         if not may_send:
             return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, key_source=WITHHELD,
                                note=_withheld_note("the server's key"))
-        project_key = cm.api_key if project_model and cm is not None else None
+        key_env, project_key = (own.api_key_env, own.api_key) if own else (None, None)
         return ModelChoice(kind="litellm", model=req, api_base=base, api_key_env=key_env, api_key=project_key,
                            api_version=version, key_source="project" if (project_key or key_env) else "environment")
     if cm is not None:

@@ -70,8 +70,7 @@ class FallbackRunStore:
         """Save to the primary store; when it fails, to the local files (OSError when those fail too)."""
         if self._up():
             try:
-                rid = self.primary.save(trace)
-                return rid
+                return self.primary.save(trace)
             except StoreError as err:
                 self.outage.mark(err)
         return self.local.save(trace)
