@@ -169,6 +169,13 @@ class Trace:
     state: dict[str, Any] = field(default_factory=dict)  # what the engine needs to resume
     diagnosis: list[dict[str, Any]] | None = None  # `query --expect TITLE`: where each expected entity was lost
     plan: dict[str, Any] | None = None  # DepthPlan.to_dict(): the number of hops settled before the search, and why
+    # the ordered answer list, the answer first: {"title", "entity_id", "score" (0..1), "chain" (links from a topic
+    # entity to it: {"source", "source_id", "relation", "target", "target_id", "relationship_id"}), "sentence" (the
+    # source sentence that best supports its last link, "" when none)}; [] in traces written before it
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    # a person's choice of answer ("This is the answer"), kept apart from the search's own: {"entity_id", "title",
+    # "at" (ISO-8601 UTC)}; never counted as the search's answer
+    person_answer: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
