@@ -69,3 +69,26 @@ def test_query_hops_searches_exactly_that_deep_and_refuses_what_it_cannot_do(cap
     assert "number of hops must be between 1 and the maximum depth (3)" in err and "\n" not in err
     assert main(args + ["--hops", "2", "--resume", "20260101-000000-abcdef"]) == 2  # a resumed run keeps its own
     assert "--hops starts a new run" in capsys.readouterr().err
+
+
+def test_query_prints_the_candidates_and_says_plainly_when_the_answer_is_a_guess(capsys, tog_home, monkeypatch):
+    args = ["query", "demo", "Who founded the Lanternwright Guild?", "--model", "none", "--no-save"]
+    assert main(args + ["--json"]) == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert trace["candidates"][0]["title"] == trace["answer_entity"] == "Mara Quell"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Candidates, best first:\n  1. Mara Quell (score " in out and "This is a guess" not in out
+    assert out.index("Most likely answer") < out.index("Candidates, best first")
+    assert main(args + ["--candidates", "0"]) == 0
+    assert "Candidates, best first" not in capsys.readouterr().out
+    # a threshold above any probability: the warning and the candidates come before the answer
+    from tog_core.policy import ranking
+
+    shipped = ranking.shipped_model()
+    monkeypatch.setattr(ranking, "shipped_model", lambda: ranking.Model(
+        features=shipped.features, weights=shipped.weights, mean=shipped.mean, scale=shipped.scale, low=1.0))
+    assert main(args + ["--candidates", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("This is a guess: confidence ") and "is below 1.00" in out
+    assert out.index("  1. Mara Quell") < out.index("Most likely answer") and "  3. " not in out

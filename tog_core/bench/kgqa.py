@@ -134,9 +134,10 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)
     ends = [graph.title(p.end) for p in state.paths if p.hops]
-    choice = engine.answer_choice(state)  # the entity the answer names
+    ranked = engine.answer_candidates(state)  # the ordered answer list; the first is the entity the answer names
+    choice = ranked[0] if ranked else None
     best_end = graph.title(choice.entity) if choice else None
-    candidates = answer_candidates(engine, state, best_end)
+    candidates = answer_candidates(engine, state, [graph.title(c.entity) for c in ranked])
     return QuestionResult(
         id=q["id"], hops=q["hops"], beam_hit=bool(gold & set(ends)), chain_hit=best_end in gold,
         answer_hit=answer_match(state.answer, q["answers"]) if state.answer_by == "llm" else None,
@@ -147,7 +148,7 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
         depth_reached=state.depth,
         gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None,
         candidates=candidates, hits3=hits_at(candidates, gold, 3), confidence=choice.confidence if choice else None,
-        low_confidence=LOW_CONFIDENCE)
+        low_confidence=choice.low if choice else LOW_CONFIDENCE)
 
 
 def gold_path_loss(graph: Any, steps: list[Any], relation_path: list[str]) -> dict[str, Any] | None:

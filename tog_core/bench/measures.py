@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def answer_candidates(engine: Any, state: Any, answer: str | None) -> list[str]:
-    """The ordered answer list a run shows: the answer first, then the end entities of the final chains in chain
-    order (what the composed answer calls "Other candidates"), each title once."""
+def answer_candidates(engine: Any, state: Any, ranked: Sequence[str]) -> list[str]:
+    """The ordered answer list a run shows: the policy's ranked titles (the answer first), then the end entities of
+    the final chains in chain order not yet listed, each title once."""
     graph = engine.graph
     ends = [graph.title(p.end) for p in engine.best_paths(state) if p.hops]
-    return list(dict.fromkeys(([answer] if answer else []) + ends))
+    return list(dict.fromkeys([*ranked, *ends]))
 
 
 def hits_at(candidates: Sequence[str], gold: set[str] | frozenset[str], k: int) -> bool:

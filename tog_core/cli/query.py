@@ -39,6 +39,8 @@ def add_parser(sub: Any) -> None:
                    help="an entity you expected in the answer (repeatable): the trace's diagnosis says where the "
                         "search lost it, or that it never was a candidate")
     q.add_argument("--json", action="store_true", help="print the trace JSON only")
+    q.add_argument("--candidates", type=int, default=3, metavar="N",
+                   help="how many of the ordered answer candidates to print (default 3; 0: none)")
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
     q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
@@ -135,9 +137,42 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
             getattr(closable, "close", lambda: None)()
 
 
-def _print_trace(t: Any) -> None:
+def _candidate_lines(t: Any, n: int) -> list[str]:
+    """The first `n` of the trace's ordered answer list: title, score, chain and supporting sentence."""
+    one = lambda x: safe(x, one_line=True)  # noqa: E731 - graph text inside a line
+    out = []
+    for k, c in enumerate(t.candidates[:n], 1):
+        chain = c.get("chain") or []
+        path = " ".join([one(chain[0]["source"])] + [f"--[{one(x['relation'][:60])}]--> {one(x['target'])}"
+                                                     for x in chain]) if chain else ""
+        out.append(f"  {k}. {one(c['title'])} (score {float(c['score']):.2f})" + (f": {path}" if path else ""))
+        if c.get("sentence"):
+            out.append(f"     \"{one(c['sentence'][:200])}\"")
+    return out
+
+
+def guess_line(t: Any) -> str | None:
+    """The plain warning when the answer is a guess (confidence below the threshold), else None."""
+    if t.confidence is None or t.low_confidence is None or t.confidence >= t.low_confidence:
+        return None
+    return (f"This is a guess: confidence {t.confidence:.2f} is below {t.low_confidence:.2f}. "
+            f"Check the candidates, best first:")
+
+
+def _print_trace(t: Any, n_candidates: int = 3) -> None:
+    guess = guess_line(t) if t.candidates else None
+    if guess and n_candidates > 0:  # a guess shows the candidates before the answer
+        echo(guess)
+        for line in _candidate_lines(t, n_candidates):
+            echo(line)
+        echo()
     echo(t.answer.strip())
     echo()
+    if t.candidates and not guess and n_candidates > 0:
+        echo("Candidates, best first:")
+        for line in _candidate_lines(t, n_candidates):
+            echo(line)
+        echo()
     if t.chains:
         echo("Chains:")
         for k, chain in enumerate(t.chains, 1):
@@ -180,5 +215,5 @@ def cmd(args: argparse.Namespace) -> int:
     if args.json:
         print(trace.to_json())
     else:
-        _print_trace(trace)
+        _print_trace(trace, max(0, args.candidates))
     return 0 if trace.stop_reason != "error" else 1

@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
+from tog_core.policy import ranking
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
                                    type_tiers, without_words)
-from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, uses_llm
-from tog_core.tog.state import BeamPath, Hop, RelChoice, State
+from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
+from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
 
 @dataclass(kw_only=True)
@@ -77,6 +78,12 @@ class CheapPolicy:
     # 0.79 / 0.71 -> 0.71 / 0.71. Not on typed graphs, whose templates rarely repeat the question's words (tried, bm25:
     # MetaQA 0.717 -> 0.617, PQ-2H 0.61 -> 0.35, PQL-3H 0.85 -> 0.88)
     try_depths: bool = True
+    # the answer is ranked over every entity of every kept chain, this search's and the depth trials' (ranking.py: a
+    # conditional logit over path, text, type and agreement signals, fitted on every data set's dev questions with
+    # bench/fit_ranker.py); its probability is the confidence. Off, or without the packaged embedder or the fitted
+    # weights: the rule choice (rule_choice) answers. Leave-one-data-set-out numbers: docs/benchmarks.md
+    answer_model: bool = True
+    _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
 
     def planned_depth(self, ctx: SearchContext, state: State) -> int:
@@ -93,7 +100,7 @@ class CheapPolicy:
                 "lookahead": self.lookahead, "lookahead_weight": self.lookahead_weight, "floor": self.floor,
                 "entity_weight": self.entity_weight, "type_templates": self.type_templates,
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
-                "try_depths": self.try_depths}
+                "try_depths": self.try_depths, "answer_model": self.answer_model}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
@@ -307,6 +314,65 @@ class CheapPolicy:
 
 
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
+        """The first of rank_answers."""
+        ranked = self.rank_answers(ctx, state, paths)
+        return ranked[0] if ranked else None
+
+    def rank_answers(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
+        """The ordered answer list. With answer_model, the fitted model, the packaged embedder and no LLM pruning:
+        every entity of every kept chain (this search's and State.other_searches'), best first by the model
+        (ranking.py), the confidence its probability. Else the rule choice first, then the chains' ends."""
+        if not paths and not state.other_searches:
+            return []
+        key = (state.question, tuple(_path_key(p) for p in paths),
+               tuple((s.depth, tuple(_path_key(p) for p in s.paths)) for s in state.other_searches))
+        if key in self._ranked:
+            return self._ranked[key]
+        out = self._rank(ctx, state, paths)
+        if len(self._ranked) >= 16:
+            self._ranked.pop(next(iter(self._ranked)))
+        self._ranked[key] = out
+        return out
+
+    def _rank(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
+        rule = self.rule_choice(ctx, state, paths)
+        model = ranking.shipped_model() if self.answer_model and ctx.llm is None else None
+        embedder = ranking.ranking_embedder() if model is not None else None
+        if model is None or embedder is None:
+            return chain_ends(paths, rule)
+        cands = self.answer_features(ctx, state, paths, rule, embedder)
+        if not cands:
+            return chain_ends(paths, rule)
+        ranked = ranking.rank(cands, model)
+        n = len(ranked)
+        sure = model.confidence(ranked)
+        return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
+                             score=round(c.prob, 4), low=model.low, sentence=c.sentence,
+                             why=f"ranked {i + 1} of {n} candidates by chain, text, type and agreement"
+                                 + ("; also the rule choice" if c.features.get("is_pick") else ""))
+                for i, c in enumerate(ranked)]
+
+    def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
+                        embedder: Any | None) -> list[ranking.AnswerCandidate]:
+        """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py)."""
+        searches = [Search(depth=state.depth, paths=tuple(paths)), *state.other_searches]
+        topics = ctx.topic_ids(state)
+        # the number of hops is known (given, or chosen by a person): only the chains' ends answer
+        cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
+        asked, _named = asked_type(state.question)
+        want = question_words(state.question, [x.title for x in state.seeds])
+        pick = rule.entity if rule is not None else None
+        for c in cands:
+            fit = type_matches(asked, ctx.graph.entity(c.entity).type)
+            c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
+            got = covered(want, [self.hop_words(ctx, h) for h in c.path.hops])
+            c.features["coverage"] = got.total() / max(1, want.total())
+            c.features["is_pick"] = float(c.entity == pick)
+        ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
+                              graph=ctx.graph, embedder=embedder)
+        return cands
+
+    def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop
         back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person, else
         an organisation; GraphRAG's `type` column, or a typed graph's), else the best chain's end; with an exact
@@ -333,6 +399,10 @@ class CheapPolicy:
         why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
                if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
+
+
+def _path_key(p: BeamPath) -> tuple[Any, ...]:
+    return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
 
 
 def _exact(ctx: SearchContext, state: State) -> bool:

@@ -3,7 +3,8 @@
 The LLM-free search on a free-text (GraphRAG) graph does not read the number of hops from the wording; it tries
 them. `settle` starts one search per number of hops up to the maximum (each exactly that deep, unrecorded, with
 no LLM), keeps the fewest hops whose best chain's relations match the most question words
-(CheapPolicy.trial_coverage), and hands the engine that number as an input (State.hops). A person may choose the
+(CheapPolicy.trial_coverage), and hands the engine that number as an input (State.hops), with every trial's chains
+(State.other_searches: the answer is ranked over all of them, policy/ranking.py). A person may choose the
 number instead (`chosen`). What was tried is the runner's record (State.plan_record, written to the trace's
 `plan`); the engine reads only the number.
 
@@ -19,7 +20,7 @@ from typing import Any
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, llm_judges
-from tog_core.tog.state import BeamPath, Callbacks, State
+from tog_core.tog.state import BeamPath, Callbacks, Search, State
 from tog_core.tog.trace import DepthPlan, Seed
 
 
@@ -79,8 +80,10 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
         on_stage(state.depth, "planning")
     pol: CheapPolicy = engine.policy  # type: ignore[assignment]  # tries() checked it
     trials: list[dict[str, Any]] = []
+    searches: list[Search] = []
     for k in range(1, engine.config.depth + 1):
         st, best = await trial(engine, state.question, state.seeds, k)
+        searches.append(Search(depth=k, paths=tuple(best)))
         got, aside = pol.trial_coverage(engine, st, best[0]) if best else (Counter(), [])
         trials.append({"depth": k, "matched": sorted(+got),
                        "end": engine.graph.title(best[0].end) if best else None, "set_aside": aside})
@@ -89,7 +92,8 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
     said = "; ".join(f"{_n(t['depth'])}: {len(t['matched'])}" for t in trials)
     reason = (f"{_n(k)}: the fewest whose best chain matches the most question words "
               f"({', '.join(trials[k - 1]['matched']) or 'none'}); tried {said}")
-    return state.with_(hops=k, plan_record=DepthPlan(depth=k, reason=reason, trials=tuple(trials)))
+    return state.with_(hops=k, plan_record=DepthPlan(depth=k, reason=reason, trials=tuple(trials)),
+                       other_searches=tuple(searches))
 
 
 async def start(engine: ToGEngine, question: str, seeds: Iterable[Seed | str] | None = None, *,

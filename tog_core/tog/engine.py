@@ -26,7 +26,7 @@ from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
 from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice, FaithfulPolicy, SearchPolicy
+from tog_core.tog.policy import AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.fast import FastPairs
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
@@ -245,6 +245,10 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         """The entity the answer names, chosen by the policy over every entity of the kept chains."""
         return self.policy.choose_answer(self, state, self.best_paths(state))
 
+    def answer_candidates(self, state: State) -> list[AnswerChoice]:
+        """The ordered answer list, the answer first (the policy's rank_answers)."""
+        return self.policy.rank_answers(self, state, self.best_paths(state))
+
     def compose_answer(self, state: State) -> str:
         """The LLM-free answer: the chosen entity, its chain, the other candidates, marked as not written by a
         language model."""
@@ -255,11 +259,14 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
             seeds = ", ".join(s.title for s in state.seeds) or "none"
             return f"{head}\nNo reasoning chain was found (topic entities: {seeds})."
         top = self.graph.title(choice.entity)
-        ends = [t for t in OrderedDict((self.graph.title(p.end), None) for p in best) if t != top]
-        unsure = " — low confidence, treat it as a guess" if choice.confidence < LOW_CONFIDENCE else ""
+        others = [self.graph.title(c.entity) for c in self.answer_candidates(state)]
+        ends = [t for t in OrderedDict((t, None) for t in others) if t != top][:5]
+        unsure = " — low confidence, treat it as a guess" if choice.confidence < choice.low else ""
         lines = [head, f"Most likely answer: {top} (confidence {choice.confidence:.2f}{unsure}; {choice.why})"]
         if ends:
             lines.append("Other candidates: " + ", ".join(ends))
+        if all(p.hops[:choice.hop] != choice.path.hops[:choice.hop] for p in best):
+            lines.append(f"The answer's chain (from another number of hops tried): {self.path_text(choice.path)}")
         lines.append("Chains:")
         lines += [f"[{k + 1}] {self.path_text(p)} (score {p.score:.2f})" for k, p in enumerate(best)]
         return "\n".join(lines)

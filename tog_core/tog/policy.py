@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # the engine passes itself as the context; only for type name
     from tog_core.tog.state import BeamPath, RelChoice, State
 
 
+LOW_CONFIDENCE = 0.4  # below this the composed answer and the app say the answer is a guess
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnswerChoice:
     """The entity the answer names: which chain, how far along it, and how sure (0..1; below LOW_CONFIDENCE the
@@ -33,13 +36,14 @@ class AnswerChoice:
     hop: int  # 1-based: the entity after this many hops of the chain
     confidence: float
     why: str
+    low: float = LOW_CONFIDENCE  # the threshold in force: below it the answer is called a guess
+    sentence: str = ""  # the source sentence that best supports the last link ("" when none was looked for or found)
+    score: float | None = None  # its place in the answer list (the ranker's probability); None: the confidence
 
     @property
     def entity(self) -> int:
         return self.path.hops[self.hop - 1].dst
 
-
-LOW_CONFIDENCE = 0.4  # below this the composed answer and the app say the answer is a guess
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +119,7 @@ class AnswerPicking(Protocol):
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]: ...
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None: ...
+    def rank_answers(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]: ...
 
 
 class SearchPolicy(RelationScoring, EntityScoring, StopJudge, AnswerPicking, Protocol):
@@ -192,6 +197,10 @@ class PaperAnswer:
         """The end of the best chain; confidence: its share of the beam's score."""
         return answer_at_end(paths)
 
+    def rank_answers(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
+        """The ordered answer list: the chains' ends in chain order, each once, scored by its chain's share."""
+        return chain_ends(paths)
+
 
 class FaithfulPolicy(PaperRelations, PaperEntities, PaperJudge, PaperAnswer):
     """Think-on-Graph as published: the four extension points at their paper defaults."""
@@ -200,6 +209,20 @@ class FaithfulPolicy(PaperRelations, PaperEntities, PaperJudge, PaperAnswer):
 
     def params(self) -> dict[str, Any]:
         return {}
+
+
+def chain_ends(paths: list[BeamPath], first: AnswerChoice | None = None) -> list[AnswerChoice]:
+    """`first` (the chosen answer), then the end of every chain in order, each entity once; a chain end's score is
+    its chain's share of the beam."""
+    total = sum(p.score for p in paths) or 1.0
+    out = [first] if first is not None else []
+    seen = {first.entity} if first is not None else set()
+    for p in paths:
+        if p.hops and p.end not in seen:
+            seen.add(p.end)
+            out.append(AnswerChoice(path=p, hop=len(p.hops), confidence=round(p.score / total, 3) if total > 0 else 0.0,
+                                    why="a chain's end"))
+    return out
 
 
 def answer_at_end(paths: list[BeamPath], *, bonus: float = 0.0,

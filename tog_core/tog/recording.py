@@ -8,9 +8,12 @@ from typing import Any
 
 from tog_core.llm.circuit import failure_record
 from tog_core.llm.usage import Usage, total
-from tog_core.tog.policy import LOW_CONFIDENCE
-from tog_core.tog.state import BeamPath, Hop, RelChoice, State
+from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice
+from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 from tog_core.tog.trace import DepthPlan, Link, Trace
+
+
+MAX_CANDIDATES = 10  # the answer list a trace keeps (the app shows 3, the rest one click away)
 
 
 def now_iso() -> str:
@@ -31,6 +34,7 @@ class Recording:
     config: Any
     policy: Any
     answer_choice: Any
+    answer_candidates: Any
     project: str
 
     def stats(self, state: State, *, wall_s: float | None = None) -> dict[str, Any]:
@@ -74,15 +78,31 @@ class Recording:
         failure = failure_record(getattr(self, "llm", None))
         if failure:  # the provider failed (named in one line); the calls after it fell back by name
             stats["llm_failure"] = failure
-        choice = self.answer_choice(state) if state.paths else None
+        ranked = self.answer_candidates(state) if state.paths else []
+        choice = ranked[0] if ranked else None
         picked = self.graph.entity(choice.entity) if choice else None
         return Trace(answer_entity=picked.title if picked else None, answer_entity_id=picked.id if picked else None,
-                     confidence=choice.confidence if choice else None, low_confidence=LOW_CONFIDENCE,
+                     confidence=choice.confidence if choice else None,
+                     low_confidence=choice.low if choice else LOW_CONFIDENCE,
+                     candidates=[self.candidate_record(c) for c in ranked[:MAX_CANDIDATES]],
                      question=state.question, project=self.project, config=config, seeds=list(state.seeds),
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
                      created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state),
                      plan=state.plan_record.to_dict() if state.plan_record else None)
+
+    def candidate_record(self, c: AnswerChoice) -> dict[str, Any]:
+        """One entry of the trace's `candidates`: the entity, its score, its chain by titles and ids, the sentence."""
+        g = self.graph
+        ent = g.entity(c.entity)
+        chain = []
+        for h in c.path.hops[:c.hop]:
+            s, d = g.entity(h.src), g.entity(h.dst)
+            chain.append({"source": s.title, "source_id": s.id, "relation": h.label, "target": d.title,
+                          "target_id": d.id, "relationship_id": g.relationship(h.ridx).id})
+        score = c.confidence if c.score is None else c.score
+        return {"title": ent.title, "entity_id": ent.id, "score": round(float(score), 4), "chain": chain,
+                "sentence": c.sentence, "why": c.why}
 
     def snapshot(self, state: State) -> dict[str, Any]:
         """What resume needs, by GraphRAG ids (stable across reloads of the same project)."""
@@ -91,10 +111,13 @@ class Recording:
         def hop(h: Hop) -> list[Any]:
             return [g.relationship(h.ridx).id, g.entity(h.src).id, g.entity(h.dst).id, h.score, h.label]
 
+        def path(p: BeamPath) -> dict[str, Any]:
+            return {"start": g.entity(p.start).id, "hops": [hop(h) for h in p.hops], "score": p.score}
+
         return {
             "depth": state.depth, "stage": state.stage,
-            "paths": [{"start": g.entity(p.start).id, "hops": [hop(h) for h in p.hops], "score": p.score}
-                      for p in state.paths],
+            "paths": [path(p) for p in state.paths],
+            "other_searches": [{"depth": o.depth, "paths": [path(p) for p in o.paths]} for o in state.other_searches],
             "relations": [{"path": rc.path, "key": rc.key, "score": rc.score, "label": rc.label, "text": rc.text,
                            "edges": [[g.relationship(r).id, g.entity(o).id] for r, o in zip(rc.ridxs, rc.others)]}
                           for rc in state.relations],
@@ -121,14 +144,20 @@ class Recording:
                 raise ValueError(f"relationship id {rid} of the trace is not in this project")
             return r
 
-        paths = tuple(BeamPath(start=ent(p["start"]), score=p["score"],
-                               hops=tuple(Hop(ridx=rel(h[0]), src=ent(h[1]), dst=ent(h[2]), score=h[3], label=h[4])
-                                          for h in p["hops"])) for p in snap["paths"])
+        def path(p: dict[str, Any]) -> BeamPath:
+            return BeamPath(start=ent(p["start"]), score=p["score"],
+                            hops=tuple(Hop(ridx=rel(h[0]), src=ent(h[1]), dst=ent(h[2]), score=h[3], label=h[4])
+                                       for h in p["hops"]))
+
+        paths = tuple(path(p) for p in snap["paths"])
+        others = tuple(Search(depth=int(o["depth"]), paths=tuple(path(p) for p in o["paths"]))
+                       for o in snap.get("other_searches") or ())
         rels = tuple(RelChoice(path=r["path"], key=r["key"], score=r["score"], label=r["label"], text=r["text"],
                                ridxs=tuple(rel(e[0]) for e in r["edges"]), others=tuple(ent(e[1]) for e in r["edges"]))
                      for r in snap["relations"])
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
                      answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error,
+                     other_searches=others,
                      **hops_of(DepthPlan.from_dict(t.plan) if t.plan else None))
 

@@ -172,6 +172,14 @@ class BeamPath:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Search:
+    """The chains of one search of a question, best first, and how many hops it searched."""
+
+    depth: int
+    paths: tuple[BeamPath, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class RelChoice:
     """A kept relation group of one beam path: the edges sharing one label and direction."""
 
@@ -212,6 +220,9 @@ class State:
     # what the runner around the engine settled before the search (policy/depths.py: the numbers of hops it tried),
     # written to the trace's `plan` as it is; the engine never reads it
     plan_record: DepthPlan | None = None
+    # -- engine input: other searches of the same question (the runner's depth trials, policy/depths.py), whose chains
+    # the answer choice may also take its answer from; the search itself never walks them
+    other_searches: tuple[Search, ...] = ()
 
     @property
     def done(self) -> bool:

@@ -1,0 +1,282 @@
+"""Fit the answer ranker (tog_core/policy/ranking.py) on every data set's dev questions, leave-one-data-set-out.
+
+    python bench/fit_ranker.py dump [SET ...]     # run the app's default search on each dev set, keep the features
+    python bench/fit_ranker.py fit                # LODO table (Hits@1/@3, AUROC, guesses flagged), no file written
+    python bench/fit_ranker.py fit --write        # ... and write the model fitted on all sets to ranker.json
+
+`dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
+its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
+answer candidate with its features (CheapPolicy.answer_features) and whether it is a gold answer, under
+$TOG_HOME/cache/ranker-features/. Features do not depend on the weights, so one dump serves every fit. Dev sets
+only: the Christmas Carol held-out split and the 1.2 blind set are never read here.
+
+`fit` fits a conditional logit (a softmax over each question's candidates, L2-regularised, every data set weighted
+equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the
+probability that best separates right from wrong top answers) and applied to the left-out set.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tog_core.bench.kgqa import KGQAConfig, run_kgqa  # noqa: E402
+from tog_core.bench.measures import auroc  # noqa: E402
+from tog_core.home import tog_home  # noqa: E402
+from tog_core.policy import ranking  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+GR = DATA / "graphrag"
+PQ = DATA / "kgqa" / "pathquestion"
+# name: (project or data folder, questions file (None: the folder's questions_dev.jsonl), linked, depth, limit)
+SETS: dict[str, tuple[Path, Path | None, bool, int | None, int | None]] = {
+    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl", True, 3, None),
+    "cc": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl", True, 3, None),
+    "cc2": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl", True, 3, None),
+    "dulce": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl", True, 3, None),
+    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl", True, 3, None),
+    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl", True, 3, None),
+    "metaqa": (DATA / "kgqa/metaqa", None, True, 3, None),
+    "pq2": (PQ / "PQ-2H", None, False, None, None),
+    "pq3": (PQ / "PQ-3H", None, False, None, None),
+    "pql2": (PQ / "PQL-2H", None, False, None, None),
+    "pql3": (PQ / "PQL-3H", None, False, None, None),
+}
+OUT = tog_home() / "cache" / "ranker-features"
+
+
+def dump(name: str) -> None:
+    data, qfile, link, depth, limit = SETS[name]
+    captured: list[tuple[Any, Any]] = []
+
+    def hook(engine: Any) -> None:
+        engine.policy.answer_model = False  # the rule choice answers (its pick is a feature, and `rule@1` below)
+        orig = engine.run
+
+        async def run(question: str, **kw: Any) -> Any:
+            st = await orig(question, **kw)
+            captured.append((engine, st))
+            return st
+        engine.run = run
+
+    cfg = KGQAConfig(data_dir=str(data), questions=str(qfile) if qfile else None, link=link, depth=depth,
+                     limit=limit)
+    t0 = time.time()
+    res = run_kgqa(cfg, engine_hook=hook)
+    by_q = {st.question: (eng, st) for eng, st in captured}
+    emb = ranking.ranking_embedder()
+    rows = []
+    for r, q in zip(res["questions"], _questions(cfg)):
+        eng, st = by_q.get(q["question"], (None, None))
+        cands: list[dict[str, Any]] = []
+        if st is not None:
+            paths = eng.best_paths(st)
+            rule = eng.policy.rule_choice(eng, st, paths)
+            for c in eng.policy.answer_features(eng, st, paths, rule, emb):
+                cands.append({"title": eng.graph.title(c.entity), "features": c.features})
+        gold = set(q["answers"])
+        rows.append({"id": q["id"], "hops": q["hops"], "question": q["question"], "answers": q["answers"],
+                     "cands": [{**c, "gold": c["title"] in gold} for c in cands],
+                     "answer_entity": r["answer_entity"]})
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False))
+    s = res["summary"]["all"]
+    print(f"{name}: {len(rows)} questions, chain Hits@1 {s['chain_hits1']}, "
+          f"{sum(len(x['cands']) for x in rows)} candidates, {time.time() - t0:.0f} s", flush=True)
+
+
+def _questions(cfg: KGQAConfig) -> list[dict[str, Any]]:
+    from tog_core.bench.kgqa import load_questions, load_questions_file, select
+    qs = load_questions_file(Path(cfg.questions)) if cfg.questions else load_questions(Path(cfg.data_dir), cfg.split)
+    return select(qs, cfg.limit)
+
+
+# ---------------------------------------------------------------------------------------------------------- fit
+def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    out = {}
+    for n in names:
+        f = OUT / f"{n}.json"
+        if not f.exists():
+            continue
+        qs = json.loads(f.read_text())
+        out[n] = [(ranking.design([c["features"] for c in q["cands"]], ranking.FEATURES),
+                   np.array([c["gold"] for c in q["cands"]], dtype=bool)) for q in qs]
+        RAW[n] = [[c["features"] for c in q["cands"]] for q in qs]
+    return out
+
+
+SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
+RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
+
+
+def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> ranking.Model:
+    """The ranking, then the confidence fitted on its outcome, then the threshold, all on `sets`."""
+    rank = fit_ranking(sets)
+    sure = fit_sureness(rank, sets)
+    model = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
+                          sure=sure)
+    return ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale,
+                         low=threshold(model, sets), sure=sure)
+
+
+def sure_rows(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
+              ) -> list[tuple[dict[str, float], bool]]:
+    """Per question with candidates: the confidence model's inputs and whether the top candidate is right."""
+    out = []
+    for (X, y), raw in zip(qs, RAW[name]):
+        if not len(X):
+            continue
+        p = ranking.with_none(((X - model.mean) / model.scale) @ model.weights)
+        order = np.argsort(-p, kind="stable")
+        out.append((ranking.sure_row([p[i] for i in order], [raw[i] for i in order]), bool(y[order[0]])))
+    return out
+
+
+def fit_sureness(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0,
+                 iters: int = 800, lr: float = 0.5) -> ranking.Sureness:
+    """Logistic regression of "the top candidate is right" on SURE_FEATURES, each data set weighing the same."""
+    names = SURE
+    rows, ys, ws = [], [], []
+    for n, qs in sets.items():
+        got = sure_rows(model, n, qs)
+        for r, hit in got:
+            rows.append([r[f] for f in names])
+            ys.append(float(hit))
+            ws.append(1.0 / len(got))
+    X, y, wt = np.array(rows), np.array(ys), np.array(ws)
+    mu, sd = X.mean(0), X.std(0) + 1e-6
+    Z = (X - mu) / sd
+    w, b = np.zeros(len(names)), 0.0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(Z @ w + b)))
+        g = wt * (p - y) / wt.sum()
+        w -= lr * (Z.T @ g + l2 * w / len(y))
+        b -= lr * g.sum()
+    return ranking.Sureness(features=names, weights=w, intercept=float(b), mean=mu, scale=sd)
+
+
+def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0, iters: int = 600,
+                lr: float = 0.5) -> ranking.Model:
+    """Conditional logit by gradient descent; each data set weighs the same, whatever its size."""
+    # a question whose candidates hold no gold answer teaches "none of these" (a zero row, score 0)
+    groups = [(X, y, 1.0 / len(qs)) for qs in sets.values() for X, y in qs if len(X)]
+    allx = np.vstack([X for X, _, _ in groups])
+    mu, sd = allx.mean(0), allx.std(0) + 1e-6
+    bias = ranking.FEATURES.index("bias")
+    mu[bias], sd[bias] = 0.0, 1.0
+    zs = []
+    for X, y, wt in groups:
+        tgt = np.append(y / y.sum(), 0.0) if y.any() else np.append(np.zeros(len(y)), 1.0)
+        zs.append((np.vstack([(X - mu) / sd, np.zeros(X.shape[1])]), tgt, wt))
+    total = sum(w for _, _, w in zs)
+    w = np.zeros(allx.shape[1])
+    for _ in range(iters):
+        g = l2 * w / len(zs)
+        for Z, tgt, wt in zs:
+            p = ranking.softmax(Z @ w)
+            g += wt * (Z.T @ (p - tgt)) / total
+        w -= lr * g
+    return ranking.Model(features=ranking.FEATURES, weights=w, mean=mu, scale=sd, low=0.0)
+
+
+def tops(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
+         ) -> list[tuple[float, bool, bool]]:
+    """Per question: (the confidence, right at 1, right within 3); no candidate: (0, False, False)."""
+    out = []
+    for (X, y), raw in zip(qs, RAW[name]):
+        if not len(X):
+            out.append((0.0, False, False))
+            continue
+        p = ranking.with_none(((X - model.mean) / model.scale) @ model.weights)
+        order = np.argsort(-p, kind="stable")
+        conf = float(p[order[0]]) if model.sure is None else model.sure.probability(
+            ranking.sure_row([p[i] for i in order], [raw[i] for i in order]))
+        out.append((conf, bool(y[order[0]]), bool(y[order[:3]].any())))
+    return out
+
+
+def threshold(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> float:
+    """The probability that best separates right from wrong top answers on `sets` (each set weighing the same):
+    the mean of the share of wrong answers flagged and the share of right ones not flagged, highest."""
+    per = [tops(model, n, qs) for n, qs in sets.items()]
+    best, best_t = -1.0, 0.5
+    for t in np.arange(0.05, 0.96, 0.01):
+        vals = []
+        for rows in per:
+            right = [p for p, h, _ in rows if h]
+            wrong = [p for p, h, _ in rows if not h]
+            wf = np.mean([p < t for p in wrong]) if wrong else 1.0
+            rf = np.mean([p < t for p in right]) if right else 0.0
+            vals.append((wf + 1.0 - rf) / 2)
+        if np.mean(vals) > best:
+            best, best_t = float(np.mean(vals)), float(t)
+    return round(best_t, 2)
+
+
+def report(name: str, model: ranking.Model, qs: list[tuple[np.ndarray, np.ndarray]], rule: float) -> dict[str, Any]:
+    rows = tops(model, name, qs)
+    right = [p for p, h, _ in rows if h]
+    wrong = [p for p, h, _ in rows if not h]
+    n = len(rows)
+    return {"set": name, "n": n, "rule@1": rule, "hits1": sum(h for _, h, _ in rows) / n,
+            "hits3": sum(h3 for _, _, h3 in rows) / n, "auroc": auroc(right, wrong),
+            "wrong_flagged": np.mean([p < model.low for p in wrong]) if wrong else None,
+            "right_flagged": np.mean([p < model.low for p in right]) if right else None, "low": model.low}
+
+
+def rule_hits(name: str) -> float:
+    qs = json.loads((OUT / f"{name}.json").read_text())
+    return sum(bool(q["answer_entity"]) and q["answer_entity"] in set(q["answers"]) for q in qs) / len(qs)
+
+
+def main_fit(write: bool) -> None:
+    sets = load(list(SETS))
+    print(f"features: {', '.join(ranking.FEATURES)}")
+    print(f"{'left out':8} {'n':>4} {'rule@1':>7} {'hits@1':>7} {'hits@3':>7} {'auroc':>6} {'low':>5} "
+          f"{'wrong fl':>8} {'right fl':>8}")
+    for held in sets:
+        model = fit({n: v for n, v in sets.items() if n != held})
+        r = report(held, model, sets[held], rule_hits(held))
+        fmt = lambda x: "  -  " if x is None else f"{x:.3f}"  # noqa: E731
+        print(f"{held:8} {r['n']:4d} {r['rule@1']:7.3f} {r['hits1']:7.3f} {r['hits3']:7.3f} {fmt(r['auroc']):>6} "
+              f"{r['low']:5.2f} {fmt(r['wrong_flagged']):>8} {fmt(r['right_flagged']):>8}", flush=True)
+    full = fit(sets)
+    print("ranking weights (all sets):", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.features, full.weights)))
+    print("confidence weights (all sets):", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.sure.features,
+                                                                                       full.sure.weights)),
+          f"low={full.low}")
+    if write:
+        note = (f"fitted by bench/fit_ranker.py on the dev sets {', '.join(sets)} "
+                f"({sum(len(v) for v in sets.values())} questions), each set weighing the same")
+        model = ranking.Model(features=full.features, weights=full.weights, mean=full.mean, scale=full.scale,
+                              low=full.low, sure=full.sure, note=note)
+        ranking.MODEL_FILE.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {ranking.MODEL_FILE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args or args[0] not in ("dump", "fit"):
+        sys.exit(__doc__)
+    if args[0] == "dump":
+        for name in args[1:] or list(SETS):
+            if name not in SETS:
+                sys.exit(f"unknown set '{name}'; choose from: {', '.join(SETS)}")
+            if not SETS[name][0].exists():
+                print(f"{name}: {SETS[name][0]} is missing; skipped", flush=True)
+                continue
+            dump(name)
+    else:
+        for a in args:
+            if a.startswith("--sure="):
+                SURE = tuple(a[7:].split(","))
+        main_fit("--write" in args)

@@ -1,0 +1,167 @@
+"""Answer ranking over the whole beam (tog_core/policy/ranking.py): every entity of every kept chain, this search's
+and the depth trials', is a candidate; a fitted conditional logit orders them; the top one's probability is the
+confidence, the model's threshold says when it is a guess; the trace keeps the ordered list with chains and
+sentences."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from test_policy import free_graph
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.policy import depths, ranking
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import BeamPath, EngineConfig, Hop, Search, State
+from tog_core.tog.trace import Trace
+
+CHEAP = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3)
+
+
+def hop(src: int, dst: int, ridx: int = 0) -> Hop:
+    return Hop(ridx=ridx, src=src, dst=dst, score=1.0, label=f"r{ridx}")
+
+
+def only(feature: str, weight: float = 1.0, low: float = 0.5) -> ranking.Model:
+    """A model that reads one feature."""
+    w = np.array([weight if f == feature else 0.0 for f in ranking.FEATURES])
+    n = len(ranking.FEATURES)
+    return ranking.Model(features=ranking.FEATURES, weights=w, mean=np.zeros(n), scale=np.ones(n), low=low)
+
+
+# ------------------------------------------------------------------------------------------------ pure parts
+def test_gather_takes_every_entity_of_every_chain_once_without_topics_or_repeated_chains():
+    a = BeamPath(start=0, hops=(hop(0, 1, 0), hop(1, 2, 1)), score=0.8)
+    b = BeamPath(start=0, hops=(hop(0, 3, 2),), score=0.4)
+    back = BeamPath(start=0, hops=(hop(0, 1, 0), hop(1, 0, 3)), score=0.2)  # comes home: the start is no candidate
+    topic = BeamPath(start=0, hops=(hop(0, 9, 4),), score=0.3)  # 9 is another topic entity of the question
+    searches = [Search(depth=2, paths=(a, b, back, topic)), Search(depth=1, paths=(BeamPath(start=0, hops=(
+        hop(0, 1, 0),), score=0.5), b))]  # b again: counted once
+    cands, chains, n_searches = ranking.gather(searches, frozenset({0, 9}))
+    by = {c.entity: c for c in cands}
+    assert sorted(by) == [1, 2, 3] and chains == 5 and n_searches == 2
+    assert by[1].features["share_in"] == pytest.approx(3 / 5)  # on a, back and the 1-hop chain
+    assert by[1].features["is_end"] == 0.0 and by[1].features["hop"] == 1.0  # its best chain is a (rank 0)
+    assert by[1].path.hops == a.hops[:1] and by[2].path.hops == a.hops
+    assert by[1].features["share_searches"] == 1.0 and by[2].features["share_searches"] == 0.5
+    assert by[3].features["path_rel"] == pytest.approx(0.5) and by[3].features["inv_rank"] == pytest.approx(0.5)
+
+
+def test_relative_features_are_read_against_the_best_candidate_and_the_model_round_trips():
+    rows = [{"sim_entity": 0.9, "hop": 1.0}, {"sim_entity": 0.7, "hop": 2.0}]
+    x = ranking.design(rows, ranking.FEATURES)
+    j, k = ranking.FEATURES.index("sim_entity"), ranking.FEATURES.index("hop")
+    assert x[:, j].tolist() == pytest.approx([0.0, -0.2]) and x[:, k].tolist() == [1.0, 2.0]
+    m = only("hop", 2.0)
+    back = ranking.Model.from_dict(json.loads(json.dumps(m.to_dict())))
+    assert back.probabilities(rows) == pytest.approx(m.probabilities(rows))
+    probs = back.probabilities(rows)
+    assert probs[1] > probs[0] and sum(probs) < 1.0  # the rest is "none of these"
+    assert probs[1] == pytest.approx(np.exp(4) / (1 + np.exp(2) + np.exp(4)))
+
+
+def test_sentences_naming_both_ends_of_a_link():
+    text = "Scrooge walked home. Bob Cratchit works for Scrooge in the counting-house!\nFred laughed."
+    assert ranking.sentences_naming(text, "SCROOGE", "bob cratchit") == [
+        "Bob Cratchit works for Scrooge in the counting-house!"]
+    assert ranking.sentences_naming(text, "Scrooge", "Marley") == []
+    assert ranking.sentences_naming("茶园在山上。李明住在茶园旁边。", "茶园", "李明") == ["李明住在茶园旁边。"]
+
+
+def test_the_shipped_model_reads_every_feature_and_has_a_threshold():
+    m = ranking.shipped_model()
+    assert m is not None, "tog_core/policy/ranker.json is missing or unreadable (bench/fit_ranker.py fit --write)"
+    assert m.features == ranking.FEATURES and m.weights.shape == (len(ranking.FEATURES),)
+    assert 0.0 < m.low < 1.0 and np.all(m.scale > 0) and "fitted by bench/fit_ranker.py" in m.note
+
+
+# ------------------------------------------------------------------------------------------------ in the search
+# Ann -> Bob -> Carl: the main search (one hop) ends at Bob; a deeper trial reaches Carl
+CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl")]
+
+
+def state_with_trials(eng: ToGEngine) -> State:
+    g = eng.graph
+    ann, bob, carl = (g.find_title(t) for t in ("Ann", "Bob", "Carl"))
+    one = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=CHAIN[0][2]),), score=1.0)
+    two = BeamPath(start=ann, hops=(*one.hops, Hop(ridx=1, src=bob, dst=carl, score=0.5, label=CHAIN[1][2])),
+                   score=0.5)
+    st = eng.start("Who bought the mill?", ["Ann"])
+    return st.with_(paths=(one,), depth=1, stage="done", hops=1, other_searches=(Search(depth=2, paths=(two,)),))
+
+
+def test_the_answer_may_come_from_another_search_and_the_trace_keeps_its_chain(monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda: only("hop", 3.0, low=0.99))
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = state_with_trials(eng)
+    ranked = eng.answer_candidates(st)
+    assert [eng.graph.title(c.entity) for c in ranked] == ["Carl", "Bob"]
+    assert 0.8 < ranked[0].confidence < 0.99 and ranked[0].low == 0.99 and "ranked 1 of 2" in ranked[0].why
+    text = eng.compose_answer(st)
+    assert "Most likely answer: Carl" in text and "treat it as a guess" in text  # below the model's threshold
+    assert "The answer's chain (from another number of hops tried): Ann" in text
+    t = eng.trace(st)
+    assert t.answer_entity == "Carl" and t.low_confidence == 0.99 and t.confidence == ranked[0].confidence
+    assert [c["title"] for c in t.candidates] == ["Carl", "Bob"]
+    assert [(x["source"], x["target"]) for x in t.candidates[0]["chain"]] == [("Ann", "Bob"), ("Bob", "Carl")]
+    assert t.candidates[0]["chain"][1]["relationship_id"] == "r1" and t.candidates[0]["score"] > 0.8
+    # kept through JSON and resumed with the other searches
+    back = Trace.from_json(t.to_json())
+    assert back.candidates == t.candidates
+    st2 = eng.restore(back)
+    assert st2.other_searches == st.other_searches
+
+
+def test_a_known_number_of_hops_keeps_the_answer_at_the_chains_ends(monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda: only("hop", -3.0))  # prefers the first hop
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = state_with_trials(eng)
+    assert eng.graph.title(eng.answer_choice(st).entity) == "Bob"
+    firm = st.with_(hops_firm=True, other_searches=(), paths=st.other_searches[0].paths, hops=2)
+    assert [eng.graph.title(c.entity) for c in eng.answer_candidates(firm)] == ["Carl"]  # Bob is no chain's end
+
+
+def test_without_the_model_the_rule_choice_answers(monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda: None)
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = state_with_trials(eng)
+    ranked = eng.answer_candidates(st)
+    assert [eng.graph.title(c.entity) for c in ranked] == ["Bob"] and "ranked" not in ranked[0].why
+    off = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy(answer_model=False))
+    assert "ranked" not in off.answer_candidates(state_with_trials(off))[0].why
+    assert off.trace(state_with_trials(off)).config["policy_params"]["answer_model"] is False
+
+
+def test_a_demo_run_records_the_ordered_answer_list_with_chains_and_sentences(demo_project):
+    from tog_core.graphrag.open import open_graph
+
+    _, g = open_graph(str(demo_project))
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = asyncio.run(depths.run(eng, "Which ship was captained by the mentor of Ivo Brask?"))
+    t = eng.trace(st)
+    model = ranking.shipped_model()
+    assert t.candidates and t.candidates[0]["title"] == t.answer_entity and t.low_confidence == model.low
+    scores = [c["score"] for c in t.candidates]
+    assert scores == sorted(scores, reverse=True) and sum(scores) <= 1.0 + 1e-6
+    seeds = {s.title for s in t.seeds}
+    for c in t.candidates:
+        assert c["chain"][0]["source"] in seeds and c["chain"][-1]["target"] == c["title"]
+        assert all(a["target_id"] == b["source_id"] for a, b in zip(c["chain"], c["chain"][1:]))
+    assert any(c["sentence"] for c in t.candidates)  # the demo's text units name both ends of some link
+    assert t.answer_entity == "Lantern's Promise"  # demo/questions.jsonl's answer
+
+
+def test_a_graph_without_text_units_still_ranks(monkeypatch):
+    ent = pa.table({"id": ["a", "b"], "title": ["A", "B"], "description": ["", ""]})
+    rel = pa.table({"id": ["r0"], "source": ["A"], "target": ["B"], "description": ["A knows B"],
+                    "text_unit_ids": pa.array([[]], pa.list_(pa.string()))})
+    g = KnowledgeGraph.from_tables(ent, rel, None)
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = asyncio.run(depths.run(eng, "Whom does A know?", seeds=["A"]))
+    t = eng.trace(st)
+    assert [c["title"] for c in t.candidates] == ["B"] and t.candidates[0]["sentence"] == ""
+    assert 0.0 < t.confidence < 1.0  # the only candidate, yet not certain: "none of these" stays possible

@@ -1,0 +1,325 @@
+"""Answer ranking over the whole beam: every entity on a kept chain is a candidate, scored by one model.
+
+The LLM-free search keeps several chains, and on a GraphRAG graph it runs one search per number of hops
+(policy/depths.py). The right answer is often on a chain other than the best one, or one hop short of its end. So
+every entity on any kept chain of any of those searches (the question's topic entities excepted) is a candidate,
+described by signals every project has:
+
+* the search's own view: the chain's score relative to its search's best, its rank, whether the candidate ends the
+  chain, how many chains and searches reach it, at which hop and in a search of how many hops;
+* text, read by the packaged e5 embedder with its roles (the question as `query:`, texts as `passage:`): the
+  candidate's title and first sentence of description, the chain up to it in words, its entity type, and the
+  sentence of the last link's source text units that names both ends of that link (the best-matching one);
+* words: how much of the question the chain's relations cover, plain word overlap, the entity's degree;
+* the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
+
+A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
+weights are fitted on the dev sets of every data set together (bench/fit_ranker.py, leave-one-data-set-out numbers
+in docs/benchmarks.md) and shipped in ranker.json beside this module. The top candidate is the answer; its
+probability is the confidence, and `low` (fitted the same way) the threshold below which it is called a guess.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from tog_core.tog.state import BeamPath, Search
+
+MODEL_FILE = Path(__file__).with_name("ranker.json")
+
+FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "search_depth", "share_searches",
+            "sim_entity", "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "log_degree",
+            "is_pick", "bias")
+# "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
+# weak gets a low probability for each instead of the best of them taking it all
+# read relative to the question's best candidate (what matters is a candidate against the others)
+RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCES_PER_CANDIDATE = 6
+_UNITS_PER_LINK = 4
+
+
+@dataclass(kw_only=True)
+class AnswerCandidate:
+    """An entity on a kept chain: the chain up to it (the best such chain) and its features."""
+
+    entity: int
+    path: BeamPath  # the chain ending at the candidate
+    features: dict[str, float] = field(default_factory=dict)
+    sentence: str = ""  # the source sentence that best supports the last link ("" when none names both ends)
+    prob: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Model:
+    """Fitted weights of the conditional logit, with the standardisation they were fitted under."""
+
+    features: tuple[str, ...]
+    weights: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    low: float  # a confidence below this is called a guess
+    sure: Sureness | None = None  # the confidence; None: the top candidate's probability is the confidence
+    note: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Model:
+        names = tuple(d["features"])
+        return cls(features=names, weights=np.asarray(d["weights"], float), mean=np.asarray(d["mean"], float),
+                   scale=np.asarray(d["scale"], float), low=float(d["low"]),
+                   sure=Sureness.from_dict(d["sure"]) if d.get("sure") else None, note=str(d.get("note", "")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(self.features), "weights": [round(float(x), 6) for x in self.weights],
+                "mean": [round(float(x), 6) for x in self.mean], "scale": [round(float(x), 6) for x in self.scale],
+                "low": round(self.low, 4), "sure": self.sure.to_dict() if self.sure else None, "note": self.note}
+
+    def confidence(self, ranked: Sequence[AnswerCandidate]) -> float:
+        """How sure the first of `ranked` (best first, with probabilities) is right."""
+        if not ranked:
+            return 0.0
+        if self.sure is None:
+            return ranked[0].prob
+        return self.sure.probability(sure_row([c.prob for c in ranked], [c.features for c in ranked]))
+
+    def matrix(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
+        return design(rows, self.features)
+
+    def probabilities(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
+        """Each candidate's probability of being the answer; the rest, to 1, is "none of these"."""
+        if not rows:
+            return np.zeros(0)
+        return with_none(((self.matrix(rows) - self.mean) / self.scale) @ self.weights)
+
+
+# how sure the top candidate is right: a logistic model over the ranking's outcome and the top candidate's own
+# (absolute) signals, fitted apart from the ranking (bench/fit_ranker.py)
+SURE_FEATURES = ("p_top", "margin", "log_candidates", "top_sim_chain", "top_sim_entity", "top_sim_sentence",
+                 "top_coverage", "top_type_fit", "top_is_pick", "top_share_searches", "top_path_rel", "top_hop",
+                 "top_is_end")
+
+
+def sure_row(probs: Sequence[float], features: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The confidence model's inputs for one question: `probs` and `features` of its candidates, best first."""
+    top = features[0]
+    row = {"p_top": float(probs[0]), "margin": float(probs[0] - (probs[1] if len(probs) > 1 else 0.0)),
+           "log_candidates": math.log1p(len(probs))}
+    for f in ("sim_chain", "sim_entity", "sim_sentence", "coverage", "type_fit", "is_pick", "share_searches",
+              "path_rel", "hop", "is_end"):
+        row[f"top_{f}"] = float(top.get(f, 0.0))
+    return row
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sureness:
+    """Fitted logistic weights: the probability that the top candidate is right."""
+
+    features: tuple[str, ...]
+    weights: np.ndarray
+    intercept: float
+    mean: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sureness:
+        return cls(features=tuple(d["features"]), weights=np.asarray(d["weights"], float),
+                   intercept=float(d["intercept"]), mean=np.asarray(d["mean"], float),
+                   scale=np.asarray(d["scale"], float))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(self.features), "weights": [round(float(x), 6) for x in self.weights],
+                "intercept": round(self.intercept, 6), "mean": [round(float(x), 6) for x in self.mean],
+                "scale": [round(float(x), 6) for x in self.scale]}
+
+    def probability(self, row: dict[str, float]) -> float:
+        x = (np.array([float(row.get(f, 0.0)) for f in self.features]) - self.mean) / self.scale
+        return float(1.0 / (1.0 + np.exp(-(x @ self.weights + self.intercept))))
+
+
+def design(rows: Sequence[dict[str, float]], names: Sequence[str]) -> np.ndarray:
+    """One question's feature matrix, the RELATIVE features read against the question's best candidate."""
+    x = np.array([[1.0 if f == "bias" else float(r.get(f, 0.0)) for f in names] for r in rows],
+                 dtype=float).reshape(len(rows), len(names))
+    for j, f in enumerate(names):
+        if f in RELATIVE and len(x):
+            x[:, j] -= x[:, j].max()
+    return x
+
+
+def softmax(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def with_none(s: np.ndarray) -> np.ndarray:
+    """The softmax over the candidates' scores `s` and "none of these" (score 0), without the latter."""
+    return softmax(np.append(s, 0.0))[:-1]
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> Model | None:
+    """The fitted model shipped with the package; None when the file is missing or unreadable (then the rule-based
+    choice answers, and the trace says so)."""
+    try:
+        return Model.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+_EMBEDDER: list[Any] = []  # [the embedder, or None when it cannot be had], filled on first use
+_EMBEDDER_LOCK = threading.Lock()
+
+
+def ranking_embedder() -> Any | None:
+    """The packaged e5 (with the on-disk cache under TOG_HOME), shared by every run; None when it is not installed.
+    Always e5, whatever embedder the project names: the weights were fitted on its similarities."""
+    with _EMBEDDER_LOCK:
+        if not _EMBEDDER:
+            from tog_core.home import tog_home
+            from tog_core.llm.embed import EmbeddingUnavailable, default_embedder
+
+            try:
+                _EMBEDDER.append(default_embedder(tog_home() / "cache" / "embeddings" / "answer-ranking"))
+            except EmbeddingUnavailable:
+                _EMBEDDER.append(None)
+        return _EMBEDDER[0]
+
+
+def sentences_naming(text: str, a: str, b: str) -> list[str]:
+    """The sentences of `text` that name both `a` and `b` (case-insensitive), at most 400 characters each."""
+    al, bl = a.lower(), b.lower()
+    if not al or not bl:
+        return []
+    return [s.strip()[:400] for s in _SENTENCE.split(text) if al in s.lower() and bl in s.lower() and s.strip()]
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _key(p: BeamPath) -> tuple[Any, ...]:
+    return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
+
+
+def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: bool = False
+           ) -> tuple[list[AnswerCandidate], int, int]:
+    """Every entity on a chain of any search (topics and each chain's start excepted; `ends_only`: only the chains'
+    ends), once, with the search-side features; the chain kept for a candidate is its best-ranked one. Returns
+    (candidates, chains, searches)."""
+    seen: set[tuple[Any, ...]] = set()
+    cands: dict[int, AnswerCandidate] = {}
+    best_key: dict[int, tuple[float, float]] = {}
+    holders: dict[int, set[int]] = {}
+    n_chains = n_searches = 0
+    for s_i, search in enumerate(searches):
+        paths = [p for p in search.paths if p.hops]
+        if not paths:
+            continue
+        top = max(p.score for p in paths) or 1.0
+        fresh = False
+        for rank, p in enumerate(paths):
+            if _key(p) in seen:  # the same chain found by two searches counts once (the main run repeats a trial)
+                continue
+            seen.add(_key(p))
+            fresh = True
+            n_chains += 1
+            rel = p.score / top if top > 0 else 0.0
+            for k, h in enumerate(p.hops, 1):
+                e = h.dst
+                if ends_only and k < len(p.hops):
+                    continue
+                # a topic entity answers nothing (the question names it), unless the graph states the start is its
+                # own relative by a self-loop (PathQuestion's "Cold_War --recording--> Cold_War": BeamPath.back_home)
+                if (e in topics or e == p.start) and not (e == p.start and h.src == h.dst):
+                    continue
+                end = k == len(p.hops)
+                c = cands.get(e)
+                if c is None:
+                    c = cands[e] = AnswerCandidate(entity=e,
+                                                   path=BeamPath(start=p.start, hops=p.hops[:k], score=p.score))
+                    c.features.update(share_in=0.0, share_end=0.0)
+                    best_key[e] = (math.inf, 0.0)
+                    holders[e] = set()
+                c.features["share_in"] += 1
+                c.features["share_end"] += float(end)
+                holders[e].add(s_i)
+                if (rank, -rel) < best_key[e]:
+                    best_key[e] = (rank, -rel)
+                    c.path = BeamPath(start=p.start, hops=p.hops[:k], score=p.score)
+                    c.features.update(path_rel=rel, inv_rank=1.0 / (1 + rank), is_end=float(end), hop=float(k),
+                                      search_depth=float(search.depth))
+        n_searches += fresh
+    out = list(cands.values())
+    for c in out:
+        c.features["share_in"] /= max(1, n_chains)
+        c.features["share_end"] /= max(1, n_chains)
+        c.features["share_searches"] = len(holders[c.entity]) / max(1, n_searches)
+    return out, n_chains, n_searches
+
+
+def text_features(cands: list[AnswerCandidate], *, question: str, topic_titles: Sequence[str], graph: Any,
+                  embedder: Any | None) -> None:
+    """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
+    similarities are 0 for every candidate (they then do not move the ranking)."""
+    if not cands:
+        return
+    qwords = _words(question) - _words(" ".join(topic_titles))
+    ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
+    from tog_core.scoring.text import first_sentence
+
+    for c in cands:
+        ent = graph.entity(c.entity)
+        ent_texts.append(f"{ent.title}: {first_sentence(ent.description or '', limit=300)}")
+        chain = " ; ".join(f"{graph.title(h.src)} {h.label[:200]} {graph.title(h.dst)}" for h in c.path.hops)
+        chain_texts.append(chain)
+        type_texts.append((ent.type or "thing").lower().replace("_", " "))
+        last = c.path.hops[-1]
+        found: list[str] = []
+        for tu in graph.evidence(last.ridx)[:_UNITS_PER_LINK]:
+            found += sentences_naming(tu.text or "", graph.title(last.src), ent.title)
+            if len(found) >= _SENTENCES_PER_CANDIDATE:
+                break
+        found = list(dict.fromkeys(found))[:_SENTENCES_PER_CANDIDATE]
+        c.sentence = found[0] if found else ""
+        sents.append(found or [last.label[:400]])
+        counts.append(len(found))
+        c.features["overlap"] = len(qwords & _words(chain)) / max(1, len(qwords))
+        c.features["log_degree"] = math.log1p(graph.degree(c.entity))
+    if embedder is None:
+        for c in cands:
+            c.features.update(sim_entity=0.0, sim_chain=0.0, sim_sentence=0.0, sim_type=0.0)
+        return
+    flat = [s for group in sents for s in group]
+    q = embedder.embed([question], kind="query")[0]
+    vecs = embedder.embed(ent_texts + chain_texts + type_texts + flat, kind="passage") @ q
+    n = len(cands)
+    i = 3 * n
+    for j, c in enumerate(cands):
+        k = len(sents[j])
+        block = vecs[i:i + k]
+        c.features.update(sim_entity=float(vecs[j]), sim_chain=float(vecs[n + j]), sim_type=float(vecs[2 * n + j]),
+                          sim_sentence=float(block.max()))
+        if counts[j]:
+            c.sentence = sents[j][int(np.argmax(block))]
+        i += k
+
+
+def rank(cands: list[AnswerCandidate], model: Model) -> list[AnswerCandidate]:
+    """The candidates best first, each with its probability under the model (ties keep the search's order)."""
+    probs = model.probabilities([c.features for c in cands])
+    for c, p in zip(cands, probs):
+        c.prob = float(p)
+    order = sorted(range(len(cands)), key=lambda i: (-probs[i], -cands[i].features.get("is_pick", 0.0),
+                                                      -cands[i].features.get("inv_rank", 0.0)))
+    return [cands[i] for i in order]
