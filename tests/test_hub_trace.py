@@ -88,3 +88,23 @@ def test_bm25_reuses_a_big_corpus_index_with_the_same_scores():
     small = BM25Scorer()
     asyncio.run(small.score(ScoreRequest(question="salt", stage="relations", anchor="", texts=texts[:50])))
     assert not small._indexes  # small corpora are indexed per request, as before
+
+
+def test_a_big_corpus_index_is_the_one_bm25s_builds():
+    """_flat_index (numpy over the whole corpus) against bm25s's own loop per document: the same matrix, bit for
+    bit, with repeated words, empty documents and words that occur everywhere or once."""
+    import bm25s
+    import numpy as np
+
+    from tog_core.scoring.scorers import _as_bm25_tokens, _flat_index
+
+    docs = [tuple(f"w{(i * k) % 53}" for k in range(i % 7)) + (("grain",) * (i % 3)) or ("_empty_",)
+            for i in range(700)]
+    mine, theirs = _flat_index(docs), bm25s.BM25()
+    theirs.index(_as_bm25_tokens(docs), show_progress=False)
+    assert mine.vocab_dict == theirs.vocab_dict and mine.scores["num_docs"] == theirs.scores["num_docs"]
+    for part in ("data", "indices", "indptr"):
+        assert mine.scores[part].dtype == theirs.scores[part].dtype
+        assert np.array_equal(mine.scores[part], theirs.scores[part]), part
+    for query in (["grain"], ["w0", "w0", "w5"], ["w52", "nowhere"]):
+        assert np.array_equal(mine.get_scores(query), theirs.get_scores(query))
