@@ -149,6 +149,10 @@ class KnowledgeGraph:
     def entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
         return [self.entity(int(i)) for i in idxs]
 
+    def entity_descriptions(self, idxs: Sequence[int] | np.ndarray) -> list[str]:
+        """The descriptions of several entities ("" where none), without building Entity records."""
+        return _strings(self._descs, idxs)
+
     def title(self, idx: int) -> str:
         return self._titles[int(idx)].as_py()
 

@@ -94,16 +94,24 @@ class StageProposals:
             if (keep & onward).any():  # where every way ends short, the longest of them still says the most
                 keep &= onward
         rels, others, outs = rels[keep], others[keep], outs[keep]
+        # groups in order of first appearance; their edges in order (a hub's 200,000 edges: numpy, not a loop per edge)
+        group_of: dict[tuple[str, bool], int] = {}
         labels = self.graph.labels(rels)
-        groups: OrderedDict[tuple[str, bool], list[int]] = OrderedDict()
-        for pos, (lab, out) in enumerate(zip(labels, outs)):
-            groups.setdefault((lab, bool(out)), []).append(pos)
+        which = [group_of.setdefault(k, len(group_of)) for k in zip(labels, outs.astype(bool).tolist())]
+        rl, ol = rels.tolist(), others.tolist()
+        if len(group_of) == len(rl):  # every edge its own group (free-text relations: the usual case)
+            members: Any = ((k,) for k in range(len(rl)))
+        else:
+            order = np.argsort(np.asarray(which), kind="stable").tolist()
+            ends = np.cumsum(np.bincount(which)).tolist()
+            members = (order[a:b] for a, b in zip([0, *ends[:-1]], ends))
+        text = self.policy.relation_text
         out_groups = []
-        for (lab, out), poss in groups.items():
-            ridxs = tuple(int(rels[q]) for q in poss)
-            key = f"p{i}|{'>' if out else '<'}|{lab[:80]}|{ridxs[0]}"
-            out_groups.append(RelChoice(path=i, key=key, ridxs=ridxs, others=tuple(int(others[q]) for q in poss),
-                                        score=0.0, label=lab, text=self.policy.relation_text(self, lab, ridxs[0])))
+        for (lab, out), poss in zip(group_of, members):
+            ridxs = tuple([rl[q] for q in poss])
+            out_groups.append(RelChoice(path=i, key=f"p{i}|{'>' if out else '<'}|{lab[:80]}|{ridxs[0]}", ridxs=ridxs,
+                                        others=tuple([ol[q] for q in poss]), score=0.0, label=lab,
+                                        text=text(self, lab, ridxs[0])))
         return out_groups
 
     def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
