@@ -11,6 +11,7 @@ import pytest
 from builders import write_project
 from tog_core.graphrag.open import open_graph
 from tog_core.scoring.scorers import BM25Scorer, ScoreRequest
+from tog_core.tog import groups as groups_module
 from tog_core.tog import stages
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 from tog_core.tog.engine import ToGEngine
@@ -108,3 +109,28 @@ def test_a_big_corpus_index_is_the_one_bm25s_builds():
         assert np.array_equal(mine.scores[part], theirs.scores[part]), part
     for query in (["grain"], ["w0", "w0", "w5"], ["w52", "nowhere"]):
         assert np.array_equal(mine.get_scores(query), theirs.get_scores(query))
+
+
+def test_a_hubs_relation_groups_are_kept_for_the_next_search_with_the_same_policy_only(hub, monkeypatch):
+    import gc
+
+    from tog_core.policy.cheap import CheapPolicy
+
+    monkeypatch.setattr(groups_module.HUB_GROUPS, "KEPT_FROM", 50)  # the fixture's 121 edges make a hub
+    config = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=1)
+
+    def groups(policy, **cfg):
+        engine = ToGEngine(hub, config=EngineConfig(**{**vars(config), **cfg}), policy=policy)
+        return engine._groups(engine.start("Who founded the Harbour Exchange?", ["Harbour Exchange"]), 0)
+
+    policy = CheapPolicy()
+    first, again = groups(policy), groups(policy)  # two searches of one question (policy/depths.py's trials)
+    assert len(first) == SPOKES + 1 and first == again and all(a is b for a, b in zip(first, again))
+    second = CheapPolicy()
+    other = groups(second)  # another policy writes its own relation texts: built again (equal here)
+    assert other == first and not any(a is b for a, b in zip(first, other)) and groups_module.HUB_GROUPS._entry
+    del second
+    gc.collect()
+    assert groups_module.HUB_GROUPS._entry == ()  # held only while its graph and policy live
+    monkeypatch.setattr(groups_module.HUB_GROUPS, "KEPT_FROM", 10**9)
+    assert groups(CheapPolicy()) == first  # what is kept is what is built
