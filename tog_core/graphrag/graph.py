@@ -38,7 +38,7 @@ class KnowledgeGraph:
                  "_rel_ids", "_src", "_dst", "_rel_desc", "_rel_label", "_weight", "_rel_tu_off", "_rel_tu_idx",
                  "_reverse_of", "_indptr", "_nbr_rel", "_nbr_other", "_nbr_out", "_degree", "_by_title",
                  "_memo", "_memo_lock", "_tu_ids", "_tu_text", "problems", "counts", "_sealed",
-                 "__weakref__")  # weakly referenced by caches that must not keep a graph alive (stages.HUB_GROUPS)
+                 "__weakref__")  # weakly referenced by caches that must not keep a graph alive (tog/groups.py)
 
     # the slots' types (set once by from_columns; the columns' meaning is documented on GraphColumns)
     info: ProjectInfo | None

@@ -207,11 +207,6 @@ def read_tokens(text: str) -> tuple[str, ...]:
 _tokens = lru_cache(maxsize=200_000)(read_tokens)
 
 
-def token_tuple(text: str) -> tuple[str, ...]:
-    """tokens() as the remembered tuple (no copy)."""
-    return _tokens(text)
-
-
 def tokens(text: str) -> list[str]:
     """Content words of a text, stemmed: stop words of its language out; characters and character pairs for
     scripts without spaces."""
