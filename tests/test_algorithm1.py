@@ -115,3 +115,11 @@ def test_a_default_run_lists_every_departure_and_the_paper_none():
     assert EngineConfig.paper().departures() == []
     assert EngineConfig().without(["distinct_entities"]).departures() == [d for d in DEPARTURES
                                                                           if d != "distinct_entities"]
+
+
+def test_best_first_orders_by_value_then_position():
+    from tog_core.tog.groups import best_first
+
+    values = [0.5, 1.0, 0.5, 0.0, 1.0, -0.0]
+    assert best_first(values) == sorted(range(len(values)), key=lambda k: (-values[k], k)) == [1, 4, 0, 2, 3, 5]
+    assert best_first([]) == []

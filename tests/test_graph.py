@@ -85,3 +85,12 @@ def test_relationship_ids_in_bulk_match_single_lookups():
     g = _graph(4, [(0, 1), (1, 2), (2, 3)])
     assert g.relationship_ids([2, 0]) == [g.relationship(2).id, g.relationship(0).id] == ["r2", "r0"]
     assert g.find_relationship("r1") == 1
+
+
+def test_entity_descriptions_in_bulk_match_single_lookups():
+    ent = pa.table({"id": ["a", "b", "c"], "title": ["A", "B", "C"], "description": ["An inn.", None, "A ship."]})
+    g = KnowledgeGraph.from_tables(ent, pa.table({"id": ["r0"], "source": ["A"], "target": ["B"],
+                                                   "description": ["A to B"]}))
+    assert g.entity_descriptions([2, 1, 0, 2]) == [g.entity(i).description for i in (2, 1, 0, 2)] == [
+        "A ship.", "", "An inn.", "A ship."]
+    assert g.entity_descriptions([]) == []

@@ -11,6 +11,7 @@ import pytest
 from builders import write_project
 from tog_core.graphrag.open import open_graph
 from tog_core.scoring.scorers import BM25Scorer, ScoreRequest
+from tog_core.tog import groups as groups_module
 from tog_core.tog import stages
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 from tog_core.tog.engine import ToGEngine
@@ -88,3 +89,48 @@ def test_bm25_reuses_a_big_corpus_index_with_the_same_scores():
     small = BM25Scorer()
     asyncio.run(small.score(ScoreRequest(question="salt", stage="relations", anchor="", texts=texts[:50])))
     assert not small._indexes  # small corpora are indexed per request, as before
+
+
+def test_a_big_corpus_index_is_the_one_bm25s_builds():
+    """_flat_index (numpy over the whole corpus) against bm25s's own loop per document: the same matrix, bit for
+    bit, with repeated words, empty documents and words that occur everywhere or once."""
+    import bm25s
+    import numpy as np
+
+    from tog_core.scoring.scorers import _as_bm25_tokens, _flat_index
+
+    docs = [tuple(f"w{(i * k) % 53}" for k in range(i % 7)) + (("grain",) * (i % 3)) or ("_empty_",)
+            for i in range(700)]
+    mine, theirs = _flat_index(docs), bm25s.BM25()
+    theirs.index(_as_bm25_tokens(docs), show_progress=False)
+    assert mine.vocab_dict == theirs.vocab_dict and mine.scores["num_docs"] == theirs.scores["num_docs"]
+    for part in ("data", "indices", "indptr"):
+        assert mine.scores[part].dtype == theirs.scores[part].dtype
+        assert np.array_equal(mine.scores[part], theirs.scores[part]), part
+    for query in (["grain"], ["w0", "w0", "w5"], ["w52", "nowhere"]):
+        assert np.array_equal(mine.get_scores(query), theirs.get_scores(query))
+
+
+def test_a_hubs_relation_groups_are_kept_for_the_next_search_with_the_same_policy_only(hub, monkeypatch):
+    import gc
+
+    from tog_core.policy.cheap import CheapPolicy
+
+    monkeypatch.setattr(groups_module.HUB_GROUPS, "KEPT_FROM", 50)  # the fixture's 121 edges make a hub
+    config = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=1)
+
+    def groups(policy, **cfg):
+        engine = ToGEngine(hub, config=EngineConfig(**{**vars(config), **cfg}), policy=policy)
+        return engine._groups(engine.start("Who founded the Harbour Exchange?", ["Harbour Exchange"]), 0)
+
+    policy = CheapPolicy()
+    first, again = groups(policy), groups(policy)  # two searches of one question (policy/depths.py's trials)
+    assert len(first) == SPOKES + 1 and first == again and all(a is b for a, b in zip(first, again))
+    second = CheapPolicy()
+    other = groups(second)  # another policy writes its own relation texts: built again (equal here)
+    assert other == first and not any(a is b for a, b in zip(first, other)) and groups_module.HUB_GROUPS._entry
+    del second
+    gc.collect()
+    assert groups_module.HUB_GROUPS._entry == ()  # held only while its graph and policy live
+    monkeypatch.setattr(groups_module.HUB_GROUPS, "KEPT_FROM", 10**9)
+    assert groups(CheapPolicy()) == first  # what is kept is what is built

@@ -123,6 +123,26 @@ def test_a_graphrag_relation_is_read_with_what_the_entity_it_leads_to_is():
     assert plain[0] == ["Emile", "Atelier"]  # a tie, broken by order
 
 
+def test_a_hubs_relation_evidence_is_kept_for_the_next_search_of_the_same_graph_only(monkeypatch):
+    from tog_core.policy import cheap
+    from tog_core.tog.state import RelChoice
+
+    monkeypatch.setattr(cheap, "EVIDENCE_KEPT_FROM", 2)  # a "hub" of two groups
+    about = {"Rosalie": "Rosalie is Emile's wife. She keeps the books.", "Atelier": "A clock workshop."}
+    edges = [("Emile", "Atelier", "founded"), ("Emile", "Rosalie", "married")]
+    g, other = free_graph(edges, about), free_graph(edges, {"Rosalie": "A dancer.", "Atelier": "A shop."})
+    groups = [RelChoice(path=0, key=str(k), ridxs=(k,), others=(g.find(t),), score=0.0, label=d, text=d)
+              for k, (_, t, d) in enumerate(edges)]
+    pol = CheapPolicy()
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), policy=pol)
+    first = pol.relation_evidence(eng, groups)
+    assert first == ["A clock workshop.", "Rosalie is Emile's wife."] and pol._evidence[0] is g
+    assert pol.relation_evidence(eng, groups) == first  # kept
+    assert pol.relation_evidence(eng, groups[::-1]) == first[::-1]  # other groups: read again
+    elsewhere = ToGEngine(other, config=eng.config, policy=pol)
+    assert pol.relation_evidence(elsewhere, groups) == ["A shop.", "A dancer."]  # same indices, another graph
+
+
 def test_on_a_graphrag_graph_the_search_stops_when_nothing_ahead_matches_what_is_left_of_the_question():
     q = "who did Ann meet during the long winter"
     assert expected_hops(q, ["Ann"]) == 2  # "meet" and "long winter" read as two relations

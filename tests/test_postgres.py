@@ -52,6 +52,7 @@ def assert_same_graph(mem, pg, ents, rels):
     assert pg.all_titles() == mem.all_titles()
     many = pg.neighbors_many(ents)
     assert pg.entities(ents) == mem.entities(ents) == [mem.entity(i) for i in ents] and pg.entities([]) == []
+    assert pg.entity_descriptions(ents) == mem.entity_descriptions(ents) == [mem.entity(i).description for i in ents]
     for i in ents:
         assert pg.entity(i) == mem.entity(i) and pg.title(i) == mem.title(i) and pg.degree(i) == mem.degree(i)
         e = mem.entity(i)

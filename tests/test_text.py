@@ -1,7 +1,10 @@
 """Tokenization in any script: accents kept, French stop words and stems, Chinese characters and pairs."""
 from __future__ import annotations
 
-from tog_core.scoring.text import language, tokens
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tog_core.scoring.text import _stem, language, read_tokens, tokens
 
 
 def test_latin_words_keep_their_accents_and_underscores_separate_words():
@@ -103,3 +106,19 @@ def test_a_topic_in_a_script_without_spaces_is_dropped_wherever_it_stands():
     from tog_core.policy.coverage import rest_of_question
 
     assert "林小雨" not in rest_of_question("林小雨的外公是谁？", ["林小雨"], Counter())
+
+
+NBSP = "\u00a0"  # not ASCII, not a word character, not a script without spaces: sends a text down the general path
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+       | st.sampled_from(["Trader 10000 deals in salt (ledger 12, berth 7).", "place_of_death of X's son",
+                          "Le fils de la reine est né à Lyon", "Qui a fonde l'Atelier Garnier", "I AM A DIRECTED FILM",
+                          "the an of", "", "1862s 00000 11111 writers"]))
+def test_an_ascii_text_reads_as_the_general_path_reads_it(text):
+    assert read_tokens(text) == read_tokens(text + NBSP) == tuple(tokens(text))
+
+
+def test_a_number_stems_as_any_word_ending_in_a_doubled_consonant():
+    assert [_stem(n) for n in ("10000", "1000", "12344", "12345", "77")] == ["1000", "1000", "1234", "12345", "77"]

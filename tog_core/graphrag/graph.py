@@ -37,7 +37,8 @@ class KnowledgeGraph:
     __slots__ = ("info", "n_entities", "n_relationships", "_ids", "_titles", "_types", "_descs", "_placeholder",
                  "_rel_ids", "_src", "_dst", "_rel_desc", "_rel_label", "_weight", "_rel_tu_off", "_rel_tu_idx",
                  "_reverse_of", "_indptr", "_nbr_rel", "_nbr_other", "_nbr_out", "_degree", "_by_title",
-                 "_memo", "_memo_lock", "_tu_ids", "_tu_text", "problems", "counts", "_sealed")
+                 "_memo", "_memo_lock", "_tu_ids", "_tu_text", "problems", "counts", "_sealed",
+                 "__weakref__")  # weakly referenced by caches that must not keep a graph alive (tog/groups.py)
 
     # the slots' types (set once by from_columns; the columns' meaning is documented on GraphColumns)
     info: ProjectInfo | None
@@ -148,6 +149,10 @@ class KnowledgeGraph:
 
     def entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
         return [self.entity(int(i)) for i in idxs]
+
+    def entity_descriptions(self, idxs: Sequence[int] | np.ndarray) -> list[str]:
+        """The descriptions of several entities ("" where none), without building Entity records."""
+        return _strings(self._descs, idxs)
 
     def title(self, idx: int) -> str:
         return self._titles[int(idx)].as_py()

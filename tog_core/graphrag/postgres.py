@@ -235,6 +235,9 @@ class PgGraphStore:
     def entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
         return self._entities(idxs) if len(idxs) else []  # one round trip for all that are not cached
 
+    def entity_descriptions(self, idxs: Sequence[int] | np.ndarray) -> list[str]:
+        return [e.description for e in self.entities(idxs)]
+
     def title(self, idx: int) -> str:
         return self.entity(idx).title
 

@@ -29,6 +29,10 @@ from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext,
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
 
+EVIDENCE_CHARS = 300  # the most of a neighbour's first sentence read beside a relation
+EVIDENCE_KEPT_FROM = 5_000  # relation groups from which one entity's evidence is kept for the next search
+
+
 @dataclass(kw_only=True)
 class CheapPolicy:
     """Question structure, lookahead, a coverage judge and score shaping for cheap scorers."""
@@ -85,6 +89,8 @@ class CheapPolicy:
     answer_model: bool = True
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
+    # the last hub's relation evidence: (graph, the groups' target entities, their evidence), or ()
+    _evidence: tuple[Any, ...] = field(default=(), repr=False)
 
     def planned_depth(self, ctx: SearchContext, state: State) -> int:
         """The maximum depth; with plan_hops and a depth that is only a maximum, as many hops as the question names
@@ -185,7 +191,16 @@ class CheapPolicy:
         relation types are read as templates, nor for an LLM scorer."""
         if not self.neighbour_evidence or ctx.graph.has_relation_labels or uses_llm(ctx.relation_scorer):
             return [""] * len(groups)
-        return [_what_it_is(e) for e in ctx.graph.entities([g.others[0] for g in groups])]  # a group has an edge
+        targets = tuple(g.others[0] for g in groups)  # a group has an edge
+        big = len(targets) >= EVIDENCE_KEPT_FROM
+        if big and self._evidence and self._evidence[0] is ctx.graph and self._evidence[1] == targets:
+            return list(self._evidence[2])
+        descriptions = ctx.graph.entity_descriptions(targets)
+        first = {d: first_sentence(d, limit=EVIDENCE_CHARS) for d in set(descriptions)}  # many neighbours share one
+        out = [first[d] for d in descriptions]
+        if big:  # a hub's evidence, kept for the next search that scores it (policy/depths.py tries several)
+            self._evidence = (ctx.graph, targets, tuple(out))
+        return out
 
     # ------------------------------------------------------------------ scores
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
@@ -413,4 +428,4 @@ def _exact(ctx: SearchContext, state: State) -> bool:
 
 def _what_it_is(e: Any) -> str:
     """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
-    return first_sentence(e.description, limit=300)
+    return first_sentence(e.description, limit=EVIDENCE_CHARS)

@@ -43,6 +43,8 @@ _WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
 def _stem(tok: str) -> str:
     """A tiny suffix stripper so "directed"/"director"/"directs", "release"/"released" and
     "writer"/"written" meet; no dictionary, no download."""
+    if tok.isdigit():  # no suffix to strip (a hub's texts hold thousands of numbers: "ledger 1234")
+        return tok[:-1] if len(tok) > 4 and tok[-1] == tok[-2] else tok
     for suf in ("ings", "ing", "ers", "er", "ed", "es", "en", "s", "ion", "or", "e"):
         if len(tok) > len(suf) + 3 and tok.endswith(suf):
             tok = tok[: -len(suf)]
@@ -157,12 +159,18 @@ def language(words: list[str]) -> str:
     """The language with the most distinct stop words among the words (English on a tie). Distinct, and not single
     letters: "X 's son 's son" repeats the French "son" (his) and "s" (of "s'") but is English by "what is the"."""
     best, hits = "en", -1
-    distinct = {w for w in words if len(w) > 1}
+    distinct = set(words)
     for lang, (stop, _) in LANGUAGES.items():
-        n = len(distinct & stop)
+        n = len(distinct & _long_words(stop))
         if n > hits:
             best, hits = lang, n
     return best
+
+
+@lru_cache(maxsize=16)
+def _long_words(stop: frozenset[str]) -> frozenset[str]:
+    """The stop words longer than one letter (language() does not count single letters)."""
+    return frozenset(w for w in stop if len(w) > 1)
 
 
 @lru_cache(maxsize=8)
@@ -177,16 +185,26 @@ def _cjk_tokens(run: str) -> list[str]:
     return chars + [a + b for a, b in zip(run, run[1:]) if a not in _CJK_STOP and b not in _CJK_STOP]
 
 
-@lru_cache(maxsize=200_000)
-def _tokens(text: str) -> tuple[str, ...]:
+# every ASCII character that is not a letter or digit, as a space: _WORD's words of an ASCII text, split by str.split
+_ASCII_GAPS = str.maketrans({chr(i): (chr(i) if chr(i).isalnum() else " ") for i in range(128)})
+
+
+def read_tokens(text: str) -> tuple[str, ...]:
+    """tokens(), read afresh (not remembered): for a corpus read once, such as a hub's relation texts."""
     out: list[str] = []
-    for run in UNSPACED.findall(text):
-        out += _cjk_tokens(run)
-    words = [w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))]
+    if text.isascii():  # no script without spaces; an ASCII word is a run of a-z 0-9 once lower-cased
+        words = text.lower().translate(_ASCII_GAPS).split()
+    else:
+        for run in UNSPACED.findall(text):
+            out += _cjk_tokens(run)
+        words = [w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))]
     stop, stemmer = LANGUAGES[language(words)]
     kept = [w for w in words if w not in stop]
-    out += _snowball(stemmer).stemWords(kept) if stemmer else [_stem(w) for w in kept]
+    out += _snowball(stemmer).stemWords(kept) if stemmer else map(_stem, kept)
     return tuple(out)
+
+
+_tokens = lru_cache(maxsize=200_000)(read_tokens)
 
 
 def tokens(text: str) -> list[str]:

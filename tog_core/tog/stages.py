@@ -24,6 +24,7 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
+from tog_core.tog.groups import HUB_GROUPS, best_first, relation_groups
 from tog_core.tog.policy import NextEdges, SearchPolicy, llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step, shown_in_trace
@@ -93,17 +94,13 @@ class StageProposals:
             onward = np.asarray(degree) > n_back[back]
             if (keep & onward).any():  # where every way ends short, the longest of them still says the most
                 keep &= onward
-        rels, others, outs = rels[keep], others[keep], outs[keep]
-        labels = self.graph.labels(rels)
-        groups: OrderedDict[tuple[str, bool], list[int]] = OrderedDict()
-        for pos, (lab, out) in enumerate(zip(labels, outs)):
-            groups.setdefault((lab, bool(out)), []).append(pos)
-        out_groups = []
-        for (lab, out), poss in groups.items():
-            ridxs = tuple(int(rels[q]) for q in poss)
-            key = f"p{i}|{'>' if out else '<'}|{lab[:80]}|{ridxs[0]}"
-            out_groups.append(RelChoice(path=i, key=key, ridxs=ridxs, others=tuple(int(others[q]) for q in poss),
-                                        score=0.0, label=lab, text=self.policy.relation_text(self, lab, ridxs[0])))
+        remembered = int(keep.sum()) >= HUB_GROUPS.KEPT_FROM
+        key = (i, int(p.end), keep.tobytes()) if remembered else None
+        if key is not None and (hit := HUB_GROUPS.get(self.graph, self.policy, key)) is not None:
+            return hit
+        out_groups = relation_groups(self, i, rels[keep], others[keep], outs[keep])
+        if key is not None:
+            HUB_GROUPS.put(self.graph, self.policy, key, out_groups)
         return out_groups
 
     def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
@@ -201,7 +198,7 @@ class StageProposals:
             scores = self.policy.relation_scores(self, state, i, groups, scores,
                                                  [b == res.scored_by for b in by])
             top = beam_cut([(-v,) for v in scores], cfg.width)  # relation pruning: the top N per entity
-            order = sorted(range(len(groups)), key=lambda k: (-scores[k], k))
+            order = best_first(scores)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
             if len(shown) < len(groups):
@@ -226,7 +223,7 @@ class StageProposals:
         if limit is None or len(req.texts) <= limit:
             return list(range(len(req.texts))), None
         pre = await self.prefilter.score(req)
-        order = sorted(range(len(req.texts)), key=lambda k: (-pre.values[k], k))[:limit]
+        order = best_first(pre.values)[:limit]
         return sorted(order), pre
 
     # ------------------------------------------------------------------ 3-4. entity exploration and pruning
