@@ -131,7 +131,8 @@ tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
 B.answer_block(d, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
     question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
     settings=settings_from_trace(t, project))))
-pick.answers_block(t, graph, store)  # "This is the answer": the person's choice, saved apart from the search's
+if not R.is_unfinished(d):  # "This is the answer" once there is one (resuming would answer anew)
+    pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
 B.draft_block(d, project)
 B.seeds_block(d, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
                                                                                        seeds=tuple(chosen))),

@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, CORIN, app, ask, open_tab, texts
+from test_app import APP, CORIN, _unfinished_run, app, ask, open_tab, texts
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 from tog_core.tog.choice import person_answer
@@ -144,3 +144,17 @@ def test_saved_runs_says_the_choice_apart_and_compare_has_its_own_row():
     rows = {r[""]: r for r in at.dataframe[-1].value.to_dict("records")}
     assert rows["answer (the search's)"]["A"] == SHIP and rows["answer (the search's)"]["B"] == "Pell Ardent"
     assert rows["answer chosen by a person"]["A"] == ACADEMY and rows["answer chosen by a person"]["B"] == ""
+
+
+def test_an_unfinished_run_offers_no_choice_until_it_has_an_answer():
+    rid = _unfinished_run()  # stopped at depth 2 before its answer: resuming it would answer anew
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["run"] = rid
+    at.run()
+    assert not at.exception, at.exception
+    assert "This run stopped before its answer" in texts(at)
+    assert not [b for b in at.button if b.label == "This is the answer"]
+    [b] = [b for b in at.button if b.label == "Resume"]
+    at = b.click().run()
+    assert not at.exception, at.exception
+    assert [b for b in at.button if b.label == "This is the answer"]

@@ -39,7 +39,7 @@ def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(app_url, bro
     _idle(page)
 
     page.get_by_role("link", name="Saved runs").click()
-    pick = page.locator("[data-testid=stMain] [data-testid=stSelectbox] input").first  # "Run": typing filters, Enter opens the first
+    pick = page.locator("[data-testid=stMain] [data-testid=stSelectbox] input").first  # "Run": typing filters
     pick.wait_for(timeout=30_000)
     pick.click()
     pick.fill("Ivo Brask")
