@@ -1,19 +1,21 @@
 """In real Chromium (issue #22 item 2): on the demo, the candidates under the answer each have "This is the answer";
 a click records the person's choice, the page says it apart from the search's answer, a reload (the run in the
-address) shows it again, and the run's Markdown export on Saved runs says it as a person's choice. Needs
-/usr/bin/chromium (skipped without it unless TOG_REQUIRE_BROWSER=1)."""
+address) shows it again, the click costs one run of the page, and the run's Markdown export on Saved runs says it
+as a person's choice. Needs /usr/bin/chromium (skipped without it unless TOG_REQUIRE_BROWSER=1)."""
 from __future__ import annotations
 
 import pytest
 
 from test_browser import _idle, _shot, app_url, browser_page  # noqa: F401
+from test_browser_project import _settled_runs, timing  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 IVO = "Which ship was captained by the mentor of Ivo Brask?"
 CHOSE = "You chose Saltmere Academy of Navigation; the search answered Lantern's Promise."
 
 
-def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(app_url, browser_page, tmp_path):  # noqa: F811
+def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(timing, app_url, browser_page,  # noqa: F811
+                                                                     tmp_path):
     page = browser_page
     page.goto(app_url, wait_until="domcontentloaded")
     box = page.get_by_role("textbox", name="Question")
@@ -26,9 +28,11 @@ def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(app_url, bro
     assert buttons.count() == 3  # the three candidates shown under the answer
     assert CHOSE not in page.locator("body").inner_text()
     run = page.url.split("run=", 1)[1].split("&", 1)[0]
+    before = _settled_runs(timing, page)
     buttons.nth(1).click()  # the second candidate: the academy
     page.get_by_text(CHOSE).wait_for(timeout=20_000)
     _idle(page)
+    assert _settled_runs(timing, page) - before == 1  # one run of the page for the click (the save is its callback)
     assert page.get_by_role("button", name="Your choice").is_disabled()
     assert page.get_by_role("heading", name="Lantern's Promise").is_visible()  # the search's answer stays the answer
     _shot(page, tmp_path, "pick-chosen.png")
