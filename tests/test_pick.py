@@ -147,3 +147,21 @@ def test_the_benchmark_never_reads_a_persons_choice():
         names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
         assert not {x for x in names if "person_answer" in x or x in ("PersonAnswer", "choice_line")}, path
+
+
+def test_both_run_stores_keep_the_choice_under_the_same_run(tmp_path, pg_url):
+    """Saving a run again with a choice replaces it in the files and in PostgreSQL: one run, the choice read back."""
+    from tog_core.runs.files import RunStore
+    from tog_core.runs.postgres import PgRunStore
+
+    pg = PgRunStore(pg_url, user="pick")
+    for store in (RunStore(tmp_path / "runs"), pg):
+        t = trace(run_id="20260101-000000-abcdef")
+        store.save(t)
+        store.save(P.choose(t, P.answer_list(t)[1], at="2026-01-01T00:00:00+00:00"))
+        back = store.load(t.run_id)
+        assert person_answer(back) == PersonAnswer(entity_id="y", title="Y", at="2026-01-01T00:00:00+00:00")
+        assert back.answer_entity == "X" and [r.run_id for r in store.list()] == [t.run_id]
+        store.save(P.clear(back))
+        assert store.load(t.run_id).person_answer is None
+    pg.close()
