@@ -64,12 +64,13 @@ def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
     with st.container(border=True, key=f"pick_card_{i}"):
         left, right = st.columns([4, 1], vertical_alignment="center")
         score = "" if c.score is None else f" · score {c.score:.2f}"
-        mark = " · your choice" if chosen else (" · the search's answer" if i == 0 else "")
-        left.markdown(f"**{i + 1}. {md_text(c.title)}**{score}{mark}")
+        mark = (" · the search's answer" if i == 0 and P.is_search_answer(trace, c) else "") + \
+            (" · your choice" if chosen else "")
+        left.markdown(f"**{i + 1}. {md_text(P.cut(c.title, P.TITLE_MAX))}**{score}{mark}")
         if c.chain:
             left.caption(md_text(P.chain_words(c)))
         if c.sentence:
-            left.markdown("> " + md_text(c.sentence))
+            left.markdown("> " + md_text(P.cut(c.sentence, P.SENTENCE_MAX)))
         right.button("Your choice" if chosen else "This is the answer", key=f"pick_{trace.run_id}_{i}",
                      disabled=chosen, type="secondary", on_click=_record, args=(trace, c, store),
-                     help=f"Record {md_text(c.title[:80])} as your answer to this question (saved with the run)")
+                     help=f"Record {md_text(P.cut(c.title, 80))} as your answer to this question (saved with the run)")

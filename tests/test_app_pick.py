@@ -87,6 +87,7 @@ def test_a_click_records_the_choice_saves_it_and_a_reload_shows_it_replaced_and_
 def test_choosing_the_search_answer_itself_says_so():
     at = choose(ask(app(**{K.MODEL: "none"}), IVO), 0)
     assert f"You chose {SHIP}; the search answered {SHIP} too." in texts(at)
+    assert cards(at)[0] == f"**1. {SHIP}** · score 1.00 · the search's answer · your choice"
 
 
 def test_a_choice_that_cannot_be_saved_is_said_and_not_recorded(monkeypatch):

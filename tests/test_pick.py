@@ -103,6 +103,18 @@ def test_the_search_answer_is_what_every_view_states_whatever_the_person_chose()
     assert (rows["answer chosen by a person"]["A"], rows["answer chosen by a person"]["B"]) == ("Y", "")
 
 
+def test_huge_graph_text_is_shown_cut_and_kept_whole_in_the_trace():
+    big = "T" * 1_000_000
+    t = trace(chains=[[link("S", "r" * 5000, big)]], answer_entity=big, answer_entity_id=big.lower())
+    [c] = P.answer_list(t)
+    assert c.title == big  # the data, whole
+    words = P.chain_words(c)
+    assert len(words) < 2 * P.TITLE_MAX + 20 and words.startswith("S —rrr") and words.endswith("T…")
+    line = P.choice_line(P.choose(t, c))
+    assert len(line) < 2 * P.TITLE_MAX + 60 and line.endswith("T… too.")
+    assert P.cut("a \n b", 10) == "a b" and P.cut("abcdef", 4) == "abc…"
+
+
 EVIL = "<img src=x onerror=alert(1)> [l](javascript:x) *b*"
 
 

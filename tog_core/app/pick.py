@@ -21,6 +21,13 @@ from tog_core.tog.choice import AnswerCandidate, ChainLink, PersonAnswer, person
 from tog_core.tog.trace import Link, Trace
 
 SHOWN = 3  # candidates shown under the answer; the rest are one click away
+TITLE_MAX, SENTENCE_MAX = 200, 1_000  # a title or relation text, a supporting sentence, as shown (data may be huge)
+
+
+def cut(text: str, n: int) -> str:
+    """One line of at most n characters (whitespace collapsed, "…" when cut); the trace keeps the whole text."""
+    s = " ".join(text[: 4 * n + 64].split())
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def answer_list(trace: Trace, graph: Any = None) -> list[AnswerCandidate]:
@@ -102,8 +109,8 @@ def chain_words(c: AnswerCandidate) -> str:
     for i, hop in enumerate(c.chain):
         joined = i > 0 and c.chain[i - 1].target == hop.source
         if not joined:
-            parts.append(("; " if parts else "") + hop.source)
-        parts.append(f" —{' '.join(hop.relation.split())}→ {hop.target}")
+            parts.append(("; " if parts else "") + cut(hop.source, TITLE_MAX))
+        parts.append(f" —{cut(hop.relation, TITLE_MAX)}→ {cut(hop.target, TITLE_MAX)}")
     return "".join(parts)
 
 
@@ -116,6 +123,13 @@ def choose(trace: Trace, c: AnswerCandidate, *, at: str | None = None) -> Trace:
 def clear(trace: Trace) -> Trace:
     """The trace without a person's choice."""
     return with_choice(trace, None)
+
+
+def is_search_answer(trace: Trace, c: AnswerCandidate) -> bool:
+    """Whether `c` is the entity the search answered (its `answer_entity`)."""
+    if trace.answer_entity_id and c.entity_id:
+        return c.entity_id == trace.answer_entity_id
+    return bool(trace.answer_entity) and c.title == trace.answer_entity
 
 
 def is_chosen(trace: Trace, c: AnswerCandidate) -> bool:
@@ -133,4 +147,5 @@ def choice_line(trace: Trace) -> str:
     search = trace.answer_entity or "nothing"
     same = (mine.entity_id == trace.answer_entity_id) if mine.entity_id and trace.answer_entity_id else \
         mine.title == trace.answer_entity
-    return f"You chose {mine.title}; the search answered {search}" + (" too" if same else "") + "."
+    return (f"You chose {cut(mine.title, TITLE_MAX)}; the search answered {cut(search, TITLE_MAX)}"
+            + (" too" if same else "") + ".")
