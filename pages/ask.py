@@ -7,6 +7,7 @@ import streamlit as st
 from explorer import shell
 from explorer import ui
 from explorer import blocks as B
+from explorer import pick
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import AskAgain, K, settings_from_trace
@@ -130,6 +131,8 @@ tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
 B.answer_block(d, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
     question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
     settings=settings_from_trace(t, project))))
+if not R.is_unfinished(d):  # "This is the answer" once there is one (resuming would answer anew)
+    pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
 B.draft_block(d, project)
 B.seeds_block(d, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
                                                                                        seeds=tuple(chosen))),

@@ -8,6 +8,7 @@ import streamlit as st
 from explorer import shell
 from explorer import ui
 from explorer import blocks as B
+from explorer import pick
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, settings_from_trace
@@ -90,6 +91,7 @@ if tabs[0].open:
                         else:
                             st.rerun()
             B.answer_block(t)
+            pick.choice_note(tr)  # a person's choice of answer, said apart from the search's
             over = V.overrides(t)
             if over:
                 st.caption("Overrides")

@@ -59,6 +59,7 @@ class K:
     ASK_TAB = "ask_tab"
     ASK_EXPECT = "ask_expect"  # "why not X?": the expected answer(s), comma separated
     ASK_DRAFT = "ask_draft"  # {run_id: draft text} written by the small local model on request
+    ASK_PICK_ERROR = "ask_pick_error"  # why a person's choice of answer ("This is the answer") was not saved
     EXPLORE = "exploration"  # an Exploration
     EXPLORE_QUESTION = "explore_question"
     EXPLORE_SEARCH = "explore_search"

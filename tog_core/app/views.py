@@ -14,6 +14,7 @@ from tog_core.app.session import project_label
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
+from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed
 
@@ -262,7 +263,9 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
         cfg, st = t.get("config") or {}, t.get("stats") or {}
         view = answer_view(t)
         best = " → ".join([view["hops"][0][0]] + [h[2] for h in view["hops"]]) if view["hops"] else ""
-        return {"question": t.get("question", ""), "answer": view["entity"] or "",
+        mine = PersonAnswer.from_dict(t.get("person_answer"))  # a person's choice, never the search's answer
+        return {"question": t.get("question", ""), "answer (the search's)": view["entity"] or "",
+                "answer chosen by a person": mine.title if mine else "",
                 "stop reason": t.get("stop_reason") or "", "best chain": best,
                 "overrides": sum(len(s.get("overrides") or []) for s in t.get("steps") or []),
                 **{k: cfg.get(k) for k in ("model", "width", "depth", "pruner", "mode")},

@@ -23,6 +23,7 @@ from typing import Any
 
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, overridden_ids
+from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
 
 FORMATS = ("json", "md", "html")
@@ -35,6 +36,8 @@ LABEL_MAX = 200  # a title or relation text as shown in an export
 TEXT_MAX = 4_000  # an answer, a passage or a supporting sentence as shown
 QUESTION_MAX = 500
 _ANSWER_BY = {"llm": "Written by the LLM", "chains": "Composed from the reasoning chains, without an LLM"}
+PERSON_NOTE = ("Chosen by a person (“This is the answer”), not by the search: kept apart from the search's answer "
+               "and never counted as it.")
 
 
 def _scrub(obj: Any) -> Any:
@@ -193,6 +196,11 @@ def export_markdown(trace: dict[str, Any]) -> str:
     elif by:
         out += [f"*{md(_ANSWER_BY.get(by, by))}.*", ""]
     out += [_mc_block(t.get("answer"), TEXT_MAX, long) or "*(no answer)*", ""]
+    if mine := PersonAnswer.from_dict(t.get("person_answer")):
+        out += ["## A person's choice of answer", "", f"*{md(PERSON_NOTE)}*", "",
+                f"- chosen: **{_mc(mine.title, LABEL_MAX, long)}** (entity {md(mine.entity_id or '–', LABEL_MAX)}, "
+                f"at {md(mine.at or '–', 80)})",
+                f"- the search's answer: {_mc(t.get('answer_entity') or 'none', LABEL_MAX, long)}", ""]
 
     seeds = t.get("seeds") or []
     out += ["## Topic entities", ""]
@@ -334,6 +342,11 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append(f"<p class=\"muted\">{_h(_ANSWER_BY.get(by, by))}.</p>")
     parts.append(f"<div class=\"answer\">{_hc(long.inside(_text(t.get('answer') or '(no answer)')), TEXT_MAX, long)}"
                  "</div>")
+    if mine := PersonAnswer.from_dict(t.get("person_answer")):
+        parts.append(f"<h2>A person's choice of answer</h2><p class=\"muted\">{_h(PERSON_NOTE)}</p>"
+                     f"<ul class=\"person-answer\"><li>chosen: <strong>{_hc(mine.title, LABEL_MAX, long)}</strong> "
+                     f"(entity {_h(mine.entity_id or '–', LABEL_MAX)}, at {_h(mine.at or '–', 80)})</li>"
+                     f"<li>the search's answer: {_hc(t.get('answer_entity') or 'none', LABEL_MAX, long)}</li></ul>")
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
     for ci, chain in enumerate(chains, start=1):

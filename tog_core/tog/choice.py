@@ -1,0 +1,99 @@
+"""The ordered answer list and a person's choice of answer, as typed values.
+
+A trace stores both as JSON objects (`Trace.candidates`, `Trace.person_answer`, docs/trace-format.md); these classes
+read them once, so the app, the exports and the comparisons use attributes, and a malformed entry (a hand-edited
+file) is left out rather than shown half. A person's choice is never the search's answer: nothing that scores or
+states the search's answer (`answer_entity`, the benchmark) reads it.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from tog_core.tog.trace import Trace
+
+
+def _str(d: dict[str, Any], key: str) -> str:
+    v = d.get(key)
+    return "" if v is None else str(v)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainLink:
+    """One hop of a candidate's chain, in walking order (from the topic entity towards the candidate)."""
+
+    source: str
+    source_id: str = ""
+    relation: str = ""
+    target: str
+    target_id: str = ""
+    relationship_id: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ChainLink:
+        return cls(source=_str(d, "source"), source_id=_str(d, "source_id"), relation=_str(d, "relation"),
+                   target=_str(d, "target"), target_id=_str(d, "target_id"),
+                   relationship_id=_str(d, "relationship_id"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerCandidate:
+    """One entry of the ordered answer list: the entity, how well it answers (0..1, None when unknown), the chain
+    that reaches it and the source sentence that supports its last link ("" when none)."""
+
+    title: str
+    entity_id: str = ""
+    score: float | None = None
+    chain: tuple[ChainLink, ...] = ()
+    sentence: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any) -> AnswerCandidate | None:
+        """The candidate, or None when `d` is no candidate (not an object, or without a title)."""
+        if not isinstance(d, dict) or not _str(d, "title").strip():
+            return None
+        score, chain = d.get("score"), d.get("chain")
+        number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+        if not isinstance(chain, list):
+            chain = []
+        return cls(title=_str(d, "title"), entity_id=_str(d, "entity_id"), score=number,
+                   chain=tuple(ChainLink.from_dict(x) for x in chain if isinstance(x, dict)),
+                   sentence=_str(d, "sentence"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "chain": [asdict(x) for x in self.chain]}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PersonAnswer:
+    """A person's choice of answer ("This is the answer"): the entity and when it was chosen (ISO-8601 UTC)."""
+
+    entity_id: str
+    title: str
+    at: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any) -> PersonAnswer | None:
+        """The choice, or None when there is none or it names no entity (not an object, or no title)."""
+        if not isinstance(d, dict) or not _str(d, "title").strip():
+            return None
+        return cls(entity_id=_str(d, "entity_id"), title=_str(d, "title"), at=_str(d, "at"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def person_answer(trace: Trace) -> PersonAnswer | None:
+    """The person's choice recorded in a trace, if any."""
+    return PersonAnswer.from_dict(trace.person_answer)
+
+
+def recorded_candidates(trace: Trace) -> list[AnswerCandidate]:
+    """The search's ordered answer list as the trace records it ([] in traces written before it existed)."""
+    out = [AnswerCandidate.from_dict(c) for c in trace.candidates]
+    return [c for c in out if c is not None]
+
+
+def with_choice(trace: Trace, choice: PersonAnswer | None) -> Trace:
+    """A copy of the trace with the person's choice recorded (None: cleared); the search's answer is untouched."""
+    return replace(trace, person_answer=None if choice is None else choice.to_dict())
