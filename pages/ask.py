@@ -128,10 +128,15 @@ if R.is_unfinished(d):
         ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), d, model_info=model_info)
         st.switch_page("pages/explore.py")
 tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
+finished = not R.is_unfinished(d)
+guess = finished and bool(t.candidates) and V.is_guess(t)
+if guess:  # a guess says so plainly and shows the candidates before the answer
+    st.warning(V.guess_words(t), icon=":material/help:")
+    pick.answers_block(t, graph, store)
 B.answer_block(d, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
     question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
     settings=settings_from_trace(t, project))))
-if not R.is_unfinished(d):  # "This is the answer" once there is one (resuming would answer anew)
+if finished and not guess:  # "This is the answer" once there is one (resuming would answer anew)
     pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
 B.draft_block(d, project)
 B.seeds_block(d, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,

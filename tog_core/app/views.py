@@ -36,7 +36,12 @@ def answer_view(trace: dict[str, Any]) -> dict[str, Any]:
     pick = ends.index(entity) if entity in ends else next(
         (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
     hops = []
-    if walks:
+    ranked = [c for c in trace.get("candidates") or [] if isinstance(c, dict)]
+    own = ranked[0].get("chain") if ranked and ranked[0].get("title") == entity else None
+    if isinstance(own, list) and own and all(isinstance(x, dict) for x in own):
+        # the ranked answer carries its own chain (it may come from a number of hops tried but not kept)
+        hops = [(str(x.get("source") or ""), str(x.get("relation") or ""), str(x.get("target") or "")) for x in own]
+    elif walks:
         w, chain = walks[pick], chains[pick]
         hops = [(w[i][1], str(link.get("relation") or ""), w[i + 1][1]) for i, link in enumerate(chain)]
         stop = next((i for i, h in enumerate(hops) if h[2] == entity), len(hops) - 1)
@@ -52,8 +57,21 @@ def answer_view(trace: dict[str, Any]) -> dict[str, Any]:
     scores = [float(c[-1].get("score", 0) or 0) for c in chains]
     return {"entity": entity, "by": trace.get("answer_by") or "", "hops": hops,
             "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
-            "why": why, "others": [e for e in dict.fromkeys(ends) if e != entity],
+            "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
+                                   if e != entity],
             "chain_scores": scores, "chain_index": pick}
+
+
+def is_guess(trace: Any) -> bool:
+    """Whether the trace's answer is a guess: its confidence below the trace's threshold."""
+    conf, low = trace.confidence, trace.low_confidence
+    return conf is not None and low is not None and float(conf) < float(low)
+
+
+def guess_words(trace: Any) -> str:
+    """The plain warning above a guess."""
+    return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence):.2f}, below "
+            f"{float(trace.low_confidence):.2f}). Check the candidates, best first:")
 
 
 def confidence_line(view: dict[str, Any]) -> str:

@@ -368,7 +368,7 @@ class CheapPolicy:
                 for i, c in enumerate(ranked)]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
-                        embedder: Any | None) -> list[ranking.AnswerCandidate]:
+                        embedder: Any | None) -> list[ranking.RankedEntity]:
         """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py)."""
         searches = [Search(depth=state.depth, paths=tuple(paths)), *state.other_searches]
         topics = ctx.topic_ids(state)

@@ -51,7 +51,7 @@ _UNITS_PER_LINK = 4
 
 
 @dataclass(kw_only=True)
-class AnswerCandidate:
+class RankedEntity:
     """An entity on a kept chain: the chain up to it (the best such chain) and its features."""
 
     entity: int
@@ -85,7 +85,7 @@ class Model:
                 "mean": [round(float(x), 6) for x in self.mean], "scale": [round(float(x), 6) for x in self.scale],
                 "low": round(self.low, 4), "sure": self.sure.to_dict() if self.sure else None, "note": self.note}
 
-    def confidence(self, ranked: Sequence[AnswerCandidate]) -> float:
+    def confidence(self, ranked: Sequence[RankedEntity]) -> float:
         """How sure the first of `ranked` (best first, with probabilities) is right."""
         if not ranked:
             return 0.0
@@ -213,12 +213,12 @@ def _key(p: BeamPath) -> tuple[Any, ...]:
 
 
 def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: bool = False
-           ) -> tuple[list[AnswerCandidate], int, int]:
+           ) -> tuple[list[RankedEntity], int, int]:
     """Every entity on a chain of any search (topics and each chain's start excepted; `ends_only`: only the chains'
     ends), once, with the search-side features; the chain kept for a candidate is its best-ranked one. Returns
     (candidates, chains, searches)."""
     seen: set[tuple[Any, ...]] = set()
-    cands: dict[int, AnswerCandidate] = {}
+    cands: dict[int, RankedEntity] = {}
     best_key: dict[int, tuple[float, float]] = {}
     holders: dict[int, set[int]] = {}
     n_chains = n_searches = 0
@@ -246,7 +246,7 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
                 end = k == len(p.hops)
                 c = cands.get(e)
                 if c is None:
-                    c = cands[e] = AnswerCandidate(entity=e,
+                    c = cands[e] = RankedEntity(entity=e,
                                                    path=BeamPath(start=p.start, hops=p.hops[:k], score=p.score))
                     c.features.update(share_in=0.0, share_end=0.0)
                     best_key[e] = (math.inf, 0.0)
@@ -268,7 +268,7 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
     return out, n_chains, n_searches
 
 
-def text_features(cands: list[AnswerCandidate], *, question: str, topic_titles: Sequence[str], graph: Any,
+def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Sequence[str], graph: Any,
                   embedder: Any | None) -> None:
     """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
     similarities are 0 for every candidate (they then do not move the ranking)."""
@@ -315,7 +315,7 @@ def text_features(cands: list[AnswerCandidate], *, question: str, topic_titles: 
         i += k
 
 
-def rank(cands: list[AnswerCandidate], model: Model) -> list[AnswerCandidate]:
+def rank(cands: list[RankedEntity], model: Model) -> list[RankedEntity]:
     """The candidates best first, each with its probability under the model (ties keep the search's order)."""
     probs = model.probabilities([c.features for c in cands])
     for c, p in zip(cands, probs):
