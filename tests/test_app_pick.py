@@ -171,7 +171,7 @@ def test_a_guess_says_so_plainly_and_shows_the_candidates_before_the_answer(home
     at = ask(app(**{K.MODEL: "none"}), IVO)
     sure = [e.value for e in at.warning]
     assert not any("this answer is a guess" in w for w in sure)  # the demo's answer is not a guess
-    monkeypatch.setattr(ranking, "shipped_model", lambda: ranking.Model(
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: ranking.Model(
         features=shipped.features, weights=shipped.weights, mean=shipped.mean, scale=shipped.scale, low=1.0,
         sure=shipped.sure))
     at = ask(app(**{K.MODEL: "none"}), IVO)

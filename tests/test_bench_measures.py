@@ -55,7 +55,7 @@ def test_bench_json_has_candidates_confidence_and_the_summary_measures(tmp_path,
     rows = {q["id"]: q for q in r["questions"]}
     for q in r["questions"]:
         if q["answer_entity"]:  # the fitted threshold of the answer ranker (no answer: the fixed one)
-            assert q["low_confidence"] == ranking.shipped_model().low
+            assert q["low_confidence"] == ranking.shipped_model(typed=True).low  # a typed graph (relation column)
         if q["answer_entity"]:
             assert q["candidates"][0] == q["answer_entity"] and len(set(q["candidates"])) == len(q["candidates"])
             assert 0.0 <= q["confidence"] <= 1.0

@@ -86,7 +86,7 @@ def test_query_prints_the_candidates_and_says_plainly_when_the_answer_is_a_guess
     from tog_core.policy import ranking
 
     shipped = ranking.shipped_model()
-    monkeypatch.setattr(ranking, "shipped_model", lambda: ranking.Model(
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: ranking.Model(
         features=shipped.features, weights=shipped.weights, mean=shipped.mean, scale=shipped.scale, low=1.0))
     assert main(args + ["--candidates", "2"]) == 0
     out = capsys.readouterr().out

@@ -95,7 +95,7 @@ def state_with_trials(eng: ToGEngine) -> State:
 
 
 def test_the_answer_may_come_from_another_search_and_the_trace_keeps_its_chain(monkeypatch):
-    monkeypatch.setattr(ranking, "shipped_model", lambda: only("hop", 3.0, low=0.99))
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", 3.0, low=0.99))
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
     st = state_with_trials(eng)
     ranked = eng.answer_candidates(st)
@@ -117,7 +117,7 @@ def test_the_answer_may_come_from_another_search_and_the_trace_keeps_its_chain(m
 
 
 def test_a_known_number_of_hops_keeps_the_answer_at_the_chains_ends(monkeypatch):
-    monkeypatch.setattr(ranking, "shipped_model", lambda: only("hop", -3.0))  # prefers the first hop
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", -3.0))  # prefers the first hop
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
     st = state_with_trials(eng)
     assert eng.graph.title(eng.answer_choice(st).entity) == "Bob"
@@ -126,7 +126,7 @@ def test_a_known_number_of_hops_keeps_the_answer_at_the_chains_ends(monkeypatch)
 
 
 def test_without_the_model_the_rule_choice_answers(monkeypatch):
-    monkeypatch.setattr(ranking, "shipped_model", lambda: None)
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: None)
     eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
     st = state_with_trials(eng)
     ranked = eng.answer_candidates(st)

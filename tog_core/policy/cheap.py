@@ -351,7 +351,7 @@ class CheapPolicy:
 
     def _rank(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
         rule = self.rule_choice(ctx, state, paths)
-        model = ranking.shipped_model() if self.answer_model and ctx.llm is None else None
+        model = ranking.shipped_model(ctx.graph.has_relation_labels) if self.answer_model and ctx.llm is None else None
         embedder = ranking.ranking_embedder() if model is not None else None
         if model is None or embedder is None:
             return chain_ends(paths, rule)
@@ -363,8 +363,7 @@ class CheapPolicy:
         sure = model.confidence(ranked)
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
-                             why=f"ranked {i + 1} of {n} candidates by chain, text, type and agreement"
-                                 + ("; also the rule choice" if c.features.get("is_pick") else ""))
+                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first))
                 for i, c in enumerate(ranked)]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
@@ -414,6 +413,13 @@ class CheapPolicy:
         why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
                if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
+
+
+def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
+    if rule_first and is_pick:
+        return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
+    return f"ranked {i + 1} of {n} candidates by chain, text, type and agreement" + (
+        "; also the rule choice" if is_pick else "")
 
 
 def _path_key(p: BeamPath) -> tuple[Any, ...]:
