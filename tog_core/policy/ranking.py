@@ -326,7 +326,8 @@ def rank(cands: list[RankedEntity], model: Model) -> list[RankedEntity]:
     return [cands[i] for i in order(probs, [c.features for c in cands], rule_first=model.rule_first)]
 
 
-def order(probs: Sequence[float], features: Sequence[dict[str, float]], *, rule_first: bool = False) -> list[int]:
+def order(probs: Sequence[float] | np.ndarray, features: Sequence[dict[str, float]], *,
+          rule_first: bool = False) -> list[int]:
     """Indices best first: by probability (ties: the rule choice, then the search's rank); `rule_first` puts the rule
     choice first whatever its probability."""
     return sorted(range(len(probs)), key=lambda i: (-(rule_first and features[i].get("is_pick", 0.0)), -probs[i],
