@@ -1,23 +1,29 @@
 """Streamlit blocks the pages share: a run with live progress and a Stop button, the answer stated plainly, the
 opt-in local draft, topic entities with "did you mean", "why not X?", evidence with the supporting sentence
 marked, and the cached pictures. The logic is in tog_core.app (runner, views, draft) and tog_core.tog.diagnosis.
+Every block takes the run as a `Trace` and reads its attributes; the pictures, the diagnosis and the support check
+read the stable trace JSON, handed to them by `ui.as_dict` (made once per trace shown).
 """
 from __future__ import annotations
 
 import time
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
 from explorer import ui
 from tog_core.app import views as V
+from tog_core.app.runner import RunCallbacks
 from tog_core.app.session import K
 from tog_core.errors import UsageError
+from tog_core.graphrag.store import GraphStore
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html, trace_entity_types
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
+from tog_core.tog.state import Step
+from tog_core.tog.trace import Trace
 
 ss = st.session_state
 STAGE_WORDS = {"linking": "finding the topic entities", "planning": "trying each number of hops",
@@ -37,9 +43,9 @@ def _client_usage(llm: Any) -> dict[str, Any]:
             "cost_usd": u.cost_usd}
 
 
-def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str = "Searching the graph…",
-             llm: Any = None) -> Any:
-    """Run `work(**callbacks)` showing the stage, depth, calls, tokens and elapsed time as they change, the
+def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int,
+             label: str = "Searching the graph…", llm: Any = None) -> Trace:
+    """Run `work(callbacks)` showing the stage, depth, calls, tokens and elapsed time as they change, the
     streamed answer in plain view, and a Stop button (pressing it interrupts the run; the next page run
     answers from what was saved). Everything goes into `slot`, a container the page always creates, so the
     elements below keep their places (and their open or closed state) from one page run to the next."""
@@ -67,11 +73,11 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
         now.update(depth=depth, stage=stage)
         show()
 
-    def on_usage(u: dict) -> None:
+    def on_usage(u: dict[str, Any]) -> None:
         now["usage"] = u
         show()
 
-    def on_step(step: Any) -> None:
+    def on_step(step: Step) -> None:
         kept = sum(1 for c in step.candidates if c.kept)
         what = (f"{len(step.candidates)} candidates, {kept} kept" if step.stage != "evaluate" else
                 ("sufficient" if any(c.kept and c.id == "sufficient" for c in step.candidates) else "go deeper"))
@@ -86,8 +92,8 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
         box.empty()
 
     try:
-        result = work(on_stage=on_stage, on_usage=on_usage, on_step=on_step, on_token=on_token,
-                      on_answer_reset=on_reset, on_tick=lambda _e: show(), on_note=slot.warning)
+        result = work(RunCallbacks(on_stage=on_stage, on_usage=on_usage, on_step=on_step, on_token=on_token,
+                                   on_answer_reset=on_reset, on_tick=lambda _e: show(), on_note=slot.warning))
     except (ValueError, UsageError, OSError) as err:  # bad input, a store that is down before the search began
         stop_slot.empty()
         box.empty()
@@ -96,24 +102,23 @@ def live_run(slot: Any, work: Callable[..., Any], *, max_depth: int, label: str 
         st.stop()
     stop_slot.empty()
     box.empty()
-    t = result.to_dict()
-    status.update(label="Done · " + V.progress_line(now["depth"], t.get("stop_reason") or "", t.get("stats")),
-                  state="error" if t.get("stop_reason") == "error" else "complete", expanded=False)
+    status.update(label="Done · " + V.progress_line(now["depth"], result.stop_reason or "", result.stats),
+                  state="error" if result.stop_reason == "error" else "complete", expanded=False)
     return result
 
 
 # ---------------------------------------------------------------------------------------------- answer
 
-def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = None) -> None:
+def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None) -> None:
     """The answer stated plainly: the entity, how sure, the chain it rests on, who wrote the text. `on_hops(n)`:
     the person asks for the answer at n hops instead of the number the search kept."""
     view = V.answer_view(t)
     conf = V.confidence_line(view)
-    if t.get("answer_by") == "llm":
-        sup = V.answer_support(t.get("answer") or "", t)
-        st.markdown(V.md_text(t.get("answer") or ""))
+    if t.answer_by == "llm":
+        sup = V.answer_support(t.answer or "", ui.as_dict(t))
+        st.markdown(V.md_text(t.answer or ""))
         if sup["supported"]:
-            st.caption(f"Written by the LLM ({t.get('config', {}).get('model')}) from the chains below"
+            st.caption(f"Written by the LLM ({V.model_name(t)}) from the chains below"
                        + (f" · the chains' {conf}" if conf else ""))
         else:
             st.error(unsupported_words(sup, "the LLM"), icon=":material/report:")
@@ -123,42 +128,37 @@ def answer_block(t: dict[str, Any], *, on_hops: Callable[[int], None] | None = N
                    + (f" · {conf}" if conf else "")
                    + (f" · other candidates: {', '.join(view['others'][:4])}" if view["others"] else ""))
     else:
-        st.markdown(V.md_text(t.get("answer") or "(no answer yet)"))
+        st.markdown(V.md_text(t.answer or "(no answer yet)"))
     if view["hops"]:
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
-    plan = t.get("plan") or {}
-    searched, n = plan.get("depth"), len(view["hops"])
+    (searched, chosen), n = V.plan_depth(t), len(view["hops"])
     if n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
                "(the kept row). ")
     else:
-        how = ("You chose the kept one. " if plan.get("chosen") else "The run then searched the kept one (the fewest "
+        how = ("You chose the kept one. " if chosen else "The run then searched the kept one (the fewest "
                "hops whose best chain's relations match the most question words). ")
-    hops_block(t.get("plan"), trace=t, on_choose=on_hops,
+    hops_block(t.plan, trace=t, on_choose=on_hops,
                note="Each row is its own search of exactly that many hops, made before the run. " + how
                + "The chains and pictures here are the run's.")
     if view["confidence"] is not None and view["low"]:
         st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
                    "expected under “Why not …?”.")
-    if t.get("error"):
-        st.error(f"The run hit an error: {t['error']}")
+    if t.error:
+        st.error(f"The run hit an error: {t.error}")
     for line in V.fallbacks(t):
         st.warning("Fallback: " + line)
-    s = t.get("stats") or {}
-    cost = "cost unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
-    st.caption(f"run {t.get('run_id')} · stop reason: {t.get('stop_reason') or 'unfinished'} · "
-               f"{s.get('llm_calls', 0)} LLM calls · {s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)} "
-               f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
+    st.caption(V.run_line(t))
 
 
 def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
-               on_choose: Callable[[int], None] | None = None, trace: dict[str, Any] | None = None) -> None:
+               on_choose: Callable[[int], None] | None = None, trace: Trace | None = None) -> None:
     """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
     (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
     search again exactly that deep."""
-    rows = V.plan_rows({**(trace or {}), "plan": plan})  # with the run's answer: its row is the kept one
+    rows = V.plan_rows(trace, plan)  # with the run's answer: its row is the kept one
     if not rows:
         return
     kept = next((r["hops"] for r in rows if r["kept"]), "?")
@@ -179,21 +179,21 @@ def unsupported_words(sup: dict[str, Any], who: str) -> str:
             + (f" (they reach {ends})" if ends else "") + ", so no confidence is given for it.")
 
 
-def draft_block(t: dict[str, Any], project: str) -> None:
+def draft_block(t: Trace, project: str) -> None:
     """The opt-in draft by the small local model, never the default, with its caveat."""
     from tog_core.llm.local import local_model_available
 
-    if t.get("answer_by") != "chains" or not [c for c in t.get("chains") or [] if c]:
+    if t.answer_by != "chains" or not [c for c in t.chains if c]:
         return
     drafts = ss.setdefault(K.ASK_DRAFT, {})
     ok, why = local_model_available()
-    wanted = ss.pop(K.ASK_DRAFT + "_wanted", None) == t["run_id"]
-    with st.expander("A sentence instead of a chain? (small local model)", expanded=wanted or t["run_id"] in drafts):
+    wanted = ss.pop(K.ASK_DRAFT + "_wanted", None) == t.run_id
+    with st.expander("A sentence instead of a chain? (small local model)", expanded=wanted or t.run_id in drafts):
         st.caption("SmolLM2-135M runs offline and can turn the chain and its source text into a sentence. It often "
                    "repeats itself or invents facts: the chain above is the answer. At most 160 tokens; the "
                    "draft stops as soon as it repeats itself.")
         st.button("Draft with the small local model", disabled=not ok, help=None if ok else why,
-                  on_click=lambda: ss.__setitem__(K.ASK_DRAFT + "_wanted", t["run_id"]))
+                  on_click=lambda: ss.__setitem__(K.ASK_DRAFT + "_wanted", t.run_id))
         if wanted:
             from tog_core.app.draft import draft_answer
 
@@ -204,39 +204,39 @@ def draft_block(t: dict[str, Any], project: str) -> None:
                 box.markdown(V.md_text("".join(parts)))
 
             with st.spinner("The local model is writing…"):
-                d = draft_answer(t, ui.project()[1], ui.local_client(project), on_token=on_token)
+                d = draft_answer(t, ui.need_project()[1], ui.local_client(project), on_token=on_token)
             box.empty()
-            drafts[t["run_id"]] = {"text": d.text, "stopped": d.stopped}
-        d = drafts.get(t["run_id"])
+            drafts[t.run_id] = {"text": d.text, "stopped": d.stopped}
+        d = drafts.get(t.run_id)
         if d:
             stopped = {"repetition": "stopped: it began to repeat itself", "cap": "stopped at the token cap",
                        "end": "complete"}.get(d["stopped"], d["stopped"])
             st.warning("Draft by the small local model, not checked against the graph: it may be wrong.")
             st.markdown(V.md_text(d["text"] or "(nothing usable)"))
-            sup = V.answer_support(d["text"] or "", t)
+            sup = V.answer_support(d["text"] or "", ui.as_dict(t))
             if not sup["supported"]:
                 st.error(unsupported_words(sup, "the local model"), icon=":material/report:")
             st.caption(stopped)
 
 
-def seeds_block(t: dict[str, Any], graph: Any, *, on_again: Callable[[list[str]], None]) -> None:
+def seeds_block(t: Trace, graph: GraphStore, *, on_again: Callable[[list[str]], None]) -> None:
     """The topic entities the run started from, how each was found, "did you mean", and a way to change them."""
     rows = V.seed_rows(t)
     current = [r["entity"] for r in rows]
-    alts = V.did_you_mean(graph, t.get("question", ""), current)
+    alts = V.did_you_mean(graph, t.question, current)
     if rows:
         st.markdown("**Started from:** " + "; ".join(f"{V.md_text(r['entity'])} ({V.md_text(r['how'])})"
                                                      for r in rows))
     else:
         st.warning("No entity of this project was found in the question, so the search had nowhere to start.")
     if alts:  # a click asks again from that entity
-        pick = st.pills("Did you mean", alts, key=f"ask_did_you_mean_{t.get('run_id')}",
+        pick = st.pills("Did you mean", alts, key=f"ask_did_you_mean_{t.run_id}",
                         help="Ask again starting from this entity instead")
         if pick:
             on_again([pick])
     with st.popover("Change the topic entities", icon=":material/edit:"):
         options = list(dict.fromkeys(current + alts + (graph.all_titles() if graph.n_entities <= 5000 else [])))
-        chosen = st.multiselect("Topic entities", options, default=current, key=f"{K.ASK_SEED_EDIT}_{t.get('run_id')}",
+        chosen = st.multiselect("Topic entities", options, default=current, key=f"{K.ASK_SEED_EDIT}_{t.run_id}",
                                 help="The search starts from these; type to find others")
         if st.button("Ask again from these", type="primary", disabled=not chosen):
             on_again(list(chosen))
@@ -244,7 +244,7 @@ def seeds_block(t: dict[str, Any], graph: Any, *, on_again: Callable[[list[str]]
 
 # ---------------------------------------------------------------------------------------------- why not X?
 
-def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
+def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
                     on_force: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     """"Why not X?": the person names the entities they expected; each is placed (final beam, where it was
     lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis."""
@@ -254,7 +254,7 @@ def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
     names = [n.strip() for n in (text or "").split(";") if n.strip()]
     if not names:
         return []
-    diag = diagnose(t, names, graph)
+    diag = diagnose(ui.as_dict(t), names, graph)
     for i, d in enumerate(diag):
         words = diagnosis_text([d])
         if not d["found"]:
@@ -274,16 +274,16 @@ def diagnosis_block(t: dict[str, Any], graph: Any, *, key: str,
 
 # ---------------------------------------------------------------------------------------------- evidence
 
-def evidence_block(t: dict[str, Any], graph: Any) -> None:
-    chains = [c for c in t.get("chains") or [] if c]
+def evidence_block(t: Trace, graph: GraphStore) -> None:
+    chains = [c for c in t.chains if c]
     if not chains:
         st.caption("No chains, so no evidence.")
         return
     labels = [f"Chain {i + 1}" + (" (the answer's)" if i == V.answer_view(t)["chain_index"] else "")
               for i in range(len(chains))]
     pick = st.segmented_control("Chain", labels, default=labels[V.answer_view(t)["chain_index"]],
-                                key=f"evidence_chain_{t.get('run_id')}") or labels[0]
-    for link in V.evidence(graph, t, labels.index(pick)):
+                                key=f"evidence_chain_{t.run_id}") or labels[0]
+    for link in V.evidence(graph, ui.as_dict(t), labels.index(pick)):
         st.markdown(f"**{V.md_text(link['source'])}** → {V.md_text(link['relation'])} → "
                     f"**{V.md_text(link['target'])}**")
         for uid, text, span in link["units"]:
@@ -297,23 +297,27 @@ def evidence_block(t: dict[str, Any], graph: Any) -> None:
 
 # ---------------------------------------------------------------------------------------------- pictures
 
-def types_of(graph: Any, t: dict[str, Any], marks: list[dict[str, Any]] = (), extra: list[str] = ()) -> dict[str, str]:
-    return trace_entity_types(graph, t, [m["entity_id"] for m in marks if m.get("entity_id")] + list(extra))
+def types_of(graph: GraphStore, d: dict[str, Any], marks: Sequence[dict[str, Any]] = (),
+             extra: Sequence[str] = ()) -> dict[str, str]:
+    """The type of every entity a picture of the trace JSON `d` draws (the marked and `extra` ones too)."""
+    return trace_entity_types(graph, d, [m["entity_id"] for m in marks if m.get("entity_id")] + list(extra))
 
 
-def marks_key(marks: list[dict[str, Any]]) -> tuple:
+def marks_key(marks: Sequence[dict[str, Any]]) -> tuple[Any, ...]:
     return tuple((m.get("entity_id"), bool(m.get("in_final_beam")), str(m.get("lost"))) for m in marks)
 
 
-def chains_picture(t: dict[str, Any], graph: Any, height: int = 460) -> None:
-    page = ui.cached(("chains", trace_key(t), height),  # tooltips quote each link's supporting sentence
-                     lambda: chains_html(V.with_evidence(t, graph), height=f"{height}px", types=types_of(graph, t)))
+def chains_picture(t: Trace, graph: GraphStore, height: int = 460) -> None:
+    d = ui.as_dict(t)
+    page = ui.cached(("chains", trace_key(d), height),  # tooltips quote each link's supporting sentence
+                     lambda: chains_html(V.with_evidence(d, graph), height=f"{height}px", types=types_of(graph, d)))
     ui.picture(page, height)
 
 
-def frontier_picture(t: dict[str, Any], graph: Any, depth: int | None, marks: list[dict[str, Any]],
+def frontier_picture(t: Trace, graph: GraphStore, depth: int | None, marks: list[dict[str, Any]],
                      height: int = 560) -> None:
-    page = ui.cached(("frontier", trace_key(t), depth, marks_key(marks), height),
-                     lambda: frontier_html(t, depth, height=f"{height}px", types=types_of(graph, t, marks),
+    d = ui.as_dict(t)
+    page = ui.cached(("frontier", trace_key(d), depth, marks_key(marks), height),
+                     lambda: frontier_html(d, depth, height=f"{height}px", types=types_of(graph, d, marks),
                                            marks=marks))
     ui.picture(page, height)

@@ -12,6 +12,7 @@ from tog_core.app import pick as P
 from tog_core.app.session import K
 from tog_core.app.views import md_text
 from tog_core.errors import UsageError
+from tog_core.graphrag.store import GraphStore
 from tog_core.tog.choice import AnswerCandidate
 from tog_core.tog.trace import Trace
 
@@ -38,7 +39,7 @@ def choice_note(trace: Trace) -> None:
                    icon=":material/how_to_reg:")
 
 
-def answers_block(trace: Trace, graph: Any, store: Any) -> None:
+def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
     """The candidates with "This is the answer" buttons, and the person's choice with a way to clear it."""
     cands = P.answer_list(trace, graph)
     if not cands:

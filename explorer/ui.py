@@ -160,7 +160,7 @@ def problems(resolved_path: str) -> list[str]:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:  # the loaded graph: problems, audit()
+def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:  # problems, audit(): not in GraphStore
     return list(_graph.problems) + _graph.audit()
 
 
@@ -303,8 +303,9 @@ def list_runs(runs: Any) -> tuple[list[Any], list[str]]:
 
 
 def as_dict(trace: Trace) -> dict[str, Any]:
-    """A trace as its JSON dict (what the pictures, exports and shared blocks read), made once per trace object
-    shown in this session (the last four kept): pages read the Trace's attributes; a rerun does not copy it."""
+    """A trace as its JSON dict (what the pictures, the exports and the diagnosis read: the stable trace format),
+    made once per trace object shown in this session (the last four kept), so a rerun does not copy it. Pages and
+    blocks read the Trace's attributes (tests/test_architecture.py checks it)."""
     kept: list[tuple[Trace, dict[str, Any]]] = st.session_state.setdefault(K.TRACE_DICTS, [])
     for t, d in kept:
         if t is trace:

@@ -2,6 +2,8 @@
 evidence. The run id is in the address (?run=…), so a reloaded page finds its run, finished or not."""
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from explorer import shell
@@ -49,9 +51,9 @@ if (shown := ss.get(K.ASK_TRACE)) and not ours(shown):  # the project was switch
 
 if ss.pop(K.ASK_STOPPED, False) and ss.get(K.ASK_RUN):  # Stop was pressed during a run: answer from what it found
     saved = load(ss.pop(K.ASK_RUN))
-    if saved and R.is_unfinished(ui.as_dict(saved)):
+    if saved and R.is_unfinished(saved):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
-        show(R.finish_stopped(engine, ui.as_dict(saved), store, model_info=model_info))
+        show(R.finish_stopped(engine, saved, store, model_info=model_info))
 if K.ASK_TRACE not in ss and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address
     if saved := ui.run_in_address(store, wanted):  # on its own project
         ss[K.ASK_TRACE] = saved
@@ -82,17 +84,16 @@ elif asked:
     run_id = ss[K.ASK_RUN] = new_run_id()
     ui.put_in_address(run_id)
     ss.pop(K.ASK_TRACE, None)
-    trace = B.live_run(progress, lambda **cb: R.run_question(engine, question, seeds=seeds or None, store=store,
-                                                   model_info=model_info, run_id=run_id, hops=again.hops,
-                                                   tried=again.tried, **cb),
+    trace = B.live_run(progress, lambda cb: R.run_question(engine, question, cb, seeds=seeds or None, hops=again.hops,
+                                                           tried=again.tried, store=store, model_info=model_info,
+                                                           run_id=run_id),
                        max_depth=engine.config.depth, llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace)
 elif resume and (saved := load(resume)):
     engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
     ss[K.ASK_RUN] = resume
-    trace = B.live_run(progress, lambda **cb: R.resume_question(engine, ui.as_dict(saved), store,
-                                                                model_info=model_info, **cb),
+    trace = B.live_run(progress, lambda cb: R.resume_question(engine, saved, store, cb, model_info=model_info),
                        max_depth=engine.config.depth, label="Resuming the run…", llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace)
@@ -110,46 +111,44 @@ if t is None:
                           on_click=lambda q=ex.question: ss.update({K.ASK_QUESTION: q,
                                                                     K.ASK_AGAIN: AskAgain(question=q)}))
     st.stop()
-d = ui.as_dict(t)  # the blocks and pictures read the trace as JSON (the stable trace format)
 if ui.project() is None:  # the graph went away since the page began (a store stopped during the run)
-    B.answer_block(d)  # what the run found: the rest of the page needs the graph
+    B.answer_block(t)  # what the run found: the rest of the page needs the graph
     if not t.error:  # else the run's error says it in its own words
         st.error(ui.cannot_open())
     st.stop()
-if R.is_unfinished(d):
-    where = t.state
-    st.warning(f"This run stopped before its answer (at depth {where.get('depth')}, {where.get('stage')}).")
+if R.is_unfinished(t):
+    st.warning(f"This run stopped before its answer ({R.where_stopped(t)}).")
     c1, c2, _ = st.columns([1, 1, 3])
     if c1.button("Resume", type="primary", help="Go on from where it stopped, as it was set up"):
         ss[K.ASK_RESUME] = t.run_id
         st.rerun()
     if c2.button("Continue step by step"):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(t, project))
-        ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), d, model_info=model_info)
+        ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
         st.switch_page("pages/explore.py")
 tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
-finished = not R.is_unfinished(d)
+finished = not R.is_unfinished(t)
 guess = finished and bool(t.candidates) and V.is_guess(t)
 if guess:  # a guess says so plainly and shows the candidates before the answer
     st.warning(V.guess_words(t), icon=":material/help:")
     pick.answers_block(t, graph, store)
-B.answer_block(d, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
+B.answer_block(t, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
     question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
     settings=settings_from_trace(t, project))))
 if finished and not guess:  # "This is the answer" once there is one (resuming would answer anew)
     pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
-B.draft_block(d, project)
-B.seeds_block(d, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
+B.draft_block(t, project)
+B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
                                                                                        seeds=tuple(chosen))),
                                                   st.rerun()))
 
 
-def force(f: dict) -> None:
+def force(f: dict[str, Any]) -> None:
     s = settings_from_trace(t, project)
     engine, model_info, _ = ui.engine_or_stop(s)
     try:
         with st.spinner("Replaying the run with your override…"):
-            ex = R.force_in(engine, s, d, f, store, follow=True, model_info=model_info)
+            ex = R.force_in(engine, s, t, f, store, follow=True, model_info=model_info)
     except ValueError as err:
         st.error(f"Cannot force it in: {err}")
         return
@@ -157,17 +156,17 @@ def force(f: dict) -> None:
     st.rerun()
 
 
-diag = B.diagnosis_block(d, graph, key=K.ASK_EXPECT, on_force=force)
+diag = B.diagnosis_block(t, graph, key=K.ASK_EXPECT, on_force=force)
 tabs = st.tabs(["Reasoning chains", "Search replay", "Evidence"], key=K.ASK_TAB, on_change="rerun")
 if tabs[0].open:
     with tabs[0]:
-        B.chains_picture(d, graph)
+        B.chains_picture(t, graph)
 if tabs[1].open:
     with tabs[1]:
         depths = sorted({int(s.depth) for s in t.steps})
         shown = st.select_slider("Replay up to depth", depths, value=depths[-1], key=K.ASK_DEPTH) \
             if len(depths) > 1 else (depths[-1] if depths else None)
-        B.frontier_picture(d, graph, shown, diag)
+        B.frontier_picture(t, graph, shown, diag)
 if tabs[2].open:
     with tabs[2]:
-        B.evidence_block(d, graph)
+        B.evidence_block(t, graph)

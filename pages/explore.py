@@ -4,6 +4,8 @@ and named in the address (?run=…&project=…), so a reloaded page goes on wher
 once: the buttons act in their callbacks, before the page is drawn."""
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -34,7 +36,7 @@ if ex is None and (wanted := st.query_params.get("run")):  # a reloaded page: th
         s0 = settings_from_trace(saved, ss[K.PROJECT_OK])
         engine0, model_info0, _ = ui.engine_or_stop(s0)
         try:
-            ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, ui.as_dict(saved), model_info=model_info0)
+            ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, saved, model_info=model_info0)
         except (ValueError, KeyError) as err:  # a run of another version of the graph
             st.error(f"Cannot continue this run here: {err}")
 
@@ -119,7 +121,8 @@ if not state.done:
             st.rerun()
 else:
     st.subheader("Answer")
-trace = ex.saver(engine, None).trace(state).to_dict()
+trace = ex.saver(engine, None).trace(state)
+d = ui.as_dict(trace)  # the pictures read the trace JSON (the stable format), made once for the blocks too
 if state.done:
     B.answer_block(trace)
 over = V.overrides(trace)
@@ -136,7 +139,7 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
     st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
 
 
-def force(f: dict) -> None:
+def force(f: dict[str, Any]) -> None:
     try:
         ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
     except ValueError as err:
@@ -148,7 +151,7 @@ def force(f: dict) -> None:
 diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=force)
 
 
-def pick(value: dict) -> None:  # a click on a proposed candidate in the picture keeps or drops it
+def pick(value: dict[str, Any]) -> None:  # a click on a proposed candidate in the picture keeps or drops it
     held = ss.get(K.EXPLORE_CHOICE) or {}
     if ex.proposal is None or held.get("key") != ex.proposal_key():
         return
@@ -164,8 +167,8 @@ if tabs[0].open:
     with tabs[0]:
         pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
         key = ("explore", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
-        page = ui.cached(key, lambda: frontier_html(trace, height="600px", pending=pending, marks=diag,
-                                                    types=B.types_of(graph, trace, diag, [
+        page = ui.cached(key, lambda: frontier_html(d, height="600px", pending=pending, marks=diag,
+                                                    types=B.types_of(graph, d, diag, [
                                                         str(c.target_id) for c in ex.proposal.step.candidates
                                                         if c.target_id] if ex.proposal else []),
                                                     clickable=True))
@@ -173,5 +176,5 @@ if tabs[0].open:
 if tabs[1].open:
     with tabs[1]:
         page = ui.cached(("explore-chains", ex.run_id, len(state.steps), state.stage),
-                         lambda: chains_html(trace, height="460px", types=B.types_of(graph, trace)))
+                         lambda: chains_html(d, height="460px", types=B.types_of(graph, d)))
         ui.picture(page, 460)

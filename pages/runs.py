@@ -48,12 +48,6 @@ def load(run_id: str) -> Trace | None:
     return ui.open_run(store, run_id, stamps.get(run_id, ""))
 
 
-def load_dict(run_id: str | None) -> dict | None:
-    """The same run as its JSON dict (what the pictures and exports read)."""
-    t = load(run_id) if run_id else None
-    return ui.as_dict(t) if t is not None else None
-
-
 tabs = st.tabs(["Open a run", "Compare two runs"], key=K.RUNS_TAB, on_change="rerun")
 if tabs[0].open:
     with tabs[0]:
@@ -61,22 +55,22 @@ if tabs[0].open:
                            placeholder="Choose a run to open")
         tr = load(rid) if rid else None
         if tr is not None:
-            t = ui.as_dict(tr)
+            d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
             graph = ui.project()[1] if cur else None
             st.markdown(f"**{V.md_text(tr.question)}**")
-            st.caption(f"stop reason: {tr.stop_reason or 'unfinished'} · model {tr.config.get('model')}"
+            st.caption(f"stop reason: {tr.stop_reason or 'unfinished'} · model {V.model_name(tr)}"
                        + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
             with st.container(horizontal=True):
-                if R.is_unfinished(t) and cur:
+                if R.is_unfinished(tr) and cur:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
                         ss[K.ASK_RESUME] = tr.run_id
                         st.switch_page("pages/ask.py")
                     if st.button("Continue step by step", icon=":material/footprint:"):
                         s = settings_from_trace(tr, ss[K.PROJECT_OK])
                         engine, model_info, _ = ui.engine_or_stop(s)
-                        ss[K.EXPLORE] = R.explore_from_trace(engine, s, t, model_info=model_info)
+                        ss[K.EXPLORE] = R.explore_from_trace(engine, s, tr, model_info=model_info)
                         st.switch_page("pages/explore.py")
-                full = V.with_evidence(t, graph) if graph is not None and tr.project == project else t
+                full = V.with_evidence(d, graph) if graph is not None and tr.project == project else d
                 base = f"tog-{tr.run_id}"
                 st.download_button("JSON trace", export_json(full), f"{base}.json", "application/json")
                 st.download_button("Markdown report", export_markdown(full), f"{base}.md", "text/markdown")
@@ -90,15 +84,15 @@ if tabs[0].open:
                             st.error(f"Cannot delete this run: {err}")
                         else:
                             st.rerun()
-            B.answer_block(t)
+            B.answer_block(tr)
             pick.choice_note(tr)  # a person's choice of answer, said apart from the search's
-            over = V.overrides(t)
+            over = V.overrides(tr)
             if over:
                 st.caption("Overrides")
                 st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
             if graph is not None:
-                B.chains_picture(t, graph, 420)
-                B.frontier_picture(t, graph, None, [], 520)
+                B.chains_picture(tr, graph, 420)
+                B.frontier_picture(tr, graph, None, [], 520)
 if tabs[1].open:
     with tabs[1]:
         ids = list(names)
@@ -107,14 +101,15 @@ if tabs[1].open:
         if ss.get("_runs_a_seen") != a:  # a new run A: compare it with its parent or the same question's last run
             ss["_runs_a_seen"], ss[K.RUNS_B] = a, V.compare_default(rows, a)
         b = c2.selectbox("Run B", ids, format_func=names.get, key=K.RUNS_B)
-        ta, tb = load_dict(a), load_dict(b)
-        if ta and tb:
-            d = path_diff(ta, tb)
-            st.caption(f"{len(d['shared'])} link(s) in both runs · {len(d['only_a'])} only in A · "
-                       f"{len(d['only_b'])} only in B")
+        ra, rb = load(a), load(b)
+        if ra is not None and rb is not None:
+            ta, tb = ui.as_dict(ra), ui.as_dict(rb)  # the picture reads the trace JSON
+            diff = path_diff(ta, tb)
+            st.caption(f"{len(diff['shared'])} link(s) in both runs · {len(diff['only_a'])} only in A · "
+                       f"{len(diff['only_b'])} only in B")
             graph = ui.project()[1] if cur else None
             both = {"chains": ta["chains"] + tb["chains"]}
             page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
                              lambda: compare_html(ta, tb, types=B.types_of(graph, both) if graph is not None else None))
             ui.picture(page, 520)
-            st.dataframe(pd.DataFrame(V.compare_rows(ta, tb)), hide_index=True, width="stretch")
+            st.dataframe(pd.DataFrame(V.compare_rows(ra, rb)), hide_index=True, width="stretch")

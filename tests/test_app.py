@@ -200,7 +200,7 @@ def test_an_llm_answer_the_chains_do_not_support_is_marked_without_a_confidence(
 
 def _unfinished_run(depth_stop: int = 2) -> str:
     """A run interrupted at the start of depth 2, as a Stop or a closed page leaves it in the store."""
-    from tog_core.app.runner import run_question
+    from tog_core.app.runner import RunCallbacks, run_question
     from tog_core.compose import RunSpec, build_engine
     from tog_core.graphrag.graph import KnowledgeGraph
     from tog_core.graphrag.project import open_project
@@ -216,8 +216,8 @@ def _unfinished_run(depth_stop: int = 2) -> str:
             raise Interrupted()
 
     with pytest.raises(Interrupted):
-        run_question(engine, CORIN, store=RunStore(), model_info={"model": "none", "model_kind": "none"},
-                     on_stage=on_stage)
+        run_question(engine, CORIN, RunCallbacks(on_stage=on_stage), store=RunStore(),
+                     model_info={"model": "none", "model_kind": "none"})
     [r] = RunStore().list()
     return r.run_id
 
@@ -266,8 +266,8 @@ def test_why_not_names_where_it_was_lost_marks_it_and_forces_it_in():
     force.click()
     at.run()
     assert not at.exception, at.exception
-    t = at.session_state[K.ASK_TRACE].to_dict()
-    assert t["run_id"] != old and t["parent_run"] == old
+    t = at.session_state[K.ASK_TRACE]
+    assert t.run_id != old and t.parent_run == old
     assert "Pell Ardent: in the final beam" in " ".join(s.value for s in at.success)
     assert any(o["person"] == "keep" for o in overrides(t))
 

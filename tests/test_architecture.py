@@ -340,3 +340,90 @@ def test_inspect_imports_neither_litellm_nor_streamlit(tmp_path):
     assert json.loads(lines[0])["counts"]["entities"] == 312  # the inspect output itself
     result = json.loads(lines[-1])
     assert result == {"exit": 0, "heavy": []}, result
+
+
+# ------------------------------------------------------------------ the pages read traces as Trace objects
+
+UI_DIRS = ("explorer", "pages")
+TRACE_NAMES = frozenset({"t", "tr", "trace", "saved", "shown"})  # what the pages call a run's Trace
+
+
+def _names_trace(annotation: ast.AST | None) -> bool:
+    import re
+
+    return annotation is not None and re.search(r"\bTrace\b", ast.unparse(annotation)) is not None
+
+
+def _root(expr: ast.AST) -> str | None:
+    """The variable an expression reads from: `t` for `t.stats`, `(t.plan or {})`, `t.steps[0]`."""
+    while True:
+        if isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, ast.BoolOp):
+            expr = expr.values[0]
+        else:
+            return expr.id if isinstance(expr, ast.Name) else None
+
+
+def trace_dict_reads(source: str) -> list[str]:
+    """`line: code` for every read of a trace as a dict: `.get(` or a `["key"]` on a name bound to a Trace (a
+    parameter or variable annotated `Trace`, or one of TRACE_NAMES) or on what it holds (`t.stats.get(…)`), and
+    `.get(` on a name assigned `ui.as_dict(…)` / `.to_dict()` (the JSON form is for the pictures and exports)."""
+    found: list[str] = []
+
+    def visit(scope: ast.AST, trace_names: frozenset[str], json_names: frozenset[str]) -> None:
+        nodes = list(_own_nodes(scope))
+        traces, jsons = set(trace_names), set(json_names)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            traces |= {a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+                       if _names_trace(a.annotation)}
+        for node in sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))), key=lambda n: n.lineno):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and _names_trace(node.annotation):
+                traces.add(node.target.id)
+            elif isinstance(node, ast.Assign) and _root(node.value) in traces:  # `where = t.state`
+                traces |= {x.id for x in node.targets if isinstance(x, ast.Name)}
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    isinstance(node.value.func, (ast.Attribute, ast.Name)) and \
+                    getattr(node.value.func, "attr", getattr(node.value.func, "id", "")) in ("as_dict", "to_dict"):
+                jsons |= {x.id for x in node.targets if isinstance(x, ast.Name)}
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+                r = _root(node.func.value)
+                if r in traces or (r in jsons and isinstance(node.func.value, ast.Name)):
+                    found.append(f"{node.lineno}: {ast.unparse(node)}")
+            elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+                    isinstance(node.slice.value, str) and _root(node.value) in traces:
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                visit(node, frozenset(traces), frozenset(jsons))
+
+    visit(ast.parse(source), TRACE_NAMES, frozenset())
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+def test_the_trace_scan_finds_dict_reads_and_leaves_attribute_reads_alone():
+    src = '''
+def block(run: Trace, rows: dict) -> None:
+    run.answer, run.steps[0].depth, rows.get("x")
+    run.get("answer")
+    (run.stats or {}).get("cost_usd")
+    run.config["model"]
+    d = ui.as_dict(run)
+    d.get("plan")
+    for step in run.steps:
+        step.fallbacks[0].get("name")
+t: Trace | None = ss.get(K.ASK_TRACE)
+t.plan.get("depth")
+where = t.state
+where.get("stage")
+'''
+    assert [line.split(":")[0] for line in trace_dict_reads(src)] == ["4", "5", "6", "8", "12", "14"]
+
+
+def test_pages_and_blocks_read_traces_by_attribute_not_as_dicts():
+    """Session state holds Trace objects and the pages and blocks read their attributes; the JSON form
+    (`ui.as_dict`) only goes to the pictures, the exports and the diagnosis, which read the stable trace format."""
+    reads = {str(p.relative_to(ROOT)): hits for d in UI_DIRS for p in sorted((ROOT / d).glob("*.py"))
+             if (hits := trace_dict_reads(p.read_text(encoding="utf-8")))}
+    assert not reads, f"a trace read as a dict (read its attributes, or add a function to tog_core/app/views.py): " \
+        f"{reads}"

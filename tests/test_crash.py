@@ -18,6 +18,7 @@ from builders import write_project
 from faultkit import EDGES, QUESTION, Faults, stage_of
 from tog_core.cli.main import main
 from tog_core.cli.query import run_query
+from tog_core.compose import RunSpec
 from tog_core.testing.server import FakeOpenAIServer
 from tog_core.tog.trace import Trace
 
@@ -57,8 +58,8 @@ def uninterrupted(tmp_path_factory):
         mp.setenv("TOG_HOME", str(tmp / "home"))
         mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
         with FakeOpenAIServer(Faults()) as srv:
-            trace = run_query(str(project), QUESTION, model="openai/toy", api_base=srv.base_url, seeds=["Acme"],
-                              width=2, depth=3)
+            trace = run_query(RunSpec(model="openai/toy", api_base=srv.base_url, trust_api_base=True, width=2,
+                                      depth=3), project=str(project), question=QUESTION, seeds=["Acme"])
     assert trace.stop_reason == "sufficient" and len(trace.steps) >= 4 and "Paris" in trace.answer
     return trace
 
@@ -157,8 +158,8 @@ def test_crash_concurrent_reader_never_sees_invalid_json(tmp_path, tog_home, mon
     thread.start()
     try:
         with FakeOpenAIServer(Faults(), latency_s=0.05) as srv:
-            trace = run_query(str(project), QUESTION, model="openai/toy", api_base=srv.base_url, seeds=["Acme"],
-                              width=2, depth=3)
+            trace = run_query(RunSpec(model="openai/toy", api_base=srv.base_url, trust_api_base=True, width=2,
+                                      depth=3), project=str(project), question=QUESTION, seeds=["Acme"])
     finally:
         stop.set()
         thread.join(timeout=10)

@@ -13,6 +13,7 @@ from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.hops import expected_hops
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import Callbacks, EngineConfig
+from tog_core.tog.trace import Trace
 
 # Ann -> Bob -> Carl -> Dover: each edge says one thing
 CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl"),
@@ -85,7 +86,7 @@ def test_the_plan_is_in_the_trace_and_a_replay_keeps_it_without_trying_again(mon
         raise AssertionError("a replay must not try the depths again")
 
     monkeypatch.setattr(depths, "trial", no_trials)
-    states = replay(eng, tr, len(tr["steps"]))
+    states = replay(eng, Trace.from_dict(tr), len(tr["steps"]))
     assert states[0].plan_record == st.plan_record and states[0].hops == 2 and states[-1].paths == st.paths
 
 

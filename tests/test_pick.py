@@ -96,9 +96,9 @@ def test_choose_replaces_clear_removes_and_the_search_answer_is_untouched():
 
 
 def test_the_search_answer_is_what_every_view_states_whatever_the_person_chose():
-    chosen = P.choose(trace(), P.answer_list(trace())[1]).to_dict()
+    chosen = P.choose(trace(), P.answer_list(trace())[1])
     assert answer_view(chosen)["entity"] == "X"
-    rows = {r[""]: r for r in compare_rows(chosen, trace().to_dict())}
+    rows = {r[""]: r for r in compare_rows(chosen, trace())}
     assert rows["answer (the search's)"]["A"] == rows["answer (the search's)"]["B"] == "X"
     assert (rows["answer chosen by a person"]["A"], rows["answer chosen by a person"]["B"]) == ("Y", "")
 

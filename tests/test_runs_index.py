@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from test_engine import make_graph
 
-from tog_core.app.runner import Saver, run_question
+from tog_core.app.runner import RunCallbacks, Saver, run_question
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs import index as index_mod
 from tog_core.runs.fallback import FallbackRunStore, Outage
@@ -127,7 +127,7 @@ def test_a_full_disk_keeps_the_run_in_memory_and_says_so_once(tmp_path, monkeypa
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "runs"))
 
     monkeypatch.setattr(store, "save", full)
-    tr = run_question(engine(), Q, seeds=["Acme"], store=store, on_note=notes.append)
+    tr = run_question(engine(), Q, RunCallbacks(on_note=notes.append), seeds=["Acme"], store=store)
     assert "Paris" in tr.answer and tr.stop_reason != "error"  # the search went on to its answer
     [note] = notes
     assert "No space left on device" in note and "not be in Saved runs" in note
@@ -146,7 +146,7 @@ def test_a_store_that_goes_down_mid_run_keeps_the_run_locally(tmp_path):
     outage = Outage(retry_s=30, clock=lambda: now[0])
     store = FallbackRunStore(Flaky(), RunStore(tmp_path / "runs"), outage=outage)
     saver_notes = []
-    tr = run_question(engine(), Q, seeds=["Acme"], store=store, on_note=saver_notes.append)
+    tr = run_question(engine(), Q, RunCallbacks(on_note=saver_notes.append), seeds=["Acme"], store=store)
     assert len(calls) == 3  # the store was asked once after it failed, not at every step
     assert saver_notes == []  # kept: nothing to warn about in the run itself
     assert "cannot be reached" in store.note() and "server closed" in store.note()

@@ -16,6 +16,7 @@ from faultkit import EDGES, QUESTION, Faults, Rule
 from scripted import toy_llm
 from tog_core.cli.main import main
 from tog_core.cli.query import run_query
+from tog_core.compose import RunSpec
 from tog_core.tog.engine import ToGEngine
 from tog_core.render.export import export_html, export_json, export_markdown
 from tog_core.testing.server import FakeOpenAIServer, Reply
@@ -93,7 +94,7 @@ def test_secret_from_the_env_var_named_in_settings(home, toy_server, tmp_path, m
     srv = toy_server
     root = make_project(tmp_path / "proj", srv.base_url)
     monkeypatch.setenv(KEY_VAR, SECRET)
-    trace = run_query(str(root), QUESTION, seeds=["Acme"])
+    trace = run_query(RunSpec(), project=str(root), question=QUESTION, seeds=["Acme"])
     assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}  # the key really was used
     assert trace.answer_by == "llm" and trace.config["model"] == "openai/toy"
     assert trace.config.get("api_key_env") == KEY_VAR  # the variable's *name* may be recorded
@@ -105,7 +106,7 @@ def test_secret_from_the_project_dotenv(home, toy_server, tmp_path, logs, capfd)
     root = make_project(tmp_path / "proj", srv.base_url)
     (root / ".env").write_text(f"# the project's secrets\n{KEY_VAR}={SECRET}\n")
     assert KEY_VAR not in os.environ
-    trace = run_query(str(root), QUESTION, seeds=["Acme"])
+    trace = run_query(RunSpec(), project=str(root), question=QUESTION, seeds=["Acme"])
     assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
     assert trace.answer_by == "llm"
     check_everything(trace, home, root, logs, capfd)
@@ -149,7 +150,7 @@ def test_secret_echoed_by_the_server_never_reaches_an_error_text(status, home, t
         assert "Incorrect API key provided" in str(err)  # the rest of the server's message survives
         # a whole run where every call fails this way (no retries: the direct call above covered them)
         monkeypatch.setattr(models, "build_llm", functools.partial(models.build_llm, max_retries=0))
-        trace = run_query(str(root), QUESTION, seeds=["Acme"])
+        trace = run_query(RunSpec(), project=str(root), question=QUESTION, seeds=["Acme"])
         assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {SECRET}"}
     details = [f["detail"] for s in trace.steps for f in s.fallbacks] + \
               [f["detail"] for f in trace.stats.get("other_fallbacks", [])]

@@ -14,6 +14,7 @@ from tog_core.app.runner import (
     explore_finish,
     explore_propose,
     explore_start,
+    RunCallbacks,
     run_question,
 )
 from tog_core.app.session import Settings, parse_app_args, recent_projects, remember_project, run_spec
@@ -22,6 +23,7 @@ from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import EngineConfig
+from tog_core.tog.trace import Trace
 
 Q = "Where was the founder of Acme born?"
 
@@ -59,7 +61,7 @@ def test_a_stopped_run_keeps_what_was_done():
             raise Stop()
 
     with pytest.raises(Stop):
-        run_question(engine(), Q, seeds=["Acme"], store=store, on_stage=on_stage)
+        run_question(engine(), Q, RunCallbacks(on_stage=on_stage), seeds=["Acme"], store=store)
     [r] = store.list()
     t = store.load(r.run_id)
     assert [s.depth for s in t.steps] == [1, 1, 1] and not t.answer and t.state["depth"] == 2
@@ -166,13 +168,14 @@ def test_stop_before_the_first_step_leaves_a_findable_run_that_resumes(home):
             raise Stop()
 
     with pytest.raises(Stop):
-        run_question(engine(), Q, seeds=["Acme"], store=store, on_stage=on_stage, run_id="20260101-000000-abcdef")
-    saved = store.load("20260101-000000-abcdef").to_dict()  # saved as soon as the topic entities were linked
-    assert saved["question"] == Q and saved["steps"] == [] and is_unfinished(saved)
+        run_question(engine(), Q, RunCallbacks(on_stage=on_stage), seeds=["Acme"], store=store,
+                     run_id="20260101-000000-abcdef")
+    saved = store.load("20260101-000000-abcdef")  # saved as soon as the topic entities were linked
+    assert saved.question == Q and saved.steps == [] and is_unfinished(saved)
     [summary] = store.list()
     assert summary.steps == 0 and summary.resumable
     done = resume_question(engine(), saved, store)
-    assert done.run_id == "20260101-000000-abcdef" and "Paris" in done.answer and not is_unfinished(done.to_dict())
+    assert done.run_id == "20260101-000000-abcdef" and "Paris" in done.answer and not is_unfinished(done)
     stopped = finish_stopped(engine(), saved, store)  # Stop pressed instead: the chains so far (none yet)
     assert stopped.stop_reason == "user" and stopped.answer_by == "chains"
 
@@ -187,9 +190,9 @@ def test_a_stop_pressed_mid_run_is_answered_from_the_saved_chains(home):
             raise Stop()
 
     with pytest.raises(Stop):
-        run_question(engine(), Q, seeds=["Acme"], store=store, on_stage=on_stage)
+        run_question(engine(), Q, RunCallbacks(on_stage=on_stage), seeds=["Acme"], store=store)
     [r] = store.list()
-    tr = finish_stopped(engine(), store.load(r.run_id).to_dict(), store)
+    tr = finish_stopped(engine(), store.load(r.run_id), store)
     assert tr.stop_reason == "user" and "Most likely answer: Alice" in tr.answer  # depth 1 reached the founder
     assert store.load(r.run_id).answer == tr.answer
 
@@ -210,7 +213,7 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
     slow.propose = propose
     runner.TICK_S, old = 0.05, runner.TICK_S
     try:
-        run_question(slow, Q, seeds=["Acme"], on_tick=ticks.append)
+        run_question(slow, Q, RunCallbacks(on_tick=ticks.append), seeds=["Acme"])
         assert len(ticks) >= 3 and ticks == sorted(ticks)
 
         def stop_on_tick(elapsed):
@@ -219,7 +222,7 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
 
         t0 = _time.perf_counter()
         with pytest.raises(Stop):  # raised inside the ticker, it ends the run instead of being lost
-            run_question(slow, Q, seeds=["Acme"], store=RunStore(), on_tick=stop_on_tick)
+            run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
         assert _time.perf_counter() - t0 < 2.0
     finally:
         runner.TICK_S = old
@@ -231,25 +234,27 @@ def test_force_in_follows_the_route_to_the_expected_entity(home):
 
     eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=2, relation_pruner="bm25",
                                                       entity_pruner="bm25"), policy=CheapPolicy())
-    tr = run_question(eng, Q, seeds=["Acme"], store=RunStore()).to_dict()
+    run = run_question(eng, Q, seeds=["Acme"], store=RunStore())
+    tr = run.to_dict()
     [d] = diagnose(tr, ["Lyon"], eng.graph)  # Bob's birthplace: width 1 keeps only Alice's path
     assert not d["in_final_beam"] and d["force"]
-    ex = force_in(eng, Settings(), tr, d["force"], RunStore())
+    ex = force_in(eng, Settings(), run, d["force"], RunStore())
     after = ex.saver(eng, None).trace(ex.state).to_dict()
     assert diagnose(after, ["Lyon"], eng.graph)[0]["in_final_beam"]
     assert after["parent_run"] == tr["run_id"] and after["answer"]
     assert any(o["kept"] and not o["auto_kept"] for s in after["steps"] for o in s["overrides"])
     assert RunStore().load(ex.run_id).parent_run == tr["run_id"]
-    waiting = force_in(eng, Settings(), tr, d["force"], None, follow=False)  # Explore: the person goes on
+    waiting = force_in(eng, Settings(), run, d["force"], None, follow=False)  # Explore: the person goes on
     assert not waiting.state.done and len(waiting.state.steps) == d["force"]["step"] + 1
 
 
 def test_replay_refuses_a_run_the_search_no_longer_offers(home):
     from tog_core.app.runner import replay
 
-    tr = run_question(engine(), Q, seeds=["Acme"]).to_dict()
-    assert len(replay(engine(), tr, len(tr["steps"]))) == len(tr["steps"]) + 1
-    tr["steps"][0]["candidates"][0].update(id="p0|>|something else|999", kept=True)
+    tr = run_question(engine(), Q, seeds=["Acme"])
+    assert len(replay(engine(), tr, len(tr.steps))) == len(tr.steps) + 1
+    first = tr.steps[0].candidates[0]
+    first.id, first.kept = "p0|>|something else|999", True
     with pytest.raises(ValueError, match="no longer offers"):
         replay(engine(), tr, 1)
 
@@ -285,7 +290,7 @@ def test_the_draft_stops_a_looping_model_and_keeps_what_came_before(home):
         eng = engine()
         tr = run_question(eng, Q, seeds=["Acme"])
         shown = []
-        d = draft_answer(tr.to_dict(), eng.graph, llm, on_token=shown.append)
+        d = draft_answer(tr, eng.graph, llm, on_token=shown.append)
         assert d.stopped == "repetition" and d.text.startswith("Alice founded Acme and was born in Paris.")
         assert d.text.count("Paris is in Paris.") <= 2 and "".join(shown).startswith(d.text)
         guard = RepetitionGuard(llm, max_tokens=5)
@@ -329,8 +334,17 @@ def test_support_span_prefers_the_sentence_stating_the_link_over_weak_ones():
     assert text3[a:b] == "Scrooge knew Marley was dead."
 
 
+def trace_of(d: dict) -> Trace:
+    """A trace from the few fields a test names (Trace.from_dict, as a file read from elsewhere comes in)."""
+    seeds = [{"title": "", "how": "exact", **s} for s in d.get("seeds", [])]
+    chains = [[{"relationship_id": "", **link} for link in c] for c in d.get("chains", [])]
+    return Trace.from_dict({"question": "", "project": "", "config": {}, **d, "seeds": seeds, "chains": chains})
+
+
 def test_answer_view_states_the_entity_its_chain_and_confidence():
-    from tog_core.app.views import answer_view, confidence_line
+    from tog_core.app.views import answer_view as view_of, confidence_line
+
+    answer_view = lambda d: view_of(trace_of(d))  # noqa: E731
 
     link = lambda s, t, r: {"source": s, "source_id": s, "target": t, "target_id": t, "relation": r,  # noqa: E731
                             "score": 0.5}
@@ -406,9 +420,10 @@ def test_departures_switched_off_in_the_sidebar_reach_the_engine_and_come_back_f
 
 
 def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
-    from tog_core.app.views import plan_rows
+    from tog_core.app.views import plan_rows as rows_of
 
-    assert plan_rows({"plan": None}) == [] and plan_rows({}) == []
+    plan_rows = lambda d: rows_of(trace_of(d))  # noqa: E731
+    assert plan_rows({"plan": None}) == [] and plan_rows({}) == [] and rows_of(None) == []
     rows = plan_rows({"plan": {"depth": 2, "reason": "", "trials": [
         {"depth": 1, "matched": ["met"], "end": "Bob"}, {"depth": 2, "matched": ["met", "mill"], "end": "Carl"},
         {"depth": 3, "matched": [], "end": None}]}})
@@ -422,8 +437,9 @@ def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
 
 
 def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth():
-    from tog_core.app.views import plan_rows
+    from tog_core.app.views import plan_rows as rows_of
 
+    plan_rows = lambda d: rows_of(trace_of(d))  # noqa: E731
     link = {"source": "TINY TIM", "source_id": "t", "relation": "Bob Cratchit is Tiny Tim's father",
             "target": "BOB CRATCHIT", "target_id": "b"}
     trace = {"question": "Who is Tiny Tim's father?", "seeds": [{"id": "t", "title": "TINY TIM"}],

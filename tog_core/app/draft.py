@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
+from tog_core.graphrag.store import GraphStore
 from tog_core.llm.chat import LLMResult
+from tog_core.tog.trace import Trace
 
 DRAFT_MAX_TOKENS = 160  # the cap asked of the server; a useful draft is one or two sentences
 MIN_PERIOD = 12  # a repeated stretch shorter than this (characters) is not a loop ("very very")
@@ -106,14 +108,14 @@ def draft_messages(question: str, answer: str, facts: list[str]) -> list[dict[st
                                         "Write the answer as one sentence."}]
 
 
-def draft_facts(trace: dict[str, Any], graph: Any, *, limit: int = 4) -> list[str]:
+def draft_facts(trace: Trace, graph: GraphStore, *, limit: int = 4) -> list[str]:
     """What the answer's chain rests on, last link first: each link's relation text and the sentence of its
     source text that supports it (views.support_span), without repeats."""
     from tog_core.app.views import answer_view, evidence
 
     view = answer_view(trace)
     out: list[str] = []
-    for link in reversed(evidence(graph, trace, view["chain_index"], per_link=2)):
+    for link in reversed(evidence(graph, trace.to_dict(), view["chain_index"], per_link=2)):
         said = [text[span[0]:span[1]] for _, text, span in link["units"] if span]
         for fact in [link["description"] or link["relation"], *said[:1]]:
             if fact and fact not in out:
@@ -121,7 +123,7 @@ def draft_facts(trace: dict[str, Any], graph: Any, *, limit: int = 4) -> list[st
     return out[:limit]
 
 
-def draft_answer(trace: dict[str, Any], graph: Any, local_llm: Any, *, max_tokens: int = DRAFT_MAX_TOKENS,
+def draft_answer(trace: Trace, graph: GraphStore, local_llm: Any, *, max_tokens: int = DRAFT_MAX_TOKENS,
                  on_token: Callable[[str], None] | None = None) -> Drafted:
     """A one-sentence draft of an LLM-free run's answer, written by `local_llm` behind a RepetitionGuard at
     temperature 0 and at most `max_tokens`. The run itself is not changed."""
@@ -132,7 +134,7 @@ def draft_answer(trace: dict[str, Any], graph: Any, local_llm: Any, *, max_token
     if not answer:
         return Drafted(text="", stopped="no chain to draft from")
     guard = RepetitionGuard(local_llm, max_tokens=max_tokens)
-    msgs = draft_messages(str(trace.get("question") or ""), answer, draft_facts(trace, graph))
+    msgs = draft_messages(trace.question or "", answer, draft_facts(trace, graph))
     try:
         res = asyncio.run(guard.stream(msgs, temperature=0.0, max_tokens=max_tokens,
                                        on_token=on_token or (lambda _t: None)))

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tog_core.graphrag.store import GraphStore
+
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STRUCTURAL_SHARE = 0.07  # a word in more than this share of the titles ("the", "of") tells no entity apart
 FUZZY = 88  # rapidfuzz ratio at which two longer words are the same word (plural, spelling)
@@ -40,7 +42,7 @@ class _Index:
 _INDEX: weakref.WeakKeyDictionary[Any, _Index] = weakref.WeakKeyDictionary()
 
 
-def _index(graph: Any) -> _Index:
+def _index(graph: GraphStore) -> _Index:
     try:
         return _INDEX[graph]
     except (KeyError, TypeError):
@@ -70,7 +72,7 @@ def _same(a: str, b: str) -> bool:
     return fuzz.ratio(a, b) >= FUZZY
 
 
-def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
+def did_you_mean(graph: GraphStore, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
     """Other entities the question may be about, best first; the current topic entities left out. Two kinds:
 
     * titles matching the question's words: each word weighs what it tells apart (its rarity among the graph's
@@ -115,7 +117,7 @@ def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: in
     return out
 
 
-def _degree(graph: Any, title: str) -> int:
+def _degree(graph: GraphStore, title: str) -> int:
     i = graph.find_title(title)
     return graph.degree(i) if i is not None else 0
 
@@ -148,7 +150,7 @@ def _fact(sentence: str, subject: str, obj: str) -> str | None:
     return middle
 
 
-def example_questions(graph: Any, *, limit: int = 4, scan: int = 20) -> list[Example]:
+def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> list[Example]:
     """A few questions the graph can answer, from its `scan` best-connected entities: one hop ("Who is the father
     of Peter Cratchit?") and, where a fact's object is itself the subject of a definite fact ("… is the capital
     town of …"), two hops. Made from relation sentences of the form "<A> <phrase> <B>.", so every question is a

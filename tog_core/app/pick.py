@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
 
+from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import walk
 from tog_core.render.evidence import support_span
 from tog_core.tog.choice import AnswerCandidate, ChainLink, PersonAnswer, person_answer, recorded_candidates, \
@@ -30,7 +30,7 @@ def cut(text: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def answer_list(trace: Trace, graph: Any = None) -> list[AnswerCandidate]:
+def answer_list(trace: Trace, graph: GraphStore | None = None) -> list[AnswerCandidate]:
     """The run's answer candidates, the search's answer first: the trace's own list, else one built from its chains
     (sentences filled from `graph` when given)."""
     recorded = recorded_candidates(trace)
@@ -86,7 +86,7 @@ def _from_chains(trace: Trace) -> list[AnswerCandidate]:
     return unique
 
 
-def _with_sentence(c: AnswerCandidate, graph: Any) -> AnswerCandidate:
+def _with_sentence(c: AnswerCandidate, graph: GraphStore) -> AnswerCandidate:
     """The candidate with the source sentence that best supports its last link, when it has none yet."""
     if c.sentence or not c.chain:
         return c

@@ -1,5 +1,8 @@
 """Running searches for the app, free of Streamlit: automatic runs, Stop, resume, and the step-by-step page.
 
+Each function takes the engine the app built (tog_core.compose, from the session's RunSpec), a saved run as a
+`Trace`, and `RunCallbacks` (the engine's `Callbacks` plus the runner's ticker and save note):
+
 * `run_question` — one automatic run, saved to the run store at its start and after every step (a stopped,
   reloaded or failed run keeps what was done); a ticker reports the elapsed time while it runs;
 * `finish_stopped` — the person pressed Stop: the saved run is answered from the chains found so far;
@@ -22,7 +25,7 @@ from tog_core.policy import depths
 from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
-from tog_core.tog.trace import Trace
+from tog_core.tog.trace import DepthPlan, Trace
 
 TICK_S = 0.5  # how often the elapsed time is reported while a run is in progress
 
@@ -100,47 +103,49 @@ async def _with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None]
         ticker.cancel()
 
 
-def _saving_callbacks(saver: Saver, last: list[State], *, on_stage: Callable[[int, str], None] | None,
-                      on_token: Callable[[str], None] | None, on_usage: Callable[[dict[str, Any]], None] | None,
-                      on_step: Callable[[Any], None] | None, on_answer_reset: Callable[[], None] | None) -> Callbacks:
-    """Callbacks that save the trace after every step (`last` holds the latest state) and pass the rest on."""
+@dataclass(kw_only=True)
+class RunCallbacks(Callbacks):
+    """The engine's Callbacks (stage, step, token, answer reset, usage, state) and three of the runner's own, all
+    doing nothing by default: `on_tick(elapsed seconds)` every TICK_S while a run is in progress (what it raises,
+    Streamlit's interrupt when Stop is pressed, ends the run), `on_note(why)` once when the run cannot be saved,
+    and `on_start(state)` once the topic entities are linked."""
+
+    on_tick: Callable[[float], None] | None = None
+    on_note: Callable[[str], None] | None = None
+    on_start: Callable[[State], None] | None = None
+
+
+def _saving_callbacks(saver: Saver, last: list[State], given: Callbacks) -> Callbacks:
+    """`given` with a state hook that saves the trace after every step (`last` holds the latest state) before it
+    passes the state on."""
 
     def on_state(st: State) -> None:
         last[:] = [st]
         saver.save(st)
+        given.on_state(st)
 
-    return Callbacks(on_stage=on_stage or (lambda *_: None), on_token=on_token or (lambda _t: None),
-                     on_usage=on_usage or (lambda _u: None), on_state=on_state, on_step=on_step or (lambda _s: None),
-                     on_answer_reset=on_answer_reset or (lambda: None))
+    return replace(given, on_state=on_state)
 
 
-def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = None, store: RunStore | None = None,
-                 model_info: dict[str, Any] | None = None, run_id: str | None = None,
-                 on_stage: Callable[[int, str], None] | None = None,
-                 on_token: Callable[[str], None] | None = None,
-                 on_usage: Callable[[dict[str, Any]], None] | None = None,
-                 on_answer_reset: Callable[[], None] | None = None,
-                 on_tick: Callable[[float], None] | None = None,
-                 on_step: Callable[[Any], None] | None = None,
-                 on_start: Callable[[State], None] | None = None,
-                 on_note: Callable[[str], None] | None = None,
-                 hops: int | None = None, tried: Iterable[dict[str, Any]] = ()) -> Trace:
+def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = None, *,
+                 seeds: Iterable[str] | None = None, hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
+                 store: RunStore | None = None, model_info: dict[str, Any] | None = None,
+                 run_id: str | None = None) -> Trace:
     """One automatic run, saved once the topic entities are linked and after every step. An error inside the
     run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
     person pressed Stop, or closed the page) leaves the last saved step in the store and propagates.
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
     search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
     policy/depths.chosen)."""
+    given = callbacks or RunCallbacks()
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
-                  on_note=on_note)
+                  on_note=given.on_note)
     last: list[State] = []
-    cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
-                           on_answer_reset=on_answer_reset)
+    cb = _saving_callbacks(saver, last, given)
     seeds_list = list(seeds) if seeds else None
 
     async def work() -> State:
-        if on_stage:
-            on_stage(1, "linking")
+        cb.on_stage(1, "linking")
         # bad input (an empty question, a number of hops it cannot take) raises here
         if hops is not None:
             depths.check_hops(engine, hops)
@@ -148,12 +153,12 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
         if hops is not None:
             start = depths.chosen(start, hops, tried)
         cb.on_state(start)
-        if on_start:
-            on_start(start)
+        if given.on_start:
+            given.on_start(start)
         return await depths.run(engine, question, state=start, callbacks=cb)  # settles the hops: a failure is recorded
 
     try:
-        state = asyncio.run(_with_ticker(work, on_tick))
+        state = asyncio.run(_with_ticker(work, given.on_tick))
     except Exception as err:  # after linking: keep what was done and say what broke; before: bad input
         if not last:
             raise
@@ -161,21 +166,26 @@ def run_question(engine: Any, question: str, *, seeds: Iterable[str] | None = No
     return saver.save(state)
 
 
-def _saver_for(engine: Any, trace: dict[str, Any], store: RunStore | None,
+def _saver_for(engine: Any, trace: Trace, store: RunStore | None,
                model_info: dict[str, Any] | None, on_note: Callable[[str], None] | None = None) -> Saver:
-    stats = trace.get("stats") or {}
-    return Saver(engine=engine, store=store, run_id=str(trace.get("run_id") or new_run_id()),
-                 model_info=model_info or {}, parent_run=trace.get("parent_run"),
-                 branched_at=trace.get("branched_at"), wall_before=float(stats.get("wall_s") or 0.0),
+    return Saver(engine=engine, store=store, run_id=str(trace.run_id or new_run_id()),
+                 model_info=model_info or {}, parent_run=trace.parent_run,
+                 branched_at=trace.branched_at, wall_before=float((trace.stats or {}).get("wall_s") or 0.0),
                  on_note=on_note)
 
 
-def is_unfinished(trace: dict[str, Any]) -> bool:
+def is_unfinished(trace: Trace) -> bool:
     """A saved run that stopped before its answer (Stop, a crash, a closed page) and can be resumed."""
-    return not trace.get("answer") and trace.get("stop_reason") != "error" and bool(trace.get("state"))
+    return not trace.answer and trace.stop_reason != "error" and bool(trace.state)
 
 
-def finish_stopped(engine: Any, trace: dict[str, Any], store: RunStore | None, *,
+def where_stopped(trace: Trace) -> str:
+    """Where an unfinished run stopped, in words: "at depth 2, entities"."""
+    state = trace.state or {}
+    return f"at depth {state.get('depth')}, {state.get('stage')}"
+
+
+def finish_stopped(engine: Any, trace: Trace, store: RunStore | None, *,
                    model_info: dict[str, Any] | None = None) -> Trace:
     """The person pressed Stop: answer from the chains found so far (no LLM call; the person asked to stop)
     and save under the same run id with stop reason "user"."""
@@ -185,26 +195,20 @@ def finish_stopped(engine: Any, trace: dict[str, Any], store: RunStore | None, *
     return _saver_for(engine, trace, store, model_info).save(done)
 
 
-def resume_question(engine: Any, trace: dict[str, Any], store: RunStore | None, *,
-                    model_info: dict[str, Any] | None = None, on_stage: Callable[[int, str], None] | None = None,
-                    on_token: Callable[[str], None] | None = None,
-                    on_usage: Callable[[dict[str, Any]], None] | None = None,
-                    on_answer_reset: Callable[[], None] | None = None,
-                    on_tick: Callable[[float], None] | None = None,
-                    on_step: Callable[[Any], None] | None = None,
-                    on_note: Callable[[str], None] | None = None) -> Trace:
+def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks: RunCallbacks | None = None, *,
+                    model_info: dict[str, Any] | None = None) -> Trace:
     """Continue an unfinished saved run where it stopped (same run id), saved after every step."""
-    saver = _saver_for(engine, trace, store, model_info, on_note)
+    given = callbacks or RunCallbacks()
+    saver = _saver_for(engine, trace, store, model_info, given.on_note)
     state0 = engine.restore(trace)
     last: list[State] = [state0]
-    cb = _saving_callbacks(saver, last, on_stage=on_stage, on_token=on_token, on_usage=on_usage, on_step=on_step,
-                           on_answer_reset=on_answer_reset)
+    cb = _saving_callbacks(saver, last, given)
 
     async def work() -> State:
         return await depths.run(engine, state0.question, state=state0, callbacks=cb)
 
     try:
-        state = asyncio.run(_with_ticker(work, on_tick))
+        state = asyncio.run(_with_ticker(work, given.on_tick))
     except Exception as err:
         return saver.save(_failed(last[0], err))
     return saver.save(state)
@@ -254,12 +258,12 @@ def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterabl
     return Exploration(settings=settings, run_id=new_run_id(), states=[state], model_info=model_info or {})
 
 
-def explore_from_trace(engine: Any, settings: Settings, trace: dict[str, Any], *,
+def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                        model_info: dict[str, Any] | None = None) -> Exploration:
     """An unfinished saved run continued step by step (same run id; its history starts at the saved state)."""
-    return Exploration(settings=settings, run_id=str(trace.get("run_id") or new_run_id()),
-                       states=[engine.restore(trace)], parent_run=trace.get("parent_run"),
-                       branched_at=trace.get("branched_at"), model_info=model_info or {})
+    return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
+                       states=[engine.restore(trace)], parent_run=trace.parent_run,
+                       branched_at=trace.branched_at, model_info=model_info or {})
 
 
 def explore_propose(engine: Any, ex: Exploration) -> Exploration:
@@ -314,27 +318,24 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
 
 # ---------------------------------------------------------------------------------------------- force in
 
-def replay(engine: Any, trace: dict[str, Any], upto: int) -> list[State]:
+def replay(engine: Any, trace: Trace, upto: int) -> list[State]:
     """The states of a saved run from its topic entities through its first `upto` steps, each step applied
     with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
     make this free); a recorded choice the search no longer offers raises ValueError."""
     from tog_core.tog.recording import hops_of
-    from tog_core.tog.trace import DepthPlan, Seed
 
-    seeds = [Seed(**{k: s[k] for k in ("id", "title", "how", "score") if k in s}) for s in trace.get("seeds") or []]
-    first = engine.start(trace["question"], seeds)
+    first = engine.start(trace.question, list(trace.seeds))
     # the number of hops the run settled on before its first step (recorded, not tried again)
-    states = [first.with_(**hops_of(DepthPlan.from_dict(trace["plan"]))) if trace.get("plan") else first]
-    steps = trace.get("steps") or []
-    for i, step in enumerate(steps[:upto]):
+    states = [first.with_(**hops_of(DepthPlan.from_dict(trace.plan))) if trace.plan else first]
+    for i, step in enumerate(trace.steps[:upto]):
         prop = asyncio.run(engine.propose(states[-1]))
         offered = {c.id for c in prop.step.candidates}
-        kept = {str(c["id"]) for c in step.get("candidates") or [] if c.get("kept")}
-        if step.get("stage") == "evaluate" and not kept:
+        kept = {str(c.id) for c in step.candidates if c.kept}
+        if step.stage == "evaluate" and not kept:
             kept = {"continue"} & offered
         if not kept <= offered:
             missing = sorted(kept - offered)[:2]
-            raise ValueError(f"step {i + 1} (depth {step.get('depth')} {step.get('stage')}) no longer offers "
+            raise ValueError(f"step {i + 1} (depth {step.depth} {step.stage}) no longer offers "
                              f"{missing}: the project or the search changed since this run")
         states.append(engine.apply(states[-1], prop, kept))
     return states
@@ -376,7 +377,7 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
     return state.with_(extra_usage=state.extra_usage + (note,))
 
 
-def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict[str, Any], store: RunStore | None,
+def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any], store: RunStore | None,
              *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
     """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
     `force["candidate_id"]` is kept besides what the run kept there (an override, recorded as such). With
@@ -385,13 +386,12 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
     entity is reached, and answers; without, it waits at the next stage for the person."""
     step_index, cand = int(force["step"]), str(force["candidate_id"])
     states = replay(engine, trace, step_index)
-    ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.get("run_id"),
+    ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.run_id or None,
                      branched_at=step_index, model_info=model_info or {})
     saver = ex.saver(engine, store)
     route = list(force.get("route") or [])
     at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
-    steps = trace.get("steps") or []
-    recorded = steps[step_index] if step_index < len(steps) else {}
+    recorded = trace.steps[step_index].candidates if step_index < len(trace.steps) else []
     first = True
     while not ex.state.done and (first or follow):
         prop = asyncio.run(engine.propose(ex.state))
@@ -399,7 +399,7 @@ def force_in(engine: Any, settings: Settings, trace: dict[str, Any], force: dict
         if first:
             if cand not in offered:
                 raise ValueError(f"“{force.get('label') or cand}” is not a candidate of step {step_index + 1} any more")
-            kept = {str(c["id"]) for c in recorded.get("candidates") or [] if c.get("kept")} & offered
+            kept = {str(c.id) for c in recorded if c.kept} & offered
             choice = (kept or prop.auto_choice()) | {cand}
             if prop.step.stage == "evaluate":
                 choice = {cand}

@@ -91,7 +91,7 @@ class K:
     CLIENT = "llm_client"  # this session's LLM client when its key was typed here (never process-wide)
     PROJECT_ERROR = "project_error"  # why the current project cannot be read now (a store that went down …)
     RUNS_LOADED = "runs_loaded"  # {(run id, stamp): Trace}: the runs opened on Saved runs, read once
-    TRACE_DICTS = "trace_dicts"  # [(Trace, its JSON dict)]: the dict the blocks read, made once per trace shown
+    TRACE_DICTS = "trace_dicts"  # [(Trace, its JSON dict)]: what the pictures read, made once per trace shown
     # value widgets whose state must survive reruns and page switches (never buttons or data editors)
     PERSISTENT = (PROJECT_INPUT, MODEL, API_BASE, API_KEY, WIDTH, DEPTH, REL_PRUNER, ENT_PRUNER, T_EXPLORE, T_REASON,
                   MODE, WITHOUT, STORE, ASK_QUESTION, ASK_EXPECT, EXPLORE_QUESTION, EXPLORE_SEARCH, EXPLORE_SEEDS,

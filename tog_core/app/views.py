@@ -1,77 +1,79 @@
 """What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence
 with the supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and
-text made inert for st.markdown. Every function reads a trace dict (`Trace.to_dict()`) or a graph and returns
-rows or strings.
+text made inert for st.markdown. Every function reads a `Trace` (its attributes; a trace file read from elsewhere is
+made one with `Trace.from_dict` where it comes in) or a graph and returns rows or strings.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
 from tog_core.app.session import project_label
+from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.state import Proposal
-from tog_core.tog.trace import Seed
+from tog_core.tog.trace import Seed, Trace
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
 
 
 # ---------------------------------------------------------------------------------------------- answer
 
-def answer_view(trace: dict[str, Any]) -> dict[str, Any]:
+def answer_view(trace: Trace) -> dict[str, Any]:
     """The answer stated plainly: the entity (the trace's `answer_entity`, else the end of the best chain), its
     chain as (from, relation, to) hops, the confidence when the trace carries one, the other candidates, and
     who wrote the text ("llm" or "chains")."""
-    chains = [c for c in trace.get("chains") or [] if c]
-    seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
-    walks = [walk(c, seed_ids) for c in chains]
+    chains = [c for c in trace.chains if c]
+    seed_ids = {str(s.id) for s in trace.seeds}
+    walks = [walk([asdict(link) for link in c], seed_ids) for c in chains]
     ends = [w[-1][1] for w in walks if w]
-    entity = trace.get("answer_entity") or (ends[0] if ends else None)
+    entity = trace.answer_entity or (ends[0] if ends else None)
     # the chain that names the answer: ending at it, else passing through it (the answer may be a chain's prefix)
     pick = ends.index(entity) if entity in ends else next(
         (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
     hops = []
-    ranked = [c for c in trace.get("candidates") or [] if isinstance(c, dict)]
+    ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
     own = ranked[0].get("chain") if ranked and ranked[0].get("title") == entity else None
     if isinstance(own, list) and own and all(isinstance(x, dict) for x in own):
         # the ranked answer carries its own chain (it may come from a number of hops tried but not kept)
         hops = [(str(x.get("source") or ""), str(x.get("relation") or ""), str(x.get("target") or "")) for x in own]
     elif walks:
         w, chain = walks[pick], chains[pick]
-        hops = [(w[i][1], str(link.get("relation") or ""), w[i + 1][1]) for i, link in enumerate(chain)]
+        hops = [(w[i][1], str(link.relation or ""), w[i + 1][1]) for i, link in enumerate(chain)]
         stop = next((i for i, h in enumerate(hops) if h[2] == entity), len(hops) - 1)
         hops = hops[: stop + 1]
-    conf = trace.get("confidence")
-    value, low, why = None, trace.get("low_confidence"), ""
+    conf: Any = trace.confidence  # a number; an old trace may hold {"value", "low", "reason"}
+    value, low, why = None, trace.low_confidence, ""
     if isinstance(low, (int, float)) and not isinstance(low, bool):  # the trace's threshold (tog/policy.py)
         low = isinstance(conf, (int, float)) and not isinstance(conf, bool) and float(conf) < float(low)
     if isinstance(conf, dict):
         value, low, why = conf.get("value", conf.get("score")), conf.get("low", low), str(conf.get("reason") or "")
     elif isinstance(conf, (int, float)) and not isinstance(conf, bool):
         value = float(conf)
-    scores = [float(c[-1].get("score", 0) or 0) for c in chains]
-    return {"entity": entity, "by": trace.get("answer_by") or "", "hops": hops,
+    scores = [float(c[-1].score or 0) for c in chains]
+    return {"entity": entity, "by": trace.answer_by or "", "hops": hops,
             "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
             "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
                                    if e != entity],
             "chain_scores": scores, "chain_index": pick}
 
 
-def is_guess(trace: Any) -> bool:
+def is_guess(trace: Trace) -> bool:
     """Whether the trace's answer is a guess: its confidence below the trace's threshold."""
     conf, low = trace.confidence, trace.low_confidence
     return conf is not None and low is not None and float(conf) < float(low)
 
 
-def guess_words(trace: Any) -> str:
+def guess_words(trace: Trace) -> str:
     """The plain warning above a guess."""
-    return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence):.2f}, below "
-            f"{float(trace.low_confidence):.2f}). Check the candidates, best first:")
+    return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence or 0):.2f}, below "
+            f"{float(trace.low_confidence or 0):.2f}). Check the candidates, best first:")
 
 
 def confidence_line(view: dict[str, Any]) -> str:
@@ -112,26 +114,25 @@ def edited_choice(rows: list[dict[str, Any]], edits: dict[str, Any] | None) -> s
     return choice_from_rows(out)
 
 
-def overrides(trace: dict[str, Any]) -> list[dict[str, Any]]:
+def overrides(trace: Trace) -> list[dict[str, Any]]:
     """Every override of a trace, with where it happened."""
-    return [{"depth": s.get("depth"), "stage": s.get("stage"), "candidate": o.get("label", ""),
+    return [{"depth": s.depth, "stage": s.stage, "candidate": o.get("label", ""),
              "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
-            for s in trace.get("steps") or [] for o in s.get("overrides") or []]
+            for s in trace.steps for o in s.overrides or []]
 
 
-def seed_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
+def seed_rows(trace: Trace) -> list[dict[str, Any]]:
     """The topic entities a run started from and how each was found."""
     how = {"exact": "its name is in the question", "fuzzy": "a name close to words of the question",
            "embedding": "closest in meaning (embedder)", "llm": "named by the LLM", "user": "chosen by you"}
-    return [{"entity": s.get("title", ""), "how": how.get(str(s.get("how")), str(s.get("how") or "")),
-             "score": s.get("score")} for s in trace.get("seeds") or []]
+    return [{"entity": s.title, "how": how.get(str(s.how), str(s.how or "")), "score": s.score} for s in trace.seeds]
 
 
 def seed_titles(seeds: Iterable[Seed | dict[str, Any]]) -> list[str]:
     return [s.title if isinstance(s, Seed) else str(s.get("title", "")) for s in seeds]
 
 
-def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
+def did_you_mean(graph: GraphStore, question: str, current: Iterable[str], *, limit: int = 5) -> list[str]:
     """Other entities the question may be about (tog_core.app.guide.did_you_mean): ranked by how well their words
     match the question's, generic titles left out; the current ones left out."""
     from tog_core.app.guide import did_you_mean as ranked
@@ -139,7 +140,7 @@ def did_you_mean(graph: Any, question: str, current: Iterable[str], *, limit: in
     return ranked(graph, question, current, limit=limit)
 
 
-def entity_matches(graph: Any, query: str, *, limit: int = 12) -> list[tuple[int, str, float]]:
+def entity_matches(graph: GraphStore, query: str, *, limit: int = 12) -> list[tuple[int, str, float]]:
     """Graph-browser search: fuzzy hits at or above SEARCH_CUTOFF only (nothing close = no match)."""
     from tog_core.tog.linking import search_entities
 
@@ -169,14 +170,14 @@ def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elaps
             f"{u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)} tokens · {money}{secs}")
 
 
-def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """The numbers of hops a run tried before it searched (the trace's `plan`), one row each: what its best chain
+def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The numbers of hops a run tried before it searched (`plan`, else the trace's), one row each: what its best chain
     matched of the question (the question's words as written), where that chain ended, and whether it was kept:
     the row of the answer's own number of hops once there is an answer (it may sit part-way along a longer chain),
-    else the number the search settled on. [] when the run settled nothing."""
-    plan = trace.get("plan") or {}
-    written = question_words_as_written(str(trace.get("question") or ""))
-    hops = len(answer_view(trace)["hops"]) if [c for c in trace.get("chains") or [] if c] else 0
+    else the number the search settled on (no trace: a search not begun). [] when the run settled nothing."""
+    plan = (plan if plan is not None else trace.plan if trace is not None else None) or {}
+    written = question_words_as_written(trace.question if trace is not None else "")
+    hops = len(answer_view(trace)["hops"]) if trace is not None and [c for c in trace.chains if c] else 0
     kept = hops or plan.get("depth")
 
     def words(stems: list[str]) -> str:
@@ -187,6 +188,13 @@ def plan_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
              # the asked noun ("which town") matched by the relations, where the chain's end does not say it is one
              "not counted": words(t.get("set_aside") or []), "kept": t.get("depth") == kept}
             for t in plan.get("trials") or []]
+
+
+def plan_depth(trace: Trace) -> tuple[Any, bool]:
+    """The number of hops a run settled on before it searched (None when it settled none) and whether a person
+    chose it (read as written: a hand-edited plan is shown, not refused)."""
+    plan = trace.plan or {}
+    return plan.get("depth"), bool(plan.get("chosen"))
 
 
 def question_words_as_written(question: str) -> dict[str, str]:
@@ -202,13 +210,27 @@ def question_words_as_written(question: str) -> dict[str, str]:
     return out
 
 
-def fallbacks(trace: dict[str, Any]) -> list[str]:
+def fallbacks(trace: Trace) -> list[str]:
     """Every named fallback of a run, as one line each."""
-    out = [f"depth {s.get('depth')} {s.get('stage')}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
-           for s in trace.get("steps") or [] for f in s.get("fallbacks") or []]
+    out = [f"depth {s.depth} {s.stage}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
+           for s in trace.steps for f in s.fallbacks or []]
     out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
-            for f in (trace.get("stats") or {}).get("other_fallbacks") or []]
+            for f in (trace.stats or {}).get("other_fallbacks") or []]
     return [line.strip() for line in out]
+
+
+def run_line(trace: Trace) -> str:
+    """The run in one line under its answer: id, stop reason, LLM calls, tokens, cost, time."""
+    s = trace.stats or {}
+    cost = "cost unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
+    return (f"run {trace.run_id} · stop reason: {trace.stop_reason or 'unfinished'} · "
+            f"{s.get('llm_calls', 0)} LLM calls · {s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)} "
+            f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
+
+
+def model_name(trace: Trace) -> Any:
+    """The model a run was made with, as its config records it (None when it names none)."""
+    return (trace.config or {}).get("model")
 
 
 # ---------------------------------------------------------------------------------------------- saved runs
@@ -275,17 +297,17 @@ def compare_default(rows: list[dict[str, Any]], a: str) -> str:
     return (same or others or [a])[0]
 
 
-def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+def compare_rows(a: Trace, b: Trace) -> list[dict[str, Any]]:
     """Side-by-side facts of two traces; `same` marks rows that agree."""
-    def facts(t: dict[str, Any]) -> dict[str, Any]:
-        cfg, st = t.get("config") or {}, t.get("stats") or {}
+    def facts(t: Trace) -> dict[str, Any]:
+        cfg, st = t.config or {}, t.stats or {}
         view = answer_view(t)
         best = " → ".join([view["hops"][0][0]] + [h[2] for h in view["hops"]]) if view["hops"] else ""
-        mine = PersonAnswer.from_dict(t.get("person_answer"))  # a person's choice, never the search's answer
-        return {"question": t.get("question", ""), "answer (the search's)": view["entity"] or "",
+        mine = PersonAnswer.from_dict(t.person_answer)  # a person's choice, never the search's answer
+        return {"question": t.question, "answer (the search's)": view["entity"] or "",
                 "answer chosen by a person": mine.title if mine else "",
-                "stop reason": t.get("stop_reason") or "", "best chain": best,
-                "overrides": sum(len(s.get("overrides") or []) for s in t.get("steps") or []),
+                "stop reason": t.stop_reason or "", "best chain": best,
+                "overrides": sum(len(s.overrides or []) for s in t.steps),
                 **{k: cfg.get(k) for k in ("model", "width", "depth", "pruner", "mode")},
                 **{k: st.get(k) for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s")}}
     fa, fb = facts(a), facts(b)

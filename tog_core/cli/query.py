@@ -3,11 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from tog_core.compose import RunSpec
+    from tog_core.tog.state import Callbacks, State, Step
+    from tog_core.tog.trace import Trace
 
 
 def add_parser(sub: Any) -> None:
@@ -59,27 +65,29 @@ def _progress(enabled: bool) -> Callable[[str], None]:
     return say
 
 
-def run_query(project: str, question: str, *, model: str | None = None, api_base: str | None = None,
-              width: int = 3, depth: int = 3, pruner: str | None = None, entity_pruner: str | None = None,
-              seeds: list[str] | None = None, mode: str = "faithful", paper: bool = False,
-              without: tuple[str, ...] = (), save: bool = True, resume: str | None = None,
-              store_url: str | None = None, graph_name: str | None = None, expect: list[str] | None = None,
-              hops: int | None = None, allow_fallback: bool = True, say: Callable[[str], None] = lambda _t: None,
-              on_token: Callable[[str], None] | None = None) -> Any:
-    """One ToG run as the CLI does it; returns the Trace. With `store_url` the graph is read from PostgreSQL and
-    the run saved there. Also used by benchmarks and tests. A provider's failure is in the trace's
-    `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI stops on it unless --allow-fallback."""
+def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str, question: str,
+              seeds: list[str] | None = None, hops: int | None = None, expect: list[str] | None = None,
+              save: bool = True, resume: str | None = None, store_url: str | None = None,
+              graph_name: str | None = None, allow_fallback: bool = True,
+              say: Callable[[str], None] = lambda _t: None) -> Trace:
+    """One ToG run as the CLI does it: the engine `spec` describes (tog_core.compose, as given: the CLI's own spec
+    trusts its --api-base) on `project`, asked `question`; returns the Trace. `callbacks` see the run as the engine
+    reports it (the run is saved after every step before `on_state` is called; `say` gets a line per step). With
+    `store_url` the graph is read from PostgreSQL and the run saved there. Also used by benchmarks and tests. A
+    provider's failure is in the trace's `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI
+    stops on it unless --allow-fallback."""
     import asyncio
     import getpass
     import time
 
-    from tog_core.compose import RunSpec, build_engine, plan
+    from tog_core.compose import build_engine, plan
     from tog_core.graphrag.open import open_graph
     from tog_core.home import new_run_id
     from tog_core.policy import depths
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
 
+    given = callbacks or Callbacks()
     if resume is not None:
         from tog_core.runs.files import _RUN_ID
 
@@ -97,9 +105,6 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
     info, graph = open_graph(project, store=store_url, name=graph_name)
     store = None
     try:
-        spec = RunSpec(model=model, api_base=api_base, trust_api_base=True, width=width, depth=depth,
-                       relation_pruner=pruner, entity_pruner=entity_pruner, mode=mode, paper=paper,
-                       without=tuple(without))
         p = plan(spec, info, graph=graph)
         say(f"model: {p.choice.model}" + (f" ({p.choice.note})" if p.choice.note else ""))
         built = build_engine(p, graph=graph, info=info, project=getattr(graph, "name", "") if store_url else "")
@@ -110,16 +115,18 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
         t0 = time.perf_counter()
         state = engine.restore(store.load(resume)) if resume and store is not None else None
 
-        def save_state(st: Any) -> None:
+        def save_state(st: State) -> None:
             if store is not None:
                 store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
                                         model_info=model_info))
+            given.on_state(st)
 
-        def on_step(step: Any) -> None:
+        def on_step(step: Step) -> None:
             say(f"depth {step.depth} {step.stage}: {step.n_candidates} candidates, {step.llm_calls} LLM calls"
                 + (f", fallbacks: {', '.join(f['name'] for f in step.fallbacks)}" if step.fallbacks else ""))
+            given.on_step(step)
 
-        cb = Callbacks(on_step=on_step, on_state=save_state, on_token=on_token or (lambda _t: None))
+        cb = replace(given, on_step=on_step, on_state=save_state)
         try:
             state = asyncio.run(depths.run(engine, question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
@@ -137,7 +144,7 @@ def run_query(project: str, question: str, *, model: str | None = None, api_base
             getattr(closable, "close", lambda: None)()
 
 
-def _candidate_lines(t: Any, n: int) -> list[str]:
+def _candidate_lines(t: Trace, n: int) -> list[str]:
     """The first `n` of the trace's ordered answer list: title, score, chain and supporting sentence."""
     one = lambda x: safe(x, one_line=True)  # noqa: E731 - graph text inside a line
     out = []
@@ -151,7 +158,7 @@ def _candidate_lines(t: Any, n: int) -> list[str]:
     return out
 
 
-def guess_line(t: Any) -> str | None:
+def guess_line(t: Trace) -> str | None:
     """The plain warning when the answer is a guess (confidence below the threshold), else None."""
     if t.confidence is None or t.low_confidence is None or t.confidence >= t.low_confidence:
         return None
@@ -159,7 +166,7 @@ def guess_line(t: Any) -> str | None:
             f"Check the candidates, best first:")
 
 
-def _print_trace(t: Any, n_candidates: int = 3) -> None:
+def _print_trace(t: Trace, n_candidates: int = 3) -> None:
     guess = guess_line(t) if t.candidates else None
     if guess and n_candidates > 0:  # a guess shows the candidates before the answer
         echo(guess)
@@ -196,12 +203,15 @@ def _print_trace(t: Any, n_candidates: int = 3) -> None:
 
 
 def cmd(args: argparse.Namespace) -> int:
+    from tog_core.compose import RunSpec
+
     say = _progress(not args.json and sys.stderr.isatty())
-    trace = run_query(args.project, args.question, model=args.model, api_base=args.api_base, width=args.width,
-                      depth=args.depth, pruner=args.pruner, entity_pruner=args.entity_pruner, seeds=args.seed,
-                      mode=args.mode, paper=args.paper, without=tuple(args.without), save=not args.no_save,
-                      resume=args.resume, say=say, store_url=args.store, graph_name=args.name,
-                      expect=args.expect, hops=args.hops, allow_fallback=args.allow_fallback)
+    spec = RunSpec(model=args.model, api_base=args.api_base, trust_api_base=True, width=args.width,
+                   depth=args.depth, relation_pruner=args.pruner, entity_pruner=args.entity_pruner, mode=args.mode,
+                   paper=args.paper, without=tuple(args.without))
+    trace = run_query(spec, project=args.project, question=args.question, seeds=args.seed, hops=args.hops,
+                      expect=args.expect, save=not args.no_save, resume=args.resume, store_url=args.store,
+                      graph_name=args.name, allow_fallback=args.allow_fallback, say=say)
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
