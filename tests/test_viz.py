@@ -397,3 +397,30 @@ def test_many_chains_label_only_the_answers_chain_the_rest_on_hover():
     assert all(e["title"] for e in edges)  # every relation is still in its tooltip
     few = picture_json(chains_html({**trace, "chains": trace["chains"][:3]}))["edges"]
     assert all(e["label"] for e in few)
+
+
+def test_the_chains_picture_emphasises_the_ranked_answers_own_chain():
+    from tog_core.render.chains import with_answer_chain
+
+    trace = make_trace()
+    c0, c1 = trace["chains"]
+    # the answer is C, one hop along chain 2: that chain is emphasised
+    trace["answer_entity"] = "C"
+    trace["candidates"] = [{"title": "C", "entity_id": "C", "score": 0.6, "chain": [dict(c1[0])], "sentence": ""}]
+    assert with_answer_chain(trace) == ([c0, c1], 1)
+    widths = {e["label"]: e["width"] for e in picture_json(chains_html(trace))["edges"]}
+    assert widths["A met C"] > widths["A founded B"]
+    # an answer from a number of hops tried but not kept: its chain is drawn first, thick, with its end
+    own = [{"source": "A", "source_id": "A", "relation": "A taught H", "target": "H", "target_id": "H",
+            "relationship_id": "r-h"}]
+    trace["answer_entity"] = "H"
+    trace["candidates"] = [{"title": "H", "entity_id": "H", "score": 0.7, "chain": own, "sentence": ""}]
+    chains, at = with_answer_chain(trace)
+    assert at == 0 and chains[0] == own and len(chains) == 3
+    data = picture_json(chains_html(trace))
+    assert "H" in [n["label"] for n in data["nodes"]]
+    widths = {e["label"]: e["width"] for e in data["edges"]}
+    assert widths["A taught H"] == 3 and widths["A founded B"] == 1
+    # candidates naming another entity than the answer (an old trace, a person's edit): the best chain, as before
+    trace["answer_entity"] = "B"
+    assert with_answer_chain(trace)[1] == 0 and len(with_answer_chain(trace)[0]) == 2

@@ -91,11 +91,33 @@ def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colou
             "font": {"color": "#212529" if on else "#495057"}}
 
 
-def chains_html(trace: dict[str, Any], *, emphasise: int = 0, height: str = "420px",
-                types: dict[str, str] | None = None) -> str:
-    """The final reasoning chains laid out left→right by hop; chain `emphasise` (the one the answer used)
-    drawn thick, the others thin and grey. Nodes coloured by type when `types` (entity id → type) is given."""
+def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
+    """The chains to draw and which one the answer used. The ranked answer (`candidates[0]`) carries its own chain;
+    the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops tried
+    but not kept) its chain is drawn first. Without candidates: the best chain (0)."""
     chains = [c for c in (trace.get("chains") or []) if c]
+    cands = trace.get("candidates") or []
+    top = cands[0] if cands and isinstance(cands[0], dict) else {}
+    own = [x for x in top.get("chain") or [] if isinstance(x, dict)]
+    if not own or top.get("title") != trace.get("answer_entity"):
+        return chains, 0
+
+    def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        return (a.get("relationship_id"), a.get("target_id")) == (b.get("relationship_id"), b.get("target_id"))
+
+    for i, c in enumerate(chains):
+        if len(c) >= len(own) and all(same(a, b) for a, b in zip(c, own)):
+            return chains, i
+    return [own, *chains], 0
+
+
+def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: str = "420px",
+                types: dict[str, str] | None = None) -> str:
+    """The final reasoning chains laid out left→right by hop; chain `emphasise` (default: the one the answer used,
+    with_answer_chain) drawn thick, the others thin and grey. Nodes coloured by type when `types` (entity id →
+    type) is given."""
+    chains, answer_at = with_answer_chain(trace)
+    emphasise = answer_at if emphasise is None else emphasise
     if not chains:
         return empty_html("No reasoning chains yet.", height=height)
     seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
