@@ -118,6 +118,7 @@ def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     return out
 
 
+TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
@@ -214,6 +215,12 @@ def threshold(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.nd
     """The probability that best separates right from wrong top answers on `sets` (each set weighing the same):
     the mean of the share of wrong answers flagged and the share of right ones not flagged, highest."""
     per = [tops(model, n, qs) for n, qs in sets.items()]
+    if TARGET_WRONG is not None:  # the lowest threshold flagging that share of wrong answers (each set the same)
+        for t in np.arange(0.05, 0.96, 0.01):
+            shares = [np.mean([p < t for p, h, _ in rows if not h]) for rows in per if any(not h for _, h, _ in rows)]
+            if np.mean(shares) >= TARGET_WRONG:
+                return round(float(t), 2)
+        return 0.95
     best, best_t = -1.0, 0.5
     for t in np.arange(0.05, 0.96, 0.01):
         vals = []
@@ -288,4 +295,6 @@ if __name__ == "__main__":
         for a in args:
             if a.startswith("--sure="):
                 SURE = tuple(a[7:].split(","))
+            if a.startswith("--target-wrong="):
+                TARGET_WRONG = float(a[15:])
         main_fit("--write" in args)
