@@ -109,9 +109,10 @@ def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int
 
 # ---------------------------------------------------------------------------------------------- answer
 
-def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None) -> None:
+def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, guess_said: bool = False) -> None:
     """The answer stated plainly: the entity, how sure, the chain it rests on, who wrote the text. `on_hops(n)`:
-    the person asks for the answer at n hops instead of the number the search kept."""
+    the person asks for the answer at n hops instead of the number the search kept. `guess_said`: the page already
+    said above that the answer is a guess (no second warning)."""
     view = V.answer_view(t)
     conf = V.confidence_line(view)
     if t.answer_by == "llm":
@@ -143,9 +144,9 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None) -> N
     hops_block(t.plan, trace=t, on_choose=on_hops,
                note="Each row is its own search of exactly that many hops, made before the run. " + how
                + "The chains and pictures here are the run's.")
-    if view["confidence"] is not None and view["low"]:
-        st.warning("Low confidence: other chains end almost as well. Check the evidence, or name the entity you "
-                   "expected under “Why not …?”.")
+    if view["confidence"] is not None and view["low"] and not guess_said:
+        st.warning("Low confidence: treat this answer as a guess. Check the answer candidates and the evidence, or "
+                   "name the entity you expected under “Why not …?”.")
     if t.error:
         st.error(f"The run hit an error: {t.error}")
     for line in V.fallbacks(t):

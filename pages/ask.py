@@ -132,7 +132,7 @@ guess = finished and bool(t.candidates) and V.is_guess(t)
 if guess:  # a guess says so plainly and shows the candidates before the answer
     st.warning(V.guess_words(t), icon=":material/help:")
     pick.answers_block(t, graph, store)
-B.answer_block(t, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
+B.answer_block(t, guess_said=guess, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
     question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
     settings=settings_from_trace(t, project))))
 if finished and not guess:  # "This is the answer" once there is one (resuming would answer anew)

@@ -177,7 +177,7 @@ def test_a_guess_says_so_plainly_and_shows_the_candidates_before_the_answer(home
     at = ask(app(**{K.MODEL: "none"}), IVO)
     t = at.session_state[K.ASK_TRACE]
     assert t.low_confidence == 1.0 and t.confidence < 1.0
-    [warn] = [e.value for e in at.warning if "this answer is a guess" in e.value]
+    [warn] = [e.value for e in at.warning if "this answer is a guess" in e.value or "Low confidence" in e.value]
     assert f"below {1.0:.2f}" in warn and "Check the candidates, best first" in warn
     body = [getattr(e, "value", "") for e in at.main]
     first_card = next(i for i, v in enumerate(body) if isinstance(v, str) and v.startswith("**1. "))
