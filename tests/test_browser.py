@@ -137,6 +137,16 @@ def _idle(page) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
 
 
+def ask_in_page(page, app_url: str, question: str, answer: str, *, timeout: int = 30_000) -> None:
+    """Open the app, ask `question` with the Ask button and wait until the answer's heading `answer` shows."""
+    page.goto(app_url, wait_until="domcontentloaded")
+    box = page.get_by_role("textbox", name="Question")
+    box.wait_for(timeout=60_000)
+    box.fill(question)
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.get_by_role("heading", name=answer).wait_for(timeout=timeout)
+
+
 def _picture_frame(page, index: int = 0):
     """The vis page inside the index-th picture iframe of the main area, once its network is drawn."""
     frame = page.locator("[data-testid=stMain] iframe").nth(index).content_frame
@@ -236,12 +246,7 @@ def test_the_small_model_draft_is_opt_in_and_captioned(app_url, browser_page, tm
     if not ok:
         pytest.skip(f"the packaged local model is not installed: {why}")
     page = browser_page
-    page.goto(app_url, wait_until="domcontentloaded")
-    box = page.get_by_role("textbox", name="Question")
-    box.wait_for(timeout=60_000)
-    box.fill(CORIN)
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.get_by_role("heading", name="Pell Ardent").wait_for(timeout=20_000)
+    ask_in_page(page, app_url, CORIN, "Pell Ardent", timeout=20_000)
     page.get_by_text("A sentence instead of a chain?").click()
     page.get_by_role("button", name="Draft with the small local model").click()
     page.get_by_text("Draft by the small local model, not checked against the graph").wait_for(timeout=240_000)

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from scripted import toy_llm
-from test_browser import _idle, _shot, app_url, browser_page  # noqa: F401
+from test_browser import _idle, ask_in_page, _shot, app_url, browser_page  # noqa: F401
 from tog_core.testing.server import FakeOpenAIServer, last_user_message
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -52,12 +52,7 @@ def _hops_table(page) -> tuple[int, list[dict[str, str]]]:
 def test_why_not_forces_the_named_entity_and_the_hops_agree_with_its_chain(app_url, browser_page,  # noqa: F811
                                                                           tmp_path):
     page = browser_page
-    page.goto(app_url, wait_until="domcontentloaded")
-    box = page.get_by_role("textbox", name="Question")
-    box.wait_for(timeout=60_000)
-    box.fill(IVO)
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.get_by_role("heading", name="Lantern's Promise").wait_for(timeout=30_000)
+    ask_in_page(page, app_url, IVO, "Lantern's Promise")
     _idle(page)
 
     # item 6: the kept number of hops is the answer chain's; the table says "captained, mentor", not stems

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import _idle, _shot, app_url, browser_page  # noqa: F401
+from test_browser import _idle, ask_in_page, _shot, app_url, browser_page  # noqa: F401
 from test_browser_project import _settled_runs, timing  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -16,12 +16,7 @@ IVO = "Which ship was captained by the mentor of Ivo Brask?"
 def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(timing, app_url, browser_page,  # noqa: F811
                                                                      tmp_path):
     page = browser_page
-    page.goto(app_url, wait_until="domcontentloaded")
-    box = page.get_by_role("textbox", name="Question")
-    box.wait_for(timeout=60_000)
-    box.fill(IVO)
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.get_by_role("heading", name="Lantern's Promise").wait_for(timeout=30_000)
+    ask_in_page(page, app_url, IVO, "Lantern's Promise")
     _idle(page)
     buttons = page.get_by_role("button", name="This is the answer")
     assert buttons.count() == 3  # the three candidates shown under the answer
