@@ -169,21 +169,30 @@ _FIT = """<script>
   }
   network.on("dragStart", function () { moved = true; });
   network.on("zoom", function () { moved = true; });
-  var b = document.getElementById("tog-fit");
-  if (b) { b.addEventListener("click", function () { moved = false; last = ""; sized(); fit(); }); }
+  document.addEventListener("click", function (e) {  // the legend's Fit button (a live picture redraws its legend)
+    if (e.target && e.target.id === "tog-fit") { moved = false; last = ""; sized(); fit(); }
+  });
   if (window.ResizeObserver) { new ResizeObserver(sized).observe(el); }
   window.addEventListener("resize", sized);
   document.addEventListener("visibilitychange", function () { if (!document.hidden) { last = ""; sized(); } });
-  var stopped = false;
-  function settle() {
-    if (stopped) { return; }
-    stopped = true;
-    if (PHYSICS) { network.setOptions({physics: {enabled: false}}); }
-    if (!moved) { fit(); }
+  var physics = PHYSICS, round = 0;
+  function start() {
+    var mine = ++round, stopped = false;
+    function settle() {
+      if (stopped || mine !== round) { return; }
+      stopped = true;
+      if (physics) { network.setOptions({physics: {enabled: false}}); }
+      if (!moved) { fit(); }
+    }
+    network.once("stabilizationIterationsDone", settle);
+    network.once("stabilized", settle);
+    setTimeout(settle, physics ? 15000 : 0);
   }
-  network.once("stabilizationIterationsDone", settle);
-  network.once("stabilized", settle);
-  setTimeout(settle, PHYSICS ? 15000 : 0);
+  // new data drawn into this page (a live picture, _LIVE): fitted afresh, as a newly loaded page would be
+  window.togRedraw = function (withPhysics) {
+    base = {}; moved = false; last = ""; physics = !!withPhysics; start(); sized();
+  };
+  start();
   sized();
 })();
 </script>"""
@@ -199,6 +208,96 @@ _CLICK = """<script>
   });
 })();
 </script>"""
+
+# A live picture: this page is loaded once (`live_shell`, in the app's picture component) and each new picture
+# arrives as data (`build_page(..., for_live=True)`), posted by the parent frame as a JSON string and drawn into the
+# same network (new DataSets), so vis-network is not parsed again for every picture. Text stays data: labels and
+# tooltips go to vis (canvas / innerText), the legend is built element by element from a tree of allowed tags and
+# attributes with its text as text nodes, the title as document.title.
+_LIVE = """<script>
+(function () {
+  if (typeof network === "undefined" || !network || window.parent === window) { return; }
+  var MORE = {}, TAGS = {div: 1, span: 1, i: 1, b: 1, button: 1},
+      ATTRS = {"class": 1, style: 1, id: 1, type: 1, title: 1};
+  function build(parent, items) {
+    (Array.isArray(items) ? items : []).forEach(function (it) {
+      if (typeof it === "string") { parent.appendChild(document.createTextNode(it)); return; }
+      if (!it || typeof it !== "object" || !TAGS[it.tag]) { return; }
+      var el = document.createElement(it.tag), attrs = it.attrs || {};
+      Object.keys(attrs).forEach(function (k) {
+        var v = String(attrs[k]);
+        if (ATTRS[k] && !/url\\s*\\(|expression\\s*\\(/i.test(v)) { el.setAttribute(k, v); }
+      });
+      build(el, it.children);
+      parent.appendChild(el);
+    });
+  }
+  network.on("click", function (p) {  // an "n more" node: what it stands for comes into the picture
+    if (!p.nodes || !p.nodes.length) { return; }
+    var key = String(p.nodes[0]), more = Object.prototype.hasOwnProperty.call(MORE, key) ? MORE[key] : null;
+    if (!more) { return; }
+    delete MORE[key];
+    nodes.remove(p.nodes[0]);
+    nodes.add(more.nodes || []);
+    edges.add(more.edges || []);
+    if (window.togFit) { window.togFit(); }
+  });
+  window.addEventListener("message", function (event) {
+    var m = event.data, pic;
+    if (event.source !== window.parent || !m || typeof m !== "object" || m.tog !== "draw") { return; }
+    try { pic = JSON.parse(String(m.picture)); } catch (err) { return; }
+    if (!pic || typeof pic !== "object") { return; }
+    network.setOptions(pic.options || {});
+    nodes = new vis.DataSet(Array.isArray(pic.nodes) ? pic.nodes : []);
+    edges = new vis.DataSet(Array.isArray(pic.edges) ? pic.edges : []);
+    network.setData({nodes: nodes, edges: edges});
+    MORE = pic.more && typeof pic.more === "object" ? pic.more : {};
+    var box = document.querySelector(".tog-legend");
+    if (box) { while (box.firstChild) { box.removeChild(box.firstChild); } build(box, pic.legend); }
+    document.title = String(pic.title || "picture");
+    if (window.togRedraw) { window.togRedraw(!!pic.physics); }
+  });
+  window.parent.postMessage({tog: "ready"}, "*");
+})();
+</script>"""
+
+_LEGEND_TAGS = frozenset({"div", "span", "i", "b", "button"})
+_LEGEND_ATTRS = frozenset({"class", "style", "id", "type", "title"})
+
+
+class _Tree(HTMLParser):
+    """A legend's markup (built here) as data: [text | {tag, attrs, children}], allowed tags and attributes only."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root: list[Any] = []
+        self._open: list[list[Any]] = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        children: list[Any] = []
+        if tag in _LEGEND_TAGS:  # another tag is left out, its content kept as text
+            self._open[-1].append({"tag": tag, "attrs": {k: v or "" for k, v in attrs if k in _LEGEND_ATTRS},
+                                   "children": children})
+        else:
+            children = self._open[-1]
+        self._open.append(children)
+
+    def handle_endtag(self, tag: str) -> None:
+        if len(self._open) > 1:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self._open[-1].append(data)
+
+
+def legend_tree(legend_html: str) -> list[Any]:
+    """The children of a legend (`legend(...)`) as data for a live picture's page to build."""
+    tree = _Tree()
+    tree.feed(legend_html)
+    tree.close()
+    top = tree.root[0] if len(tree.root) == 1 and isinstance(tree.root[0], dict) else {"children": tree.root}
+    return list(top["children"])
+
 
 _URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href",
                         "manifest", "ping", "cite", "longdesc", "codebase", "archive", "icon"})
@@ -285,13 +384,17 @@ def _js_json(value: Any) -> str:
             .replace("&", "\\u0026").replace("'", "\\u0027"))
 
 
+def _more_data(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    return {str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
+                     "edges": v.get("edges", [])} for k, v in reserve.items()}
+
+
 def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
     """"n more" nodes: a click on one puts the nodes and edges it stands for into the picture (and its own next
     "more" node, if any), then fits the view again."""
     if not reserve:
         return ""
-    data = _js_json({str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
-                              "edges": v.get("edges", [])} for k, v in reserve.items()})
+    data = _js_json(_more_data(reserve))
     return ("<script>\n(function () {\n  var MORE = " + data + ";\n" + """
   if (typeof network === "undefined" || !network) { return; }
   network.on("click", function (p) {
@@ -310,9 +413,23 @@ def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
 
 def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
                legend_html: str, title: str, clickable: bool = False,
-               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None, for_live: bool = False) -> str:
     """The standalone page for these nodes and edges (pyvis + our post-processing). `reserve`: for each "n more"
-    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds."""
+    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds. `for_live`: the picture as
+    JSON data for the live page (`live_shell`) instead: nodes, edges, options, legend (`legend_tree`), title, more,
+    physics."""
+    net = _network(nodes, edges, height)
+    if for_live:
+        return json.dumps({"nodes": net.nodes, "edges": net.edges, "options": options,
+                           "legend": legend_tree(legend_html), "title": title, "more": _more_data(reserve or {}),
+                           "physics": bool(options["physics"]["enabled"])}, ensure_ascii=False)
+    net.options = options
+    return finish(net.generate_html(), legend_html=legend_html, title=title,
+                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
+
+
+def _network(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], height: str) -> Any:
+    """A pyvis network of these nodes and edges (its `nodes`/`edges`: the vis items a page draws)."""
     from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
@@ -326,9 +443,21 @@ def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options
     for e in edges:
         e = dict(e)
         net.add_edge(e.pop("from"), e.pop("to"), **e)
-    net.options = options
-    return finish(net.generate_html(), legend_html=legend_html, title=title,
-                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
+    return net
+
+
+_SHELL: list[str] = []
+
+
+def live_shell() -> str:
+    """The page of a live picture: vis-network, the fit and click hooks and `_LIVE`, with nothing drawn yet; each
+    picture then comes as data (`build_page(..., for_live=True)`). The same string for the whole process."""
+    if not _SHELL:
+        page = build_page([], [], vis_options(0, 0, physics=False), height="100%",
+                          legend_html='<div class="tog-legend"></div>', title="ToG picture", clickable=True)
+        i = page.rfind("</body>")
+        _SHELL.append(page[:i] + _LIVE + "\n" + page[i:])
+    return _SHELL[0]
 
 
 def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False,
@@ -367,7 +496,10 @@ def empty_html(message: str, *, height: str = "200px") -> str:
 
 def picture_json(page: str) -> dict[str, Any]:
     """The nodes and edges embedded in a page built here, and what each "n more" node adds (for tests and
-    debugging)."""
+    debugging); also of a live picture's data (`build_page(..., for_live=True)`)."""
+    if page.startswith("{"):
+        data = json.loads(page)
+        return {"nodes": data["nodes"], "edges": data["edges"], "more": data["more"]}
     m_nodes = re.search(r"nodes = new vis\.DataSet\((.*?)\);\n", page)
     m_edges = re.search(r"edges = new vis\.DataSet\((.*?)\);\n", page)
     m_more = re.search(r"var MORE = (.*?);\n", page)
