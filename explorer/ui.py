@@ -27,7 +27,7 @@ from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
 from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
-from tog_core.render.page import live_shell
+from tog_core.render.live import live_shell
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.trace import Trace
@@ -353,7 +353,7 @@ def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[st
     carrying a `ref` is clicked. Where the component cannot run, the picture is simply not shown: every
     action it offers is also on the page as a table or a button. `live`: `page` is a picture's data
     (render.page.build_page(..., for_live=True)), drawn into one page kept loaded in the component
-    (render.page.live_shell), so a new picture does not parse vis-network again."""
+    (render.live.live_shell), so a new picture does not parse vis-network again."""
     def changed() -> None:
         value = st.session_state.get(key)
         if isinstance(value, dict) and value.get("ref") is not None:

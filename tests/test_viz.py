@@ -400,11 +400,12 @@ def test_many_chains_label_only_the_answers_chain_the_rest_on_hover():
 
 
 def test_a_live_picture_is_the_same_picture_as_data():
-    """Explore's picture as data for the page kept loaded in the picture component (render.page.live_shell): the
+    """Explore's picture as data for the page kept loaded in the picture component (render.live.live_shell): the
     same nodes, edges and "more" as the standalone page, the legend as a tree of allowed tags whose text is text."""
     import json
 
-    from tog_core.render.page import external_references, legend, legend_tree, live_shell, type_items
+    from tog_core.render.live import live_shell
+    from tog_core.render.page import external_references, legend, legend_tree, type_items
 
     trace = make_trace()
     page, data = frontier_html(trace, clickable=True), frontier_html(trace, clickable=True, for_live=True)

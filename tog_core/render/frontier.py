@@ -206,7 +206,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     """The search as of `depth` (None = all): layers left→right by depth. `types`: entity id → type (colours
     and legend); `pending`: {"step": a proposal's step dict, "choice": ids kept now}; `marks`: diagnosis
     entries to draw; `clickable`: nodes of the pending proposal post their candidate id when clicked;
-    `for_live`: the picture as data for a live page (render.page.live_shell), not a page."""
+    `for_live`: the picture as data for a live page (render.live.live_shell), not a page."""
     ents, rel_summary, edges, last_kept = _collect(trace, _steps_upto(trace, depth))
     pend_rels = _pending(ents, edges, pending) if pending else []
     frontier = set(last_kept) if last_kept else {k for k, e in ents.by.items() if e["seed"] is not None}

@@ -188,7 +188,7 @@ _FIT = """<script>
     network.once("stabilized", settle);
     setTimeout(settle, physics ? 15000 : 0);
   }
-  // new data drawn into this page (a live picture, _LIVE): fitted afresh, as a newly loaded page would be
+  // new data drawn into this page (a live picture, render.live): fitted afresh, as a newly loaded page would be
   window.togRedraw = function (withPhysics) {
     base = {}; moved = false; last = ""; physics = !!withPhysics; start(); sized();
   };
@@ -206,58 +206,6 @@ _CLICK = """<script>
     if (!n || n.ref === undefined || n.ref === null) { return; }
     window.parent.postMessage({tog: "pick", ref: String(n.ref), label: String(n.label || "")}, "*");
   });
-})();
-</script>"""
-
-# A live picture: this page is loaded once (`live_shell`, in the app's picture component) and each new picture
-# arrives as data (`build_page(..., for_live=True)`), posted by the parent frame as a JSON string and drawn into the
-# same network (new DataSets), so vis-network is not parsed again for every picture. Text stays data: labels and
-# tooltips go to vis (canvas / innerText), the legend is built element by element from a tree of allowed tags and
-# attributes with its text as text nodes, the title as document.title.
-_LIVE = """<script>
-(function () {
-  if (typeof network === "undefined" || !network || window.parent === window) { return; }
-  var MORE = {}, TAGS = {div: 1, span: 1, i: 1, b: 1, button: 1},
-      ATTRS = {"class": 1, style: 1, id: 1, type: 1, title: 1};
-  function build(parent, items) {
-    (Array.isArray(items) ? items : []).forEach(function (it) {
-      if (typeof it === "string") { parent.appendChild(document.createTextNode(it)); return; }
-      if (!it || typeof it !== "object" || !TAGS[it.tag]) { return; }
-      var el = document.createElement(it.tag), attrs = it.attrs || {};
-      Object.keys(attrs).forEach(function (k) {
-        var v = String(attrs[k]);
-        if (ATTRS[k] && !/url\\s*\\(|expression\\s*\\(/i.test(v)) { el.setAttribute(k, v); }
-      });
-      build(el, it.children);
-      parent.appendChild(el);
-    });
-  }
-  network.on("click", function (p) {  // an "n more" node: what it stands for comes into the picture
-    if (!p.nodes || !p.nodes.length) { return; }
-    var key = String(p.nodes[0]), more = Object.prototype.hasOwnProperty.call(MORE, key) ? MORE[key] : null;
-    if (!more) { return; }
-    delete MORE[key];
-    nodes.remove(p.nodes[0]);
-    nodes.add(more.nodes || []);
-    edges.add(more.edges || []);
-    if (window.togFit) { window.togFit(); }
-  });
-  window.addEventListener("message", function (event) {
-    var m = event.data, pic;
-    if (event.source !== window.parent || !m || typeof m !== "object" || m.tog !== "draw") { return; }
-    try { pic = JSON.parse(String(m.picture)); } catch (err) { return; }
-    if (!pic || typeof pic !== "object") { return; }
-    network.setOptions(pic.options || {});
-    nodes = new vis.DataSet(Array.isArray(pic.nodes) ? pic.nodes : []);
-    edges = new vis.DataSet(Array.isArray(pic.edges) ? pic.edges : []);
-    network.setData({nodes: nodes, edges: edges});
-    MORE = pic.more && typeof pic.more === "object" ? pic.more : {};
-    var box = document.querySelector(".tog-legend");
-    if (box) { while (box.firstChild) { box.removeChild(box.firstChild); } build(box, pic.legend); }
-    document.title = String(pic.title || "picture");
-    if (window.togRedraw) { window.togRedraw(!!pic.physics); }
-  });
-  window.parent.postMessage({tog: "ready"}, "*");
 })();
 </script>"""
 
@@ -291,7 +239,7 @@ class _Tree(HTMLParser):
 
 
 def legend_tree(legend_html: str) -> list[Any]:
-    """The children of a legend (`legend(...)`) as data for a live picture's page to build."""
+    """The children of a legend (`legend(...)`) as data for a live picture's page (render.live) to build."""
     tree = _Tree()
     tree.feed(legend_html)
     tree.close()
@@ -416,8 +364,8 @@ def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options
                reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None, for_live: bool = False) -> str:
     """The standalone page for these nodes and edges (pyvis + our post-processing). `reserve`: for each "n more"
     node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds. `for_live`: the picture as
-    JSON data for the live page (`live_shell`) instead: nodes, edges, options, legend (`legend_tree`), title, more,
-    physics."""
+    JSON data for the live page (render.live.live_shell) instead: nodes, edges, options, legend (`legend_tree`),
+    title, more, physics."""
     net = _network(nodes, edges, height)
     if for_live:
         return json.dumps({"nodes": net.nodes, "edges": net.edges, "options": options,
@@ -444,20 +392,6 @@ def _network(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], height: s
         e = dict(e)
         net.add_edge(e.pop("from"), e.pop("to"), **e)
     return net
-
-
-_SHELL: list[str] = []
-
-
-def live_shell() -> str:
-    """The page of a live picture: vis-network, the fit and click hooks and `_LIVE`, with nothing drawn yet; each
-    picture then comes as data (`build_page(..., for_live=True)`). The same string for the whole process."""
-    if not _SHELL:
-        page = build_page([], [], vis_options(0, 0, physics=False), height="100%",
-                          legend_html='<div class="tog-legend"></div>', title="ToG picture", clickable=True)
-        i = page.rfind("</body>")
-        _SHELL.append(page[:i] + _LIVE + "\n" + page[i:])
-    return _SHELL[0]
 
 
 def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False,
