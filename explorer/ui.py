@@ -27,6 +27,7 @@ from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
 from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
+from tog_core.render.live import live_shell
 from tog_core.runs.files import RunStore
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.trace import Trace
@@ -346,16 +347,23 @@ def picture(page: str, height: int) -> None:
     st.iframe(url, height=height)
 
 
-def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[str, Any]], None]) -> None:
+def picture_pick(page: str, height: int, *, key: str, on_pick: Callable[[dict[str, Any]], None],
+                 live: bool = False) -> None:
     """A picture whose node clicks act: `on_pick({"ref", "label"})` runs (as a widget callback) when a node
     carrying a `ref` is clicked. Where the component cannot run, the picture is simply not shown: every
-    action it offers is also on the page as a table or a button."""
+    action it offers is also on the page as a table or a button. `live`: `page` is a picture's data
+    (render.page.build_page(..., for_live=True)), drawn into one page kept loaded in the component
+    (render.live.live_shell), so a new picture does not parse vis-network again."""
     def changed() -> None:
         value = st.session_state.get(key)
         if isinstance(value, dict) and value.get("ref") is not None:
             on_pick(value)
 
-    _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
+    if live:
+        _PICK(shell=live_shell(), data=page, height=height, title="picture", key=key, default=None,
+              on_change=changed)
+    else:
+        _PICK(page=page, height=height, title="picture", key=key, default=None, on_change=changed)
 
 
 def run_in_address(runs: Any, run_id: str) -> Trace | None:

@@ -75,80 +75,84 @@ st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_r
 B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
              note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
                   "(then the usual rules decide, up to the maximum depth).")
-choice: set[str] = set()
-if ex.unsaved:
-    st.warning(ex.unsaved)
-if not state.done:
-    try:
-        R.explore_propose(engine, ex)
-    except LLMError as err:
-        st.error(f"The model failed: {err}")
-        st.stop()
-    step, pkey = ex.proposal.step, ex.proposal_key()
-    held = ss.get(K.EXPLORE_CHOICE) or {}
-    if held.get("key") != pkey:  # a new proposal: start from the automatic choice
-        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
-    st.subheader(f"Depth {step.depth} · {step.stage}")
-    if step.note:
-        st.caption(step.note)
-    for f in step.fallbacks:
-        st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
-    rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
-    edited = st.data_editor(
-        rows, key=f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}", hide_index=True, width="stretch",
-        disabled=[c for c in rows.columns if c != "keep"],
-        column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
-        column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
-                       "score": st.column_config.NumberColumn(format="%.3f")})
-    choice = held["ids"] = V.choice_from_rows(edited.to_dict("records"))
-    editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
+# Everything between the run's header and the pictures is one container: the stage's note, warnings, overrides and
+# diagnosis vary in number, and would otherwise move the tabs, so that the browser built the picture component
+# (and its vis-network page) anew on most clicks instead of drawing the next picture into it.
+with st.container():
+    choice: set[str] = set()
+    if ex.unsaved:
+        st.warning(ex.unsaved)
+    if not state.done:
+        try:
+            R.explore_propose(engine, ex)
+        except LLMError as err:
+            st.error(f"The model failed: {err}")
+            st.stop()
+        step, pkey = ex.proposal.step, ex.proposal_key()
+        held = ss.get(K.EXPLORE_CHOICE) or {}
+        if held.get("key") != pkey:  # a new proposal: start from the automatic choice
+            held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
+        st.subheader(f"Depth {step.depth} · {step.stage}")
+        if step.note:
+            st.caption(step.note)
+        for f in step.fallbacks:
+            st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
+        rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
+        edited = st.data_editor(
+            rows, key=f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}", hide_index=True, width="stretch",
+            disabled=[c for c in rows.columns if c != "keep"],
+            column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
+            column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
+                           "score": st.column_config.NumberColumn(format="%.3f")})
+        choice = held["ids"] = V.choice_from_rows(edited.to_dict("records"))
+        editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
 
-    def go_on() -> None:  # before the page runs: the table's last edit counts, and the page runs once
-        if ex.proposal is None or ex.proposal_key() != pkey:
-            return  # a second click on a stale page
-        kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
-        R.explore_apply(engine, ex, kept, ui.store())
+        def go_on() -> None:  # before the page runs: the table's last edit counts, and the page runs once
+            if ex.proposal is None or ex.proposal_key() != pkey:
+                return  # a second click on a stale page
+            kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
+            R.explore_apply(engine, ex, kept, ui.store())
 
-    with st.container(horizontal=True):
-        st.button("Continue", type="primary", help="Keep the ticked candidates", on_click=go_on)
-        if st.button("Auto-finish", help="Let the automatic policy search to the end"):
-            with st.spinner("Searching to the end…"):
-                R.explore_finish(engine, ex, ui.store(), auto=True)
-            st.rerun()
-        if st.button("Stop & answer"):
-            with st.spinner("Answering…"):
-                R.explore_finish(engine, ex, ui.store(), auto=False)
-            st.rerun()
-else:
-    st.subheader("Answer")
-trace = ex.saver(engine, None).trace(state)
-d = ui.as_dict(trace)  # the pictures read the trace JSON (the stable format), made once for the blocks too
-if state.done:
-    B.answer_block(trace)
-over = V.overrides(trace)
-if over:
-    st.caption("Your overrides (pink ✎ in the search picture)")
-    st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    back = ex.back_depths()
-    if back:
-        k = st.selectbox("Back to depth", back, key=K.EXPLORE_BACK, width=160)
-        if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
-            ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
-            st.rerun()
-    st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
-
-
-def force(f: dict[str, Any]) -> None:
-    try:
-        ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
-    except ValueError as err:
-        st.error(f"Cannot force it in: {err}")
-        return
-    st.rerun()
+        with st.container(horizontal=True):
+            st.button("Continue", type="primary", help="Keep the ticked candidates", on_click=go_on)
+            if st.button("Auto-finish", help="Let the automatic policy search to the end"):
+                with st.spinner("Searching to the end…"):
+                    R.explore_finish(engine, ex, ui.store(), auto=True)
+                st.rerun()
+            if st.button("Stop & answer"):
+                with st.spinner("Answering…"):
+                    R.explore_finish(engine, ex, ui.store(), auto=False)
+                st.rerun()
+    else:
+        st.subheader("Answer")
+    trace = ex.saver(engine, None).trace(state)
+    d = ui.as_dict(trace)  # the pictures read the trace JSON (the stable format), made once for the blocks too
+    if state.done:
+        B.answer_block(trace)
+    over = V.overrides(trace)
+    if over:
+        st.caption("Your overrides (pink ✎ in the search picture)")
+        st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        back = ex.back_depths()
+        if back:
+            k = st.selectbox("Back to depth", back, key=K.EXPLORE_BACK, width=160)
+            if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
+                ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
+                st.rerun()
+        st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
 
 
-diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=force)
+    def force(f: dict[str, Any]) -> None:
+        try:
+            ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
+        except ValueError as err:
+            st.error(f"Cannot force it in: {err}")
+            return
+        st.rerun()
+
+
+    diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=force)
 
 
 def pick(value: dict[str, Any]) -> None:  # a click on a proposed candidate in the picture keeps or drops it
@@ -166,13 +170,13 @@ tabs = st.tabs(["Search (click a ☐/☑ candidate to keep or drop it)", "Reason
 if tabs[0].open:
     with tabs[0]:
         pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
-        key = ("explore", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
+        key = ("explore-data", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
         page = ui.cached(key, lambda: frontier_html(d, height="600px", pending=pending, marks=diag,
                                                     types=B.types_of(graph, d, diag, [
                                                         str(c.target_id) for c in ex.proposal.step.candidates
                                                         if c.target_id] if ex.proposal else []),
-                                                    clickable=True))
-        ui.picture_pick(page, 600, key=K.EXPLORE_PICK, on_pick=pick)
+                                                    clickable=True, for_live=True))
+        ui.picture_pick(page, 600, key=K.EXPLORE_PICK, on_pick=pick, live=True)
 if tabs[1].open:
     with tabs[1]:
         page = ui.cached(("explore-chains", ex.run_id, len(state.steps), state.stage),

@@ -91,8 +91,9 @@ def pictures(at: AppTest) -> list[str]:
         src = el.proto.src or ""
         assert src.startswith("data:text/html;base64,"), "pictures are opaque-origin data: pages"
         out.append(base64.b64decode(src.split(",", 1)[1]).decode("utf-8"))
-    for el in at.get("component_instance"):
-        out.append(json.loads(el.proto.json_args)["page"])
+    for el in at.get("component_instance"):  # a page, or a live picture's data (render.live.live_shell draws it)
+        args = json.loads(el.proto.json_args)
+        out.append(args["page"] if "page" in args else args["data"])
     return out
 
 

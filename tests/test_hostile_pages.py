@@ -42,7 +42,10 @@ def hostile(tmp_path, monkeypatch):
 
 def pictures(at: AppTest) -> list[str]:
     out = [base64.b64decode((el.proto.src or "").split(",", 1)[1]).decode("utf-8") for el in at.get("iframe")]
-    return out + [json.loads(el.proto.json_args)["page"] for el in at.get("component_instance")]
+    for el in at.get("component_instance"):  # a page, or a live picture: its page and its data
+        args = json.loads(el.proto.json_args)
+        out += [args["page"]] if "page" in args else [args["shell"], args["data"]]
+    return out
 
 
 def check(at: AppTest, where: str, *, min_pictures: int = 1) -> None:

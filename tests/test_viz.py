@@ -424,3 +424,33 @@ def test_the_chains_picture_emphasises_the_ranked_answers_own_chain():
     # candidates naming another entity than the answer (an old trace, a person's edit): the best chain, as before
     trace["answer_entity"] = "B"
     assert with_answer_chain(trace)[1] == 0 and len(with_answer_chain(trace)[0]) == 2
+
+
+def test_a_live_picture_is_the_same_picture_as_data():
+    """Explore's picture as data for the page kept loaded in the picture component (render.live.live_shell): the
+    same nodes, edges and "more" as the standalone page, the legend as a tree of allowed tags whose text is text."""
+    import json
+
+    from tog_core.render.live import live_shell
+    from tog_core.render.page import external_references, legend, legend_tree, type_items
+
+    trace = make_trace()
+    page, data = frontier_html(trace, clickable=True), frontier_html(trace, clickable=True, for_live=True)
+    assert picture_json(data) == picture_json(page) and picture_json(data)["nodes"]
+    pic = json.loads(data)
+    assert pic["title"] == "ToG search" and pic["physics"] is False and pic["options"]["physics"]["enabled"] is False
+
+    def texts(items: list) -> list[str]:
+        return [t for it in items for t in ([it] if isinstance(it, str) else texts(it["children"]))]
+
+    def tags(items: list) -> set[str]:
+        return {t for it in items if isinstance(it, dict) for t in {it["tag"]} | tags(it["children"])}
+
+    assert "overridden by a person" in " ".join(texts(pic["legend"])) and tags(pic["legend"]) <= {"span", "i", "button"}
+    hostile = legend_tree(legend(type_items(HOSTILE[:2]), note=HOSTILE[3]))  # entity types and a note: text only
+    assert tags(hostile) <= {"span", "i", "button"}
+    said = " ".join(texts(hostile))
+    assert HOSTILE[0].lower() in said and HOSTILE[1].lower() in said and HOSTILE[3] in said
+    shell = live_shell()
+    assert shell is live_shell() and external_references(shell) == [] and picture_json(shell)["nodes"] == []
+    assert 'm.tog !== "draw"' in shell and "createTextNode" in shell and "innerHTML" not in shell.split("</style>")[-1]

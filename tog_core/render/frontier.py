@@ -202,10 +202,11 @@ def _mark(ents: _Ents, marks: Iterable[dict[str, Any]], edges: dict, ghost_col: 
 def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes: int = 300,
                   pruned_per_depth: int = 12, height: str = "560px", types: dict[str, str] | None = None,
                   pending: dict[str, Any] | None = None, marks: Iterable[dict[str, Any]] = (),
-                  clickable: bool = False) -> str:
+                  clickable: bool = False, for_live: bool = False) -> str:
     """The search as of `depth` (None = all): layers left→right by depth. `types`: entity id → type (colours
     and legend); `pending`: {"step": a proposal's step dict, "choice": ids kept now}; `marks`: diagnosis
-    entries to draw; `clickable`: nodes of the pending proposal post their candidate id when clicked."""
+    entries to draw; `clickable`: nodes of the pending proposal post their candidate id when clicked;
+    `for_live`: the picture as data for a live page (render.live.live_shell), not a page."""
     ents, rel_summary, edges, last_kept = _collect(trace, _steps_upto(trace, depth))
     pend_rels = _pending(ents, edges, pending) if pending else []
     frontier = set(last_kept) if last_kept else {k for k, e in ents.by.items() if e["seed"] is not None}
@@ -408,4 +409,4 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     opts["edges"]["smooth"] = {"enabled": True, "type": "cubicBezier", "forceDirection": "horizontal",
                                "roundness": 0.4}
     return build_page(nodes, out_edges, opts, height=height, legend_html=legend(items, note), title=title,
-                      clickable=clickable, reserve=reserve)
+                      clickable=clickable, reserve=reserve, for_live=for_live)

@@ -169,21 +169,30 @@ _FIT = """<script>
   }
   network.on("dragStart", function () { moved = true; });
   network.on("zoom", function () { moved = true; });
-  var b = document.getElementById("tog-fit");
-  if (b) { b.addEventListener("click", function () { moved = false; last = ""; sized(); fit(); }); }
+  document.addEventListener("click", function (e) {  // the legend's Fit button (a live picture redraws its legend)
+    if (e.target && e.target.id === "tog-fit") { moved = false; last = ""; sized(); fit(); }
+  });
   if (window.ResizeObserver) { new ResizeObserver(sized).observe(el); }
   window.addEventListener("resize", sized);
   document.addEventListener("visibilitychange", function () { if (!document.hidden) { last = ""; sized(); } });
-  var stopped = false;
-  function settle() {
-    if (stopped) { return; }
-    stopped = true;
-    if (PHYSICS) { network.setOptions({physics: {enabled: false}}); }
-    if (!moved) { fit(); }
+  var physics = PHYSICS, round = 0;
+  function start() {
+    var mine = ++round, stopped = false;
+    function settle() {
+      if (stopped || mine !== round) { return; }
+      stopped = true;
+      if (physics) { network.setOptions({physics: {enabled: false}}); }
+      if (!moved) { fit(); }
+    }
+    network.once("stabilizationIterationsDone", settle);
+    network.once("stabilized", settle);
+    setTimeout(settle, physics ? 15000 : 0);
   }
-  network.once("stabilizationIterationsDone", settle);
-  network.once("stabilized", settle);
-  setTimeout(settle, PHYSICS ? 15000 : 0);
+  // new data drawn into this page (a live picture, render.live): fitted afresh, as a newly loaded page would be
+  window.togRedraw = function (withPhysics) {
+    base = {}; moved = false; last = ""; physics = !!withPhysics; start(); sized();
+  };
+  start();
   sized();
 })();
 </script>"""
@@ -199,6 +208,44 @@ _CLICK = """<script>
   });
 })();
 </script>"""
+
+_LEGEND_TAGS = frozenset({"div", "span", "i", "b", "button"})
+_LEGEND_ATTRS = frozenset({"class", "style", "id", "type", "title"})
+
+
+class _Tree(HTMLParser):
+    """A legend's markup (built here) as data: [text | {tag, attrs, children}], allowed tags and attributes only."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root: list[Any] = []
+        self._open: list[list[Any]] = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        children: list[Any] = []
+        if tag in _LEGEND_TAGS:  # another tag is left out, its content kept as text
+            self._open[-1].append({"tag": tag, "attrs": {k: v or "" for k, v in attrs if k in _LEGEND_ATTRS},
+                                   "children": children})
+        else:
+            children = self._open[-1]
+        self._open.append(children)
+
+    def handle_endtag(self, tag: str) -> None:
+        if len(self._open) > 1:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self._open[-1].append(data)
+
+
+def legend_tree(legend_html: str) -> list[Any]:
+    """The children of a legend (`legend(...)`) as data for a live picture's page (render.live) to build."""
+    tree = _Tree()
+    tree.feed(legend_html)
+    tree.close()
+    top = tree.root[0] if len(tree.root) == 1 and isinstance(tree.root[0], dict) else {"children": tree.root}
+    return list(top["children"])
+
 
 _URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href",
                         "manifest", "ping", "cite", "longdesc", "codebase", "archive", "icon"})
@@ -285,13 +332,17 @@ def _js_json(value: Any) -> str:
             .replace("&", "\\u0026").replace("'", "\\u0027"))
 
 
+def _more_data(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    return {str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
+                     "edges": v.get("edges", [])} for k, v in reserve.items()}
+
+
 def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
     """"n more" nodes: a click on one puts the nodes and edges it stands for into the picture (and its own next
     "more" node, if any), then fits the view again."""
     if not reserve:
         return ""
-    data = _js_json({str(k): {"nodes": [dict(n, label=n.get("label", "")) for n in v.get("nodes", [])],
-                              "edges": v.get("edges", [])} for k, v in reserve.items()})
+    data = _js_json(_more_data(reserve))
     return ("<script>\n(function () {\n  var MORE = " + data + ";\n" + """
   if (typeof network === "undefined" || !network) { return; }
   network.on("click", function (p) {
@@ -310,9 +361,23 @@ def _more_script(reserve: dict[Any, dict[str, list[dict[str, Any]]]]) -> str:
 
 def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options: dict[str, Any], *, height: str,
                legend_html: str, title: str, clickable: bool = False,
-               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+               reserve: dict[Any, dict[str, list[dict[str, Any]]]] | None = None, for_live: bool = False) -> str:
     """The standalone page for these nodes and edges (pyvis + our post-processing). `reserve`: for each "n more"
-    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds."""
+    node id, the nodes and edges (vis dicts, made inert like the rest) a click on it adds. `for_live`: the picture as
+    JSON data for the live page (render.live.live_shell) instead: nodes, edges, options, legend (`legend_tree`),
+    title, more, physics."""
+    net = _network(nodes, edges, height)
+    if for_live:
+        return json.dumps({"nodes": net.nodes, "edges": net.edges, "options": options,
+                           "legend": legend_tree(legend_html), "title": title, "more": _more_data(reserve or {}),
+                           "physics": bool(options["physics"]["enabled"])}, ensure_ascii=False)
+    net.options = options
+    return finish(net.generate_html(), legend_html=legend_html, title=title,
+                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
+
+
+def _network(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], height: str) -> Any:
+    """A pyvis network of these nodes and edges (its `nodes`/`edges`: the vis items a page draws)."""
     from pyvis.network import Network  # lazy: pyvis pulls in networkx and IPython
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
@@ -326,9 +391,7 @@ def build_page(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], options
     for e in edges:
         e = dict(e)
         net.add_edge(e.pop("from"), e.pop("to"), **e)
-    net.options = options
-    return finish(net.generate_html(), legend_html=legend_html, title=title,
-                  physics=bool(options["physics"]["enabled"]), clickable=clickable, reserve=reserve)
+    return net
 
 
 def finish(page: str, *, legend_html: str, title: str, physics: bool, clickable: bool = False,
@@ -367,7 +430,10 @@ def empty_html(message: str, *, height: str = "200px") -> str:
 
 def picture_json(page: str) -> dict[str, Any]:
     """The nodes and edges embedded in a page built here, and what each "n more" node adds (for tests and
-    debugging)."""
+    debugging); also of a live picture's data (`build_page(..., for_live=True)`)."""
+    if page.startswith("{"):
+        data = json.loads(page)
+        return {"nodes": data["nodes"], "edges": data["edges"], "more": data["more"]}
     m_nodes = re.search(r"nodes = new vis\.DataSet\((.*?)\);\n", page)
     m_edges = re.search(r"edges = new vis\.DataSet\((.*?)\);\n", page)
     m_more = re.search(r"var MORE = (.*?);\n", page)
