@@ -22,6 +22,7 @@ from tog_core.policy import ranking
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
+from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
                                    type_tiers, without_words)
@@ -160,7 +161,7 @@ class CheapPolicy:
         noun's words set aside)."""
         got = self.coverage(ctx, state, p)
         asked, named = asked_type(state.question)
-        noun = {w for w in asked if got[w]} if named and p.hops else set()
+        noun = {w for w in asked if got[w]} if named and p.hops and rules.on("trial_asked_noun") else set()
         if noun:
             e = ctx.graph.entity(p.end)
             noun -= set(tokens(f"{e.title} {e.type or ''} {_what_it_is(e)}"))
@@ -300,7 +301,7 @@ class CheapPolicy:
         PQL and MetaQA unchanged ("directed by" is not read as one word: with it the run ran into the name after it
         and read as a title, MetaQA 0.870 -> 0.857). () on a GraphRAG graph, whose relation texts are sentences."""
         g = ctx.graph
-        if not g.has_relation_labels:
+        if not g.has_relation_labels or not rules.on("relation_phrases"):
             return ()
         key = ("phrases", id(g))
         if key not in self._memo:

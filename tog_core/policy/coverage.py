@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any
 from collections.abc import Sequence
 
+from tog_core.scoring import rules
 from tog_core.scoring.text import UNSPACED, question_bands, tokens, without_words
 
 # question words that never name a relation ("name the …", "list the …"); what/who/… are stop words already
@@ -30,7 +31,8 @@ def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
     """Content words of the question beyond the topic entities' names, with multiplicity: "the director
     of X also directed which films" names "direct" twice, so it takes two hops that mention it."""
     topic_words = {w for t in topics for w in tokens(t)}
-    return Counter(w for w in tokens(question) if w not in topic_words and w not in _ASKING)
+    asking = _ASKING if rules.on("asking_words") else frozenset()
+    return Counter(w for w in tokens(question) if w not in topic_words and w not in asking)
 
 
 def covered(want: Counter[str], hop_texts: Sequence[str]) -> Counter[str]:
@@ -58,8 +60,9 @@ def verdict(question: str, topics: Sequence[str], chains: Sequence[Sequence[str]
     if not want:
         return {"sufficient": False, "by": "coverage", "reason": "no LLM; the question has no content words to match"}
     bands = question_bands(question, list(topics), 2)
-    last = set(tokens(bands[1])) & set(want) if bands else set()  # what the chain's last hop must match
-    recurs = bool(_RECUR.search(question))
+    # what the chain's last hop must match
+    last = set(tokens(bands[1])) & set(want) if bands and rules.on("judge_last_band") else set()
+    recurs = bool(_RECUR.search(question)) and rules.on("recurs_judge")
     best: Counter[str] = Counter()
     for hops in chains:
         got = covered(want, hops)
