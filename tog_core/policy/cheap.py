@@ -25,7 +25,7 @@ from tog_core.policy.lookahead import rate_next_hops
 from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
-                                   type_tiers, without_words)
+                                   without_words)
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
@@ -390,7 +390,7 @@ class CheapPolicy:
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop
-        back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person, else
+        back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person or
         an organisation; GraphRAG's `type` column, or a typed graph's), else the best chain's end; with an exact
         depth (the hops are known) only chain ends. Confidence adds up the chain's share of the beam (0.3), the type
         fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
@@ -401,12 +401,12 @@ class CheapPolicy:
         total = sum(p.score for p in paths) or 1.0
         best = paths[:3]
         back = 1 if _exact(ctx, state) else max(len(p.hops) for p in best)
-        # the chains' ends first, then one hop back, ...; at each, "who" takes a person before an organisation
+        # the chains' ends first, then one hop back, ...
         topics = ctx.topic_ids(state)  # a prefix ending at a topic entity answers nothing (the question names it)
-        pick = next(((p, len(p.hops) - j) for j in range(back) for tier in type_tiers(asked) for p in best
+        pick = next(((p, len(p.hops) - j) for j in range(back) for p in best
                      if j < len(p.hops)
                      and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).answers_nothing(topics)
-                     and type_matches(tier, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
+                     and type_matches(asked, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
         first = next((q for q in paths if not q.answers_nothing(topics)), paths[0])
         p, k = pick or (first, len(first.hops))
         fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)

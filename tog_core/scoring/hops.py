@@ -25,11 +25,9 @@ _CJK_CLAUSE = re.compile(r"[，,；;]")
 
 def _cjk_hops(text: str) -> int:
     """Chinese: one relation per possessive 的 inside each clause, one more for a clause without 的 that says
-    something besides the question word, and one more for a predicate after a clause's last noun ("…的茶行在哪条
-    街上": located on which street), read as more than three characters left once the question word and the
-    copula 是 are taken out (Chinese nouns are one to three characters)."""
+    something besides the question word and the copula 是. (A final 的 read as a particle and a predicate after the
+    last noun read as one more relation changed no dev question: docs/rules.md.)"""
     text = text.rstrip(" ？?。.!！")
-    text = text[:-1] if text.endswith(_CJK_OF) and rules.on("cjk_final_de") else text  # a final 的 is a particle
     hops = 0
     for clause in _CJK_CLAUSE.split(text):
         parts = clause.split(_CJK_OF)
@@ -38,7 +36,7 @@ def _cjk_hops(text: str) -> int:
             rest = rest.replace(w, "")
         rest = rest.replace("是", "").replace("\x00", "").strip()
         hops += len(parts) - 1
-        hops += bool(rest) if len(parts) == 1 else (len(rest) > 3 and rules.on("cjk_predicate"))
+        hops += bool(rest) and len(parts) == 1
     return max(1, hops)
 
 

@@ -29,22 +29,19 @@ _STOP = frozenset("""a an the of in on at to for by with from and or is are was 
 what which who whom whose when where why how that this these those it its as into about than then there their
 they them he she his her him i you we our your me my can could would should will shall may might has have had
 not no yes any all some one ones also""".split())
-# added to bm25s's French list: elided letters and the question words
+# added to bm25s's French list: "a" and the question words (quel, où, quand, ...), which the hop reading must skip
 _FRENCH_EXTRA = frozenset("""a l d qu s n c j m t est sont été quel quelle quels quelles qui que quoi où quand
 comment lequel laquelle""".split())
-# added to bm25s's Chinese list: particles, the copula and the question words
-_CJK_EXTRA = frozenset("的 了 是 在 谁 哪 什么 哪里 哪个 吗 呢 由 被 和 与".split())
-_CJK_STOP: frozenset[str] = frozenset()
+# bm25s's Chinese list (it holds every word once added to it: 的 了 是 谁 哪 ...)
+_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE)
 # language -> (stop words, Snowball stemmer name or None for the English suffix stripper); built by _build_stop
 LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {}
 
 
 def _build_stop() -> None:
     """The stop lists, with the word-list rules that are on (scoring/rules.py)."""
-    global _CJK_STOP
     en = _STOP | (_GENERIC_NOUNS["en"] if rules.on("film_nouns_stop") else frozenset())
     fr = frozenset(_stopwords.STOPWORDS_FRENCH) | (_FRENCH_EXTRA if rules.on("fr_stop_extra") else frozenset())
-    _CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | (_CJK_EXTRA if rules.on("zh_stop_extra") else frozenset())
     LANGUAGES.clear()
     LANGUAGES.update({"en": (en, None), "fr": (fr, "french")})
 
@@ -271,15 +268,6 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
 # per language: the words of "what kind of X" / "what types are …" (AUXILIARIES skips them; "what types are the
 # films …" asks for kinds, not films)
 KIND_WORDS: dict[str, frozenset[str]] = {"en": frozenset("kind kinds sort sorts type types".split())}
-# per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
-# ("what does the lighthouse stand on")
-SUBJECT_AUX: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
-# per language: "of", the articles after it, and "of" with the article built in, after a framing word ("the name
-# of the firm", "le nom de la société", "le nom du magasin")
-NAME_OF: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
-    "en": (frozenset({"of"}), frozenset({"the", "a", "an"}), frozenset()),
-    "fr": (frozenset({"de", "d"}), frozenset({"le", "la", "les", "l", "un", "une"}), frozenset({"du", "des"})),
-}
 # per language: words that frame a question without naming a relation ("what is the name of", "list the")
 FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
                                       "fr": frozenset("nom noms appelle".split())}
@@ -325,16 +313,6 @@ ASKS_FOR: dict[str, dict[str, str]] = {
     "fr": {"qui": "person people organization", "où": "place location geo organization",
            "quand": "year date time event"},
 }
-# what a question word asks for only when nothing fits its first reading: "who" is a person, else an organisation;
-# "where" a place, else an organisation ("where does Martha work": at the milliner's)
-SECOND_CHOICE = "organization"
-# Chinese question words (found as substrings) and what they ask for
-# (only words that say the type by themselves: "哪座" is "which" + a measure word, a teahouse or a temple alike)
-CJK_ASKS_FOR: dict[str, str] = {
-    "谁": "person people organization", "哪里": "place location geo organization",
-    "哪儿": "place location geo organization",
-    "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
-}
 # words a question uses for a time ("at what hour", "on which day", "en quelle année")
 _TIME_WORDS = ("day days hour hours time date year years month week night morning evening jour heure année mois "
                "semaine nuit matin soir")
@@ -360,12 +338,7 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     """Stems of what the question asks for, read at its first question word, and whether the question names it:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
-    not say."""
-    if UNSPACED.search(question):
-        hit = min(((question.find(k), v) for k, v in CJK_ASKS_FOR.items()
-                   if k in question and rules.on("cjk_asks_for")), default=None)
-        if hit is not None:
-            return tokens(hit[1]), False
+    not say. English and French (Chinese question words read no type: docs/rules.md)."""
     words = [w.lower() for w in _WORD.findall(question)]
     lang = language(words)
     asking = TYPE_ASKING.get(lang, frozenset()) if rules.on("named_type") else frozenset()
@@ -376,8 +349,6 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     if words[first] in wh:
         return tokens(wh[words[first]]), False
     aux = AUXILIARIES.get(lang, frozenset()) if rules.on("auxiliaries") else frozenset()
-    if rules.on("subject_aux") and first + 1 < len(words) and words[first + 1] in SUBJECT_AUX.get(lang, ()):
-        return [], False  # "what does the lonely lighthouse stand on": the noun is the subject
     at = next((k for k in range(first + 1, len(words)) if words[k] not in aux), None)  # "what are the genres"
     if (rules.on("kind_words") and at is not None and at > first + 1 and words[first + 1] in KIND_WORDS.get(lang, ())
             and words[at] != "of"):
@@ -385,21 +356,8 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     noun = words[at] if at is not None else None
     if at == first + 1 and at + 1 < len(words) and _verb_after_asking(words[at + 1], lang):
         return [], False  # "what killed the X's spouse": a verb, the question says no type
-    if rules.on("name_of") and at is not None and noun in FRAMING.get(lang, ()):
-        # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
-        of, articles, of_the = NAME_OF.get(lang, (frozenset(), frozenset(), frozenset()))
-        after = words[at + 1:at + 4]
-        noun = (after[2] if len(after) == 3 and after[0] in of and after[1] in articles
-                else after[1] if len(after) >= 2 and after[0] in of_the else None)
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
-
-
-def type_tiers(asked: list[str]) -> list[list[str]]:
-    """The asked types in the order to try them: "who" a person first, an organisation only when no person fits."""
-    second = set(tokens(SECOND_CHOICE))
-    first = [a for a in asked if a not in second]
-    return [first, asked] if first and len(first) < len(asked) and rules.on("second_choice") else [asked]
 
 
 def type_matches(asked: list[str], entity_type: str) -> bool | None:
