@@ -152,22 +152,9 @@ class CheapPolicy:
                        [self.hop_words(ctx, h) for h in p.hops])
 
     def trial_coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[Counter[str], list[str]]:
-        """`coverage` as the number of hops is tried (`plan`): the noun the question asks for ("which town", "what
-        device") counts only when the chain's end says it is one (its title, type or first sentence): it names what
-        the answer is, so a further hop whose relation uses it about the entity before ("Anselm Vey founded the town
-        of Port Anselm") is no sign that the question asks for that hop. Linked seeds, depth 3, chain Hits@1 bm25 /
-        embedding: Christmas Carol 0.575 / 0.475 -> 0.60 / 0.475, Operation Dulce 0.375 / 0.458 -> 0.458 / 0.542,
-        French 0.75 / 0.75 -> 0.79 / 0.75; dev2, demo and Chinese unchanged. Returns (the words counted, the asked
-        noun's words set aside)."""
-        got = self.coverage(ctx, state, p)
-        asked, named = asked_type(state.question)
-        noun = {w for w in asked if got[w]} if named and p.hops and rules.on("trial_asked_noun") else set()
-        if noun:
-            e = ctx.graph.entity(p.end)
-            noun -= set(tokens(f"{e.title} {e.type or ''} {_what_it_is(e)}"))
-            for w in noun:
-                del got[w]
-        return got, sorted(noun)
+        """`coverage` as the number of hops is tried (`plan`): (the words counted, words set aside: none). Setting the
+        asked noun aside unless the chain's end is one helped only the sets it was read from (docs/rules.md)."""
+        return self.coverage(ctx, state, p), []
 
     def _bands(self, state: State, depth: int) -> list[str]:
         return question_bands(state.question, [x.title for x in state.seeds], depth) if self.hop_focus else []
