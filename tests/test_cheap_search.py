@@ -102,22 +102,6 @@ def test_a_word_named_twice_takes_two_hops():
     assert coverage.verdict(q, ["Jaws"], two)["sufficient"] is True
 
 
-def test_the_last_hop_must_match_the_last_part_of_the_question():
-    q = "who starred in the films of the director of Jaws"
-    # both words are matched, but the chain ends on the directing: not yet
-    wrong_order = [["Jaws stars a person (actor)", "a movie was directed by a person"]]
-    right_order = [["Jaws was directed by a person", "a movie stars a person (actor)"]]
-    assert coverage.verdict(q, ["Jaws"], wrong_order)["sufficient"] is False
-    assert coverage.verdict(q, ["Jaws"], right_order)["sufficient"] is True
-
-
-def test_also_means_the_relation_recurs():
-    q = "the actor of Jaws also starred in which films"
-    one_hop = [["Jaws stars a person (actor)"]]
-    assert coverage.verdict(q, ["Jaws"], one_hop)["sufficient"] is False
-    assert "recurs" in coverage.verdict(q, ["Jaws"], one_hop)["reason"]
-
-
 def test_words_that_merely_start_with_co_do_not_ask_for_a_second_hop():
     one_hop = [["the company Ambergate Clockworks manufactures the Tide Clock"]]
     assert coverage.verdict("Which company manufactures the Tide Clock?", ["Tide Clock"], one_hop)["sufficient"]

@@ -13,7 +13,7 @@ from tog_core.tog.state import DEPARTURES
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = ("usage", "algorithm", "llm-free-policy", "benchmarks", "experiment-log", "architecture", "trace-format",
-         "operations")
+         "operations", "rules")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 

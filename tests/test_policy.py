@@ -327,8 +327,6 @@ def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for(
     from tog_core.scoring.text import asked_type, type_matches
 
     assert asked_type("In which town was the founder born?") == (["town"], True)
-    assert type_matches(asked_type("陈小舟的母亲出身于什么地方？")[0], "GEO")  # Chinese: what the question word says
-    assert asked_type("斗茶会在哪座茶楼举行？") == ([], False)  # "which" + a measure word says no type
     assert type_matches(asked_type("Dans quelle ville se trouve l'école ?")[0], "GEO")  # French type words
     assert asked_type("what are the genres of X")[0] == asked_type("which genre")[0]  # "are the" skipped
     assert asked_type("what of X did Y say") == ([], False)  # the word after "what" names the type or nothing

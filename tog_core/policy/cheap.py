@@ -22,9 +22,10 @@ from tog_core.policy import ranking
 from tog_core.policy.coverage import covered, question_words, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
+from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
-                                   type_tiers, without_words)
+                                   without_words)
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
@@ -151,22 +152,9 @@ class CheapPolicy:
                        [self.hop_words(ctx, h) for h in p.hops])
 
     def trial_coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[Counter[str], list[str]]:
-        """`coverage` as the number of hops is tried (`plan`): the noun the question asks for ("which town", "what
-        device") counts only when the chain's end says it is one (its title, type or first sentence): it names what
-        the answer is, so a further hop whose relation uses it about the entity before ("Anselm Vey founded the town
-        of Port Anselm") is no sign that the question asks for that hop. Linked seeds, depth 3, chain Hits@1 bm25 /
-        embedding: Christmas Carol 0.575 / 0.475 -> 0.60 / 0.475, Operation Dulce 0.375 / 0.458 -> 0.458 / 0.542,
-        French 0.75 / 0.75 -> 0.79 / 0.75; dev2, demo and Chinese unchanged. Returns (the words counted, the asked
-        noun's words set aside)."""
-        got = self.coverage(ctx, state, p)
-        asked, named = asked_type(state.question)
-        noun = {w for w in asked if got[w]} if named and p.hops else set()
-        if noun:
-            e = ctx.graph.entity(p.end)
-            noun -= set(tokens(f"{e.title} {e.type or ''} {_what_it_is(e)}"))
-            for w in noun:
-                del got[w]
-        return got, sorted(noun)
+        """`coverage` as the number of hops is tried (`plan`): (the words counted, words set aside: none). Setting the
+        asked noun aside unless the chain's end is one helped only the sets it was read from (docs/rules.md)."""
+        return self.coverage(ctx, state, p), []
 
     def _bands(self, state: State, depth: int) -> list[str]:
         return question_bands(state.question, [x.title for x in state.seeds], depth) if self.hop_focus else []
@@ -300,7 +288,7 @@ class CheapPolicy:
         PQL and MetaQA unchanged ("directed by" is not read as one word: with it the run ran into the name after it
         and read as a title, MetaQA 0.870 -> 0.857). () on a GraphRAG graph, whose relation texts are sentences."""
         g = ctx.graph
-        if not g.has_relation_labels:
+        if not g.has_relation_labels or not rules.on("relation_phrases"):
             return ()
         key = ("phrases", id(g))
         if key not in self._memo:
@@ -388,7 +376,7 @@ class CheapPolicy:
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop
-        back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person, else
+        back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person or
         an organisation; GraphRAG's `type` column, or a typed graph's), else the best chain's end; with an exact
         depth (the hops are known) only chain ends. Confidence adds up the chain's share of the beam (0.3), the type
         fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
@@ -399,12 +387,12 @@ class CheapPolicy:
         total = sum(p.score for p in paths) or 1.0
         best = paths[:3]
         back = 1 if _exact(ctx, state) else max(len(p.hops) for p in best)
-        # the chains' ends first, then one hop back, ...; at each, "who" takes a person before an organisation
+        # the chains' ends first, then one hop back, ...
         topics = ctx.topic_ids(state)  # a prefix ending at a topic entity answers nothing (the question names it)
-        pick = next(((p, len(p.hops) - j) for j in range(back) for tier in type_tiers(asked) for p in best
+        pick = next(((p, len(p.hops) - j) for j in range(back) for p in best
                      if j < len(p.hops)
                      and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).answers_nothing(topics)
-                     and type_matches(tier, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
+                     and type_matches(asked, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
         first = next((q for q in paths if not q.answers_nothing(topics)), paths[0])
         p, k = pick or (first, len(first.hops))
         fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)

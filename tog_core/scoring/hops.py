@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from tog_core.scoring import rules
 from tog_core.scoring.text import (_WORD, FRAMING, LANGUAGES, TYPE_ASKING, UNSPACED, VERB_AFTER_ASKING, _is_type_word,
                                    _relation_word, language)
 
@@ -24,11 +25,9 @@ _CJK_CLAUSE = re.compile(r"[，,；;]")
 
 def _cjk_hops(text: str) -> int:
     """Chinese: one relation per possessive 的 inside each clause, one more for a clause without 的 that says
-    something besides the question word, and one more for a predicate after a clause's last noun ("…的茶行在哪条
-    街上": located on which street), read as more than three characters left once the question word and the
-    copula 是 are taken out (Chinese nouns are one to three characters)."""
+    something besides the question word and the copula 是. (A final 的 read as a particle and a predicate after the
+    last noun read as one more relation changed no dev question: docs/rules.md.)"""
     text = text.rstrip(" ？?。.!！")
-    text = text[:-1] if text.endswith(_CJK_OF) else text  # a final 的 is a particle ("是谁开辟的")
     hops = 0
     for clause in _CJK_CLAUSE.split(text):
         parts = clause.split(_CJK_OF)
@@ -37,7 +36,7 @@ def _cjk_hops(text: str) -> int:
             rest = rest.replace(w, "")
         rest = rest.replace("是", "").replace("\x00", "").strip()
         hops += len(parts) - 1
-        hops += bool(rest) if len(parts) == 1 else len(rest) > 3
+        hops += bool(rest) and len(parts) == 1
     return max(1, hops)
 
 
@@ -53,8 +52,8 @@ def _attribute_after_asking(words: list[str], k: int, lang: str, possessive: boo
     copula, then the topic where it takes a possessive ("which nationality is X 's mom") or an article and a noun
     that a content word describes ("what genres are the films written by X"; not "the capital of France", "the
     film Alien", "the bay where")."""
-    if not (k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ()) and k + 2 < len(words)
-            and words[k + 1] in COPULAS.get(lang, ()) and not _is_type_word(words[k])):
+    if not (rules.on("attribute_after_asking") and k >= 1 and words[k - 1] in TYPE_ASKING.get(lang, ())
+            and k + 2 < len(words) and words[k + 1] in COPULAS.get(lang, ()) and not _is_type_word(words[k])):
         return False
     if words[k + 2] == "\x00":
         return possessive
@@ -106,17 +105,17 @@ def expected_hops(question: str, topics: list[str], phrases: Sequence[str] = ())
         content = _relation_word(w, prev, lang, nxt)
         if not content and _attribute_after_asking(words, k, lang, possessive):
             content = True  # "which nationality is X 's mom": the mom's nationality, two relations
-        if content and not in_run and _names_the_topic(words, k, stop, framing):
+        if content and not in_run and rules.on("title_before_name") and _names_the_topic(words, k, stop, framing):
             content = False  # "the captain Jules Caradec": a title standing right before the name, not a relation
         if content and in_run and after_possessive and run_len == 1:
             runs += 1  # "where does X 's wife come from": the wife, then where she comes from
         if content and not in_run:  # a run right after "does X 's" (the auxiliary governs this possessive)
-            after_possessive = (possessive and prev == "s" and k >= 3 and words[k - 2] == "\x00"
-                                and words[k - 3] in DO_SUPPORT.get(lang, ()))
+            after_possessive = (rules.on("do_support") and possessive and prev == "s" and k >= 3
+                                and words[k - 2] == "\x00" and words[k - 3] in DO_SUPPORT.get(lang, ()))
         runs += content and not in_run
         run_len = run_len + 1 if content else 0
         in_run, prev = content, w
-    recur = RECURS.get(lang)
+    recur = RECURS.get(lang) if rules.on("recurs_hops") else None
     return max(1, runs + (1 if recur is not None and recur.search(question) else 0))
 
 

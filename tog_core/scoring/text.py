@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import bm25s.stopwords as _stopwords
 
+from tog_core.scoring import rules
+
 _WORD = re.compile(r"[^\W_]+")
 # nouns so common in a film graph's questions that they are stop words for matching, yet still say what a question
 # asks for ("in which movies")
@@ -26,13 +28,25 @@ UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ua
 _STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
 what which who whom whose when where why how that this these those it its as into about than then there their
 they them he she his her him i you we our your me my can could would should will shall may might has have had
-not no yes any all some one ones also""".split()) | _GENERIC_NOUNS["en"]
-_FRENCH_STOP = frozenset(_stopwords.STOPWORDS_FRENCH) | frozenset("""a l d qu s n c j m t est sont été quel quelle
-quels quelles qui que quoi où quand comment lequel laquelle""".split())
-_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE) | frozenset(
-    "的 了 是 在 谁 哪 什么 哪里 哪个 吗 呢 由 被 和 与".split())
-# language -> (stop words, Snowball stemmer name or None for the English suffix stripper)
-LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {"en": (_STOP, None), "fr": (_FRENCH_STOP, "french")}
+not no yes any all some one ones also""".split())
+# added to bm25s's French list: "a" and the question words (quel, où, quand, ...), which the hop reading must skip
+_FRENCH_EXTRA = frozenset("""a l d qu s n c j m t est sont été quel quelle quels quelles qui que quoi où quand
+comment lequel laquelle""".split())
+# bm25s's Chinese list (it holds every word once added to it: 的 了 是 谁 哪 ...)
+_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE)
+# language -> (stop words, Snowball stemmer name or None for the English suffix stripper); built by _build_stop
+LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {}
+
+
+def _build_stop() -> None:
+    """The stop lists, with the word-list rules that are on (scoring/rules.py)."""
+    en = _STOP | (_GENERIC_NOUNS["en"] if rules.on("film_nouns_stop") else frozenset())
+    fr = frozenset(_stopwords.STOPWORDS_FRENCH) | (_FRENCH_EXTRA if rules.on("fr_stop_extra") else frozenset())
+    LANGUAGES.clear()
+    LANGUAGES.update({"en": (en, None), "fr": (fr, "french")})
+
+
+_build_stop()
 
 
 _WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
@@ -126,7 +140,7 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
     if hops < 2:
         return []
     ordered = hop_phrases(question, topics)
-    if len(ordered) == hops:  # one phrase per hop: each hop reads its own
+    if rules.on("bands_from_phrases") and len(ordered) == hops:  # one phrase per hop: each hop reads its own
         return ordered
     low = question.lower()
     spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
@@ -139,7 +153,8 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
         return []
 
     gap = _Gaps(spans)
-    wh = [(m.start(), m.end()) for m in _WORD.finditer(question) if m.group(0).lower() in _WH_WORDS]
+    wh = [(m.start(), m.end()) for m in _WORD.finditer(question)
+          if m.group(0).lower() in _WH_WORDS and rules.on("bands_by_question_word")]
     if wh:  # the answer's words sit by the question word ("… are written by who"), the first hop's by the topic
         gap_wh = _Gaps(wh)
         far_w = [(p, w) for p, w in content if gap_wh(p, w) < gap(p, w)]
@@ -253,15 +268,6 @@ TYPE_ASKING: dict[str, frozenset[str]] = {
 # per language: the words of "what kind of X" / "what types are …" (AUXILIARIES skips them; "what types are the
 # films …" asks for kinds, not films)
 KIND_WORDS: dict[str, frozenset[str]] = {"en": frozenset("kind kinds sort sorts type types".split())}
-# per language: auxiliaries that make "what/which" the object, so the next noun is the subject, not the type
-# ("what does the lighthouse stand on")
-SUBJECT_AUX: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
-# per language: "of", the articles after it, and "of" with the article built in, after a framing word ("the name
-# of the firm", "le nom de la société", "le nom du magasin")
-NAME_OF: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
-    "en": (frozenset({"of"}), frozenset({"the", "a", "an"}), frozenset()),
-    "fr": (frozenset({"de", "d"}), frozenset({"le", "la", "les", "l", "un", "une"}), frozenset({"du", "des"})),
-}
 # per language: words that frame a question without naming a relation ("what is the name of", "list the")
 FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
                                       "fr": frozenset("nom noms appelle".split())}
@@ -269,8 +275,10 @@ def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
     """Whether a (lower-case) word may name a relation: not a stop word or a framing word of its language ("name
     of"), not the noun right after "which/what" (the answer's type: "which town") unless an English article
     follows it (then it is a verb: "what killed the X's spouse"), not a single letter or "'s"."""
-    return (len(w) > 1 and w != "'s" and w not in LANGUAGES[lang][0] and w not in FRAMING.get(lang, ())
-            and (prev not in TYPE_ASKING.get(lang, ()) or _verb_after_asking(nxt, lang, w)))
+    return (len(w) > 1 and w != "'s" and w not in LANGUAGES[lang][0]
+            and not (rules.on("framing_words") and w in FRAMING.get(lang, ()))
+            and (not rules.on("asking_noun_is_type") or prev not in TYPE_ASKING.get(lang, ())
+                 or _verb_after_asking(nxt, lang, w)))
 
 
 # per language: words that, right after "what/which" and one more word, show that word to be a verb ("what killed
@@ -287,13 +295,14 @@ def _is_type_word(w: str) -> bool:
 @lru_cache(maxsize=1)
 def _all_type_words() -> frozenset[str]:
     """Every word of TYPE_WORDS, as _type_words reads it (built on first use: _type_words is defined below)."""
-    return frozenset(w for words in TYPE_WORDS.values() for w in _type_words(words))
+    return frozenset(w for label in TYPE_WORDS for w in _type_words(_label_words(label)))
 
 
 def _verb_after_asking(nxt: str, lang: str, w: str = "") -> bool:
     """Whether the word `w` after "what/which" is a verb, read from the word after it (VERB_AFTER_ASKING); never a
     word that names an entity type ("in which town the fair takes place")."""
-    return nxt in VERB_AFTER_ASKING.get(lang, frozenset()) and not (w and _is_type_word(w))
+    return (rules.on("verb_after_asking") and nxt in VERB_AFTER_ASKING.get(lang, frozenset())
+            and not (w and _is_type_word(w)))
 
 
 # what each question word asks for, per language, as words a type label or its description may contain
@@ -303,16 +312,6 @@ ASKS_FOR: dict[str, dict[str, str]] = {
            "when": "year date time event"},
     "fr": {"qui": "person people organization", "où": "place location geo organization",
            "quand": "year date time event"},
-}
-# what a question word asks for only when nothing fits its first reading: "who" is a person, else an organisation;
-# "where" a place, else an organisation ("where does Martha work": at the milliner's)
-SECOND_CHOICE = "organization"
-# Chinese question words (found as substrings) and what they ask for
-# (only words that say the type by themselves: "哪座" is "which" + a measure word, a teahouse or a temple alike)
-CJK_ASKS_FOR: dict[str, str] = {
-    "谁": "person people organization", "哪里": "place location geo organization",
-    "哪儿": "place location geo organization",
-    "什么地方": "place location geo", "什么时候": "year date time event", "哪一年": "year date time event",
 }
 # words a question uses for a time ("at what hour", "on which day", "en quelle année")
 _TIME_WORDS = ("day days hour hours time date year years month week night morning evening jour heure année mois "
@@ -339,43 +338,26 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     """Stems of what the question asks for, read at its first question word, and whether the question names it:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
-    not say."""
-    if UNSPACED.search(question):
-        hit = min(((question.find(k), v) for k, v in CJK_ASKS_FOR.items() if k in question), default=None)
-        if hit is not None:
-            return tokens(hit[1]), False
+    not say. English and French (Chinese question words read no type: docs/rules.md)."""
     words = [w.lower() for w in _WORD.findall(question)]
     lang = language(words)
-    asking, wh = TYPE_ASKING.get(lang, frozenset()), ASKS_FOR.get(lang, {})
+    asking = TYPE_ASKING.get(lang, frozenset()) if rules.on("named_type") else frozenset()
+    wh = ASKS_FOR.get(lang, {}) if rules.on("asks_for") else {}
     first = next((k for k, w in enumerate(words) if w in asking or w in wh), None)
     if first is None:
         return [], False
     if words[first] in wh:
         return tokens(wh[words[first]]), False
-    aux = AUXILIARIES.get(lang, frozenset())
-    if first + 1 < len(words) and words[first + 1] in SUBJECT_AUX.get(lang, ()):
-        return [], False  # "what does the lonely lighthouse stand on": the noun is the subject
+    aux = AUXILIARIES.get(lang, frozenset()) if rules.on("auxiliaries") else frozenset()
     at = next((k for k in range(first + 1, len(words)) if words[k] not in aux), None)  # "what are the genres"
-    if at is not None and at > first + 1 and words[first + 1] in KIND_WORDS.get(lang, ()) and words[at] != "of":
+    if (rules.on("kind_words") and at is not None and at > first + 1 and words[first + 1] in KIND_WORDS.get(lang, ())
+            and words[at] != "of"):
         return [], False  # "what types are the films …" asks for the films' kinds, not films ("what type of film")
     noun = words[at] if at is not None else None
     if at == first + 1 and at + 1 < len(words) and _verb_after_asking(words[at + 1], lang):
         return [], False  # "what killed the X's spouse": a verb, the question says no type
-    if at is not None and noun in FRAMING.get(lang, ()):
-        # "what is the name of the firm ...": the type follows "of the"; "the name of Scrooge's sister": none
-        of, articles, of_the = NAME_OF.get(lang, (frozenset(), frozenset(), frozenset()))
-        after = words[at + 1:at + 4]
-        noun = (after[2] if len(after) == 3 and after[0] in of and after[1] in articles
-                else after[1] if len(after) >= 2 and after[0] in of_the else None)
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
-
-
-def type_tiers(asked: list[str]) -> list[list[str]]:
-    """The asked types in the order to try them: "who" a person first, an organisation only when no person fits."""
-    second = set(tokens(SECOND_CHOICE))
-    first = [a for a in asked if a not in second]
-    return [first, asked] if first and len(first) < len(asked) else [asked]
 
 
 def type_matches(asked: list[str], entity_type: str) -> bool | None:
@@ -383,11 +365,29 @@ def type_matches(asked: list[str], entity_type: str) -> bool | None:
     if not asked or not entity_type:
         return None
     label = entity_type.upper()
-    words = set(_type_words(TYPE_WORDS.get(label, "") + " " + entity_type.replace("_", " ")))
+    words = set(_type_words(_label_words(label) + " " + entity_type.replace("_", " ")))
     return bool(words & set(asked))
+
+
+def _label_words(label: str) -> str:
+    """The words TYPE_WORDS gives an (upper-case) type label, with the word-list rules that are on."""
+    text = TYPE_WORDS.get(label, "") if rules.on("type_words") else ""
+    if not rules.on("film_nouns_type") and label == "MOVIE":
+        return ""
+    if not rules.on("time_words"):
+        text = " ".join(w for w in text.split() if w not in _TIME_WORDS.split())
+    return text
 
 
 def _type_words(text: str) -> list[str]:
     """tokens(), keeping the generic nouns the stop words drop: "in which movies" asks for movies."""
-    generic = _GENERIC_NOUNS.get("en", frozenset())
+    generic = _GENERIC_NOUNS.get("en", frozenset()) if rules.on("film_nouns_type") else frozenset()
     return tokens(text) + [_stem(w) for w in _WORD.findall(text.lower()) if w in generic]
+
+
+@rules.on_change
+def _rules_changed() -> None:
+    """The stop lists rebuilt and every cache that read a word list cleared (bench/rule_table.py)."""
+    _build_stop()
+    _tokens.cache_clear()
+    _all_type_words.cache_clear()

@@ -1,0 +1,43 @@
+"""Named off-switches for the question-wording rules and word lists (scoring/text.py, scoring/hops.py,
+policy/coverage.py), so each can be measured off (bench/rule_table.py; the table: docs/rules.md).
+
+Every rule site asks `on(NAME)`; everything is on unless a bench switches it off with `switched_off(...)`. Nothing
+here is read from the environment or set by the app: the switch exists for measurement only.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+OFF: set[str] = set()  # the rules switched off for this run (empty outside a rule bench)
+_RESETS: list[Callable[[], None]] = []  # what each module rebuilds when the switches change (tables, caches)
+
+
+def on(name: str) -> bool:
+    """Whether the named rule applies (every rule does unless a bench switched it off)."""
+    return name not in OFF
+
+
+def on_change(fn: Callable[[], None]) -> Callable[[], None]:
+    """Register a function that rebuilds a module's tables and clears its caches when the switches change."""
+    _RESETS.append(fn)
+    return fn
+
+
+@contextmanager
+def switched_off(*names: str) -> Iterator[None]:
+    """The named rules off inside the block, every table and cache rebuilt on the way in and out."""
+    before = set(OFF)
+    OFF.update(names)
+    _reset()
+    try:
+        yield
+    finally:
+        OFF.clear()
+        OFF.update(before)
+        _reset()
+
+
+def _reset() -> None:
+    for fn in _RESETS:
+        fn()
