@@ -17,7 +17,6 @@ probability that best separates right from wrong top answers) and applied to the
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -25,18 +24,13 @@ from typing import Any
 
 import numpy as np
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dev_sets import DATA, GR, PQ, ROOT  # first: makes tog_core importable
 
 from tog_core.bench.kgqa import KGQAConfig, run_kgqa  # noqa: E402
 from tog_core.bench.measures import auroc  # noqa: E402
 from tog_core.home import tog_home  # noqa: E402
 from tog_core.policy import ranking  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-GR = DATA / "graphrag"
-PQ = DATA / "kgqa" / "pathquestion"
 # name: (project or data folder, questions file (None: the folder's questions_dev.jsonl), linked, depth, limit)
 SETS: dict[str, tuple[Path, Path | None, bool, int | None, int | None]] = {
     "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl", True, 3, None),

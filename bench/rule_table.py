@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -32,17 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dev_sets import DATA, GR, PQ, ROOT  # first: makes tog_core importable
 
 from tog_core.bench.kgqa import KGQAConfig, run_kgqa  # noqa: E402
 from tog_core.home import tog_home  # noqa: E402
 from tog_core.scoring import rules  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-GR = DATA / "graphrag"
-PQ = DATA / "kgqa" / "pathquestion"
 CC = ROOT / "bench/data/christmas-carol"
 
 

@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rule_table():
+    if str(ROOT / "bench") not in sys.path:  # as `python bench/rule_table.py` runs it: bench/dev_sets.py importable
+        sys.path.insert(0, str(ROOT / "bench"))
     spec = importlib.util.spec_from_file_location("rule_table", ROOT / "bench" / "rule_table.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look their module up
