@@ -165,3 +165,21 @@ def test_a_graph_without_text_units_still_ranks(monkeypatch):
     t = eng.trace(st)
     assert [c["title"] for c in t.candidates] == ["B"] and t.candidates[0]["sentence"] == ""
     assert 0.0 < t.confidence < 1.0  # the only candidate, yet not certain: "none of these" stays possible
+
+
+def test_the_pictures_know_the_type_of_an_answer_found_only_by_a_depth_trial(monkeypatch):
+    from tog_core.render.frontier import trace_entity_types
+
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", 3.0))
+    about = {"Carl": "Carl is a miller."}
+    g = KnowledgeGraph.from_tables(
+        pa.table({"id": ["id-Ann", "id-Bob", "id-Carl"], "title": ["Ann", "Bob", "Carl"],
+                  "type": ["PERSON", "PERSON", "MILLER"], "description": ["", "", about["Carl"]]}),
+        pa.table({"id": ["r0", "r1"], "source": ["Ann", "Bob"], "target": ["Bob", "Carl"],
+                  "description": [CHAIN[0][2], CHAIN[1][2]],
+                  "text_unit_ids": pa.array([[], []], pa.list_(pa.string()))}),
+        None)
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    t = eng.trace(state_with_trials(eng)).to_dict()
+    assert t["answer_entity"] == "Carl" and all(link["target"] != "Carl" for c in t["chains"] for link in c)
+    assert trace_entity_types(g, t)["id-Carl"] == "MILLER"  # read from the answer's own chain

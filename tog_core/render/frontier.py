@@ -66,14 +66,18 @@ def overridden_ids(step: dict[str, Any]) -> set[str]:
 
 
 def trace_entity_types(graph: Any, trace: dict[str, Any], extra_ids: Iterable[str] = ()) -> dict[str, str]:
-    """Entity id → type for every entity a trace mentions (seeds, candidates, chains), read from the graph."""
+    """Entity id → type for every entity a trace mentions (seeds, step candidates, chains, the answer candidates'
+    chains), read from the graph."""
     ids = {str(s.get("id")) for s in trace.get("seeds") or []} | set(map(str, extra_ids))
     for s in trace.get("steps") or []:
         for c in s.get("candidates") or []:
             ids.update(str(x) for x in (c.get("source_id"), c.get("target_id")) if x)
-    for chain in trace.get("chains") or []:
+    chains = [c for c in trace.get("chains") or [] if isinstance(c, list)]
+    chains += [c.get("chain") or [] for c in trace.get("candidates") or [] if isinstance(c, dict)]
+    for chain in chains:
         for link in chain:
-            ids.update(str(x) for x in (link.get("source_id"), link.get("target_id")) if x)
+            if isinstance(link, dict):
+                ids.update(str(x) for x in (link.get("source_id"), link.get("target_id")) if x)
     out = {}
     for i in ids:
         idx = graph.find(i)
