@@ -211,7 +211,8 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def _key(p: BeamPath) -> tuple[Any, ...]:
+def path_key(p: BeamPath) -> tuple[Any, ...]:
+    """A chain's identity: its start and every (relation, entity) step."""
     return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
 
 
@@ -232,9 +233,9 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
         top = max(p.score for p in paths) or 1.0
         fresh = False
         for rank, p in enumerate(paths):
-            if _key(p) in seen:  # the same chain found by two searches counts once (the main run repeats a trial)
+            if path_key(p) in seen:  # the same chain found by two searches counts once (the main run repeats a trial)
                 continue
-            seen.add(_key(p))
+            seen.add(path_key(p))
             fresh = True
             n_chains += 1
             rel = p.score / top if top > 0 else 0.0
