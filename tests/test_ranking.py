@@ -183,3 +183,26 @@ def test_the_pictures_know_the_type_of_an_answer_found_only_by_a_depth_trial(mon
     t = eng.trace(state_with_trials(eng)).to_dict()
     assert t["answer_entity"] == "Carl" and all(link["target"] != "Carl" for c in t["chains"] for link in c)
     assert trace_entity_types(g, t)["id-Carl"] == "MILLER"  # read from the answer's own chain
+
+
+def test_the_memo_of_rankings_tells_a_known_number_of_hops_apart(monkeypatch):
+    """The same chains ranked twice, once with the number of hops chosen by a person: the second run may not be
+    served the first's list (only chain ends answer a known number of hops)."""
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", -3.0))  # prefers the first hop
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = state_with_trials(eng)
+    st = st.with_(paths=st.other_searches[0].paths, other_searches=(), depth=2, hops=2)
+    assert [eng.graph.title(c.entity) for c in eng.answer_candidates(st)] == ["Bob", "Carl"]
+    assert [eng.graph.title(c.entity) for c in eng.answer_candidates(st.with_(hops_firm=True))] == ["Carl"]
+
+
+def test_the_papers_answer_list_starts_with_its_answer():
+    from tog_core.tog.policy import PaperAnswer
+    g = free_graph(CHAIN)
+    ann, bob = g.find_title("Ann"), g.find_title("Bob")
+    still = BeamPath(start=ann, hops=(), score=2.0)  # the best chain never left its topic entity
+    moved = BeamPath(start=ann, hops=(hop(ann, bob),), score=1.0)
+    paper = PaperAnswer()
+    ranked = paper.rank_answers(None, None, [still, moved])  # type: ignore[arg-type]
+    assert ranked[0].entity == paper.choose_answer(None, None, [still, moved]).entity == ann  # type: ignore[arg-type,union-attr]
+    assert [c.entity for c in ranked] == [ann, bob]

@@ -327,8 +327,10 @@ class CheapPolicy:
         (ranking.py), the confidence its probability. Else the rule choice first, then the chains' ends."""
         if not paths and not state.other_searches:
             return []
-        key = (state.question, tuple(_path_key(p) for p in paths),
-               tuple((s.depth, tuple(_path_key(p) for p in s.paths)) for s in state.other_searches))
+        # everything _rank reads: the graph, the question and seeds, the chains, whether only ends answer, the LLM
+        key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
+               bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
+               tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches))
         if key in self._ranked:
             return self._ranked[key]
         out = self._rank(ctx, state, paths)
@@ -408,10 +410,6 @@ def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
         return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
     return f"ranked {i + 1} of {n} candidates by chain, text, type and agreement" + (
         "; also the rule choice" if is_pick else "")
-
-
-def _path_key(p: BeamPath) -> tuple[Any, ...]:
-    return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
 
 
 def _exact(ctx: SearchContext, state: State) -> bool:
