@@ -128,7 +128,7 @@ if R.is_unfinished(t):
         st.switch_page("pages/explore.py")
 tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
 finished = not R.is_unfinished(t)
-guess = finished and bool(t.candidates) and V.is_guess(t)
+guess = finished and bool(t.candidates) and t.is_guess()
 if guess:  # a guess says so plainly and shows the candidates before the answer
     st.warning(V.guess_words(t), icon=":material/help:")
     pick.answers_block(t, graph, store)

@@ -64,12 +64,6 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             "chain_scores": scores, "chain_index": pick}
 
 
-def is_guess(trace: Trace) -> bool:
-    """Whether the trace's answer is a guess: its confidence below the trace's threshold."""
-    conf, low = trace.confidence, trace.low_confidence
-    return conf is not None and low is not None and float(conf) < float(low)
-
-
 def guess_words(trace: Trace) -> str:
     """The plain warning above a guess."""
     return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence or 0):.2f}, below "

@@ -160,7 +160,7 @@ def _candidate_lines(t: Trace, n: int) -> list[str]:
 
 def guess_line(t: Trace) -> str | None:
     """The plain warning when the answer is a guess (confidence below the threshold), else None."""
-    if t.confidence is None or t.low_confidence is None or t.confidence >= t.low_confidence:
+    if not t.is_guess():
         return None
     return (f"This is a guess: confidence {t.confidence:.2f} is below {t.low_confidence:.2f}. "
             f"Check the candidates, best first:")

@@ -177,6 +177,11 @@ class Trace:
     # "at" (ISO-8601 UTC)}; never counted as the search's answer
     person_answer: dict[str, Any] | None = None
 
+    def is_guess(self) -> bool:
+        """Whether the answer is a guess: its confidence below the threshold in force (both known)."""
+        conf, low = self.confidence, self.low_confidence
+        return conf is not None and low is not None and float(conf) < float(low)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
