@@ -42,7 +42,8 @@ class AnswerChoice:
 
     @property
     def entity(self) -> int:
-        return self.path.hops[self.hop - 1].dst
+        """The entity after `hop` hops; hop 0 is the chain's start (a chain that never left its topic entity)."""
+        return self.path.hops[self.hop - 1].dst if self.hop > 0 else self.path.start
 
 
 
@@ -198,8 +199,9 @@ class PaperAnswer:
         return answer_at_end(paths)
 
     def rank_answers(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
-        """The ordered answer list: the chains' ends in chain order, each once, scored by its chain's share."""
-        return chain_ends(paths)
+        """The ordered answer list: the choice (the best chain's end) first, then the other chains' ends in chain
+        order, each once, scored by its chain's share."""
+        return chain_ends(paths, answer_at_end(paths))
 
 
 class FaithfulPolicy(PaperRelations, PaperEntities, PaperJudge, PaperAnswer):
