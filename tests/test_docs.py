@@ -63,3 +63,10 @@ def test_scripts_the_docs_run_exist():
         text = (ROOT / doc).read_text(encoding="utf-8")
         for script in set(re.findall(r"python (bench/[\w/]+\.py|demo/[\w/]+\.py)", text)):
             assert (ROOT / script).is_file(), f"{doc} runs {script}, which does not exist"
+
+
+@pytest.mark.parametrize("doc", ["README.md", *(f"docs/{p}.md" for p in PAGES)])
+def test_no_merge_markers_left(doc):
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    bad = [k for k, line in enumerate(text.splitlines(), 1) if re.match(r"^(<{7}|>{7}|={7})( |$)", line)]
+    assert not bad, f"{doc} has merge conflict markers at lines {bad}: resolve them"
