@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tog_core.llm",),
     ("tog_core.prompting",),
     ("tog_core.scoring",),
+    ("tog_core.reading",),
     ("tog_core.tog",),
     ("tog_core.policy",),
     ("tog_core.render",),
@@ -49,7 +50,7 @@ TESTING = "tog_core.testing"  # may import the layers below tog; nothing in prod
 TESTING_MAX_LAYER = next(k for k, layer in enumerate(LAYERS) if "tog_core.scoring" in layer)
 
 # Where the engine and its helpers live: every `graph.X` / `llm.X` they use must be in the protocol.
-ENGINE_PACKAGES = ("tog", "policy", "scoring", "prompting", "render", "app", "bench")
+ENGINE_PACKAGES = ("tog", "policy", "scoring", "reading", "prompting", "render", "app", "bench")
 
 
 # ------------------------------------------------------------------ reading the source

@@ -9,6 +9,7 @@ from collections import Counter
 import pyarrow as pa
 
 from tog_core.policy import coverage
+from tog_core.reading.readers import question_words, relation_names
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
@@ -86,7 +87,7 @@ def test_stemming_meets_the_forms_the_relations_use():
 
 
 def test_rest_of_question_drops_the_topic_and_what_the_chain_matched():
-    got = coverage.covered(coverage.question_words("when did the movies written by Émile Zola release", ["Émile Zola"]),
+    got = coverage.covered(question_words("when did the movies written by Émile Zola release", ["Émile Zola"]),
                            ["a movie was written by a person"])
     assert got == Counter({"writ": 1})
     rest = coverage.rest_of_question("when did the movies written by Émile Zola release", ["Émile Zola"], got)
@@ -98,16 +99,17 @@ def test_a_word_named_twice_takes_two_hops():
     q = "the director of Jaws directed which films"
     one = [["Jaws was directed by a person"]]
     two = [["Jaws was directed by a person", "a movie was directed by Spielberg"]]
-    assert coverage.verdict(q, ["Jaws"], one)["sufficient"] is False
-    assert coverage.verdict(q, ["Jaws"], two)["sufficient"] is True
+    assert coverage.verdict(question_words(q, ["Jaws"]), one)["sufficient"] is False
+    assert coverage.verdict(question_words(q, ["Jaws"]), two)["sufficient"] is True
 
 
 def test_words_that_merely_start_with_co_do_not_ask_for_a_second_hop():
     one_hop = [["the company Ambergate Clockworks manufactures the Tide Clock"]]
-    assert coverage.verdict("Which company manufactures the Tide Clock?", ["Tide Clock"], one_hop)["sufficient"]
+    tide = question_words("Which company manufactures the Tide Clock?", ["Tide Clock"])
+    assert coverage.verdict(tide, one_hop)["sufficient"]
     co = [["Nacho Libre was written by a person"]]
-    assert not coverage.verdict("who co-wrote films with Mike White", ["Mike White"], co)["sufficient"]
-    assert not coverage.verdict("who cowrote films with Mike White", ["Mike White"], co)["sufficient"]
+    assert not coverage.verdict(question_words("who co-wrote films with Mike White", ["Mike White"]), co)["sufficient"]
+    assert not coverage.verdict(question_words("who cowrote films with Mike White", ["Mike White"]), co)["sufficient"]
 
 
 def test_engine_without_llm_searches_to_the_second_director_hop():
@@ -355,11 +357,12 @@ def test_a_typed_graph_lends_its_relation_names_of_several_words_to_the_wording(
     g = kin_graph([("Sam", "children", "Gus"), ("Gus", "place_of_birth", "Oslo"), ("Gus", "directed_by", "Ida")])
     policy = CheapPolicy()
     eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3), policy=policy)
-    assert policy._phrases(eng) == ("place of birth",)
+    assert relation_names(g) == ("place of birth",)
     st = asyncio.run(eng.run("the place of birth of Sam 's son ?", seeds=["Sam"]))
+    assert st.reading is not None and st.reading.hops == 2
     assert policy.planned_depth(eng, st) == 2 and chains(eng, st)[0] == ["Sam", "Gus", "Oslo"]
     # a GraphRAG graph lends nothing: its relation texts are sentences
     from test_policy import free_graph
 
     free = ToGEngine(free_graph([("A", "B", "A met B")]), config=eng.config, policy=policy)
-    assert policy._phrases(free) == ()
+    assert relation_names(free.graph) == ()

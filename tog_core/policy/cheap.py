@@ -19,13 +19,12 @@ from typing import Any
 from collections.abc import Sequence
 
 from tog_core.policy import ranking
-from tog_core.policy.coverage import covered, question_words, rest_of_question
+from tog_core.policy.coverage import covered, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
-from tog_core.scoring import rules
-from tog_core.scoring.hops import expected_hops
-from tog_core.scoring.text import (asked_type, first_sentence, question_bands, tokens, type_matches,
-                                   without_words)
+from tog_core.reading import QuestionReading
+from tog_core.reading.readers import read as read_question
+from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
@@ -100,7 +99,7 @@ class CheapPolicy:
         cfg = ctx.config
         if not self.plan_hops or cfg.exact_depth:
             return cfg.depth
-        return min(cfg.depth, expected_hops(state.question, [x.title for x in state.seeds], self._phrases(ctx)))
+        return min(cfg.depth, self.reading(ctx, state).hops)
 
     def params(self) -> dict[str, Any]:
         return {"plan_hops": self.plan_hops, "type_gate": self.type_gate, "hop_focus": self.hop_focus,
@@ -148,7 +147,7 @@ class CheapPolicy:
     # ------------------------------------------------------------------ question coverage
     def coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> Counter[str]:
         """The question words the path's relations match (coverage.py)."""
-        return covered(question_words(state.question, [x.title for x in state.seeds]),
+        return covered(self.reading(ctx, state).want,
                        [self.hop_words(ctx, h) for h in p.hops])
 
     def trial_coverage(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[Counter[str], list[str]]:
@@ -156,15 +155,15 @@ class CheapPolicy:
         asked noun aside unless the chain's end is one helped only the sets it was read from (docs/rules.md)."""
         return self.coverage(ctx, state, p), []
 
-    def _bands(self, state: State, depth: int) -> list[str]:
-        return question_bands(state.question, [x.title for x in state.seeds], depth) if self.hop_focus else []
+    def _bands(self, ctx: SearchContext, state: State, depth: int) -> list[str]:
+        return self.reading(ctx, state).bands(depth) if self.hop_focus else []
 
     def relation_query(self, ctx: SearchContext, state: State, i: int) -> tuple[str, str]:
         """(focus, rest): this hop's part of the question less what the path already matched, and the question
         without the path's own topic's name and the matched words (other topics' names stay)."""
         if not self.hop_focus:
             return "", ""
-        bands = self._bands(state, ctx.last_depth(state))
+        bands = self._bands(ctx, state, ctx.last_depth(state))
         focus = bands[state.depth - 1] if len(bands) >= state.depth else ""
         p = state.paths[i]
         got = self.coverage(ctx, state, p)
@@ -224,7 +223,7 @@ class CheapPolicy:
         the engine hands over. {} when that does not apply."""
         if not options or not self.looks_ahead(ctx, state):
             return {}
-        bands = self._bands(state, ctx.last_depth(state))
+        bands = self._bands(ctx, state, ctx.last_depth(state))
         scorer = ctx.relation_scorer if ctx.graph.has_relation_labels else ctx.prefilter
         ratings = await rate_next_hops(
             ctx.graph, scorer, question=state.question, focus=bands[state.depth] if len(bands) > state.depth else "",
@@ -242,7 +241,8 @@ class CheapPolicy:
         once nothing one hop further (`ahead`, the chains' next edges) matches a question word still unmatched;
         then, while no chain ends in the type the question asks for, one hop more."""
         topics = ctx.topic_ids(state)  # a chain ending at a topic (or back home) answers nothing: not sufficient
-        v = coverage_verdict(state.question, [x.title for x in state.seeds],
+        reading = self.reading(ctx, state)
+        v = coverage_verdict(reading.want,
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
                               if p.hops and not p.answers_nothing(topics)])
         planned = ctx.last_depth(state)
@@ -257,7 +257,7 @@ class CheapPolicy:
         elif not v["sufficient"]:
             v = {"sufficient": True, "by": "plan",
                  "reason": f"the question names {planned} relation{'s' if planned > 1 else ''}; {v['reason']}"}
-        asked = asked_type(state.question)[0]
+        asked = list(reading.asked)
         ends = [ctx.graph.entity(p.end).type for p in state.paths if p.hops and not p.answers_nothing(topics)]
         if (self.type_gate and asked and self._graph_has_type(ctx, asked)
                 and not any(type_matches(asked, t) for t in ends)):
@@ -268,7 +268,7 @@ class CheapPolicy:
     def _nothing_ahead(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges]) -> str | None:
         """The question words no chain has matched yet, when none of them occurs in any relation the chains could
         take next (`ahead`, read with its neighbour evidence); None when something ahead still matches."""
-        want = question_words(state.question, [x.title for x in state.seeds])
+        want = self.reading(ctx, state).want
         missing: set[str] = set()
         words: set[str] = set()
         for nxt in ahead:
@@ -280,24 +280,14 @@ class CheapPolicy:
                     return None
         return ", ".join(sorted(missing)) if missing and not missing & words else None
 
-    def _phrases(self, ctx: SearchContext) -> tuple[str, ...]:
-        """A typed graph's relation names of several words ("place of birth", "cause of death"), longest first, read
-        once per graph from at most 50,000 relationships: the wording reads each as one relation (expected_hops).
-        The wording was right for 129 / 124 of 150 PQ-2H / PQ-3H dev questions, 141 / 141 with them. Linked, depth
-        3, bm25 / embedding: PQ-2H 0.720 / 0.847 -> 0.753 / 0.900; PQ-3H (its planned depth is capped at 3 anyway),
-        PQL and MetaQA unchanged ("directed by" is not read as one word: with it the run ran into the name after it
-        and read as a title, MetaQA 0.870 -> 0.857). () on a GraphRAG graph, whose relation texts are sentences."""
-        g = ctx.graph
-        if not g.has_relation_labels or not rules.on("relation_phrases"):
-            return ()
-        key = ("phrases", id(g))
+    def reading(self, ctx: SearchContext, state: State) -> QuestionReading:
+        """How the question was read (State.reading, made once when the search started); a state made without one
+        (an older saved run) is read by the rule reader, once."""
+        if state.reading is not None:
+            return state.reading
+        key = ("reading", id(ctx.graph), state.question, tuple(x.title for x in state.seeds))
         if key not in self._memo:
-            step = max(1, -(-g.n_relationships // 50_000))  # at most 50,000 read
-            names = {" ".join(lab.replace("_", " ").split()) for lab in g.labels(range(0, g.n_relationships, step))}
-            # content words at both ends ("place of birth"; not "directed by", whose "by" keeps the verb apart from
-            # the name that follows it)
-            keep = [n for n in names if 1 < len(n.split()) <= 4 and tokens(n.split()[0]) and tokens(n.split()[-1])]
-            self._memo[key] = tuple(sorted(keep, key=lambda n: (-len(n), n)))
+            self._memo[key] = read_question(state.question, [x.title for x in state.seeds], graph=ctx.graph)
         return self._memo[key]
 
     def _graph_has_type(self, ctx: SearchContext, asked: list[str]) -> bool:
@@ -363,8 +353,8 @@ class CheapPolicy:
         topics = ctx.topic_ids(state)
         # the number of hops is known (given, or chosen by a person): only the chains' ends answer
         cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
-        asked, _named = asked_type(state.question)
-        want = question_words(state.question, [x.title for x in state.seeds])
+        reading = self.reading(ctx, state)
+        asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
         for c in cands:
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
@@ -384,8 +374,8 @@ class CheapPolicy:
         fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
         if not paths:
             return None
-        asked, _named = asked_type(state.question)
-        want = question_words(state.question, [x.title for x in state.seeds])
+        reading = self.reading(ctx, state)
+        asked, want = list(reading.asked), reading.want
         total = sum(p.score for p in paths) or 1.0
         best = paths[:3]
         back = 1 if _exact(ctx, state) else max(len(p.hops) for p in best)

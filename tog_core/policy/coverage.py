@@ -21,13 +21,6 @@ from tog_core.scoring.text import UNSPACED, tokens, without_words
 
 
 
-def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
-    """Content words of the question beyond the topic entities' names, with multiplicity: "the director
-    of X also directed which films" names "direct" twice, so it takes two hops that mention it."""
-    topic_words = {w for t in topics for w in tokens(t)}
-    return Counter(w for w in tokens(question) if w not in topic_words)
-
-
 def covered(want: Counter[str], hop_texts: Sequence[str]) -> Counter[str]:
     """The wanted words the hops mention, each counted once per hop and at most as often as wanted."""
     got: Counter[str] = Counter()
@@ -47,9 +40,9 @@ def rest_of_question(question: str, topics: Sequence[str], got: Counter[str]) ->
     return without_words(question, got)
 
 
-def verdict(question: str, topics: Sequence[str], chains: Sequence[Sequence[str]]) -> dict[str, Any]:
-    """The LLM-free sufficiency verdict over chains given as their hops' texts."""
-    want = question_words(question, topics)
+def verdict(want: Counter[str], chains: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The LLM-free sufficiency verdict over chains given as their hops' texts: `want`, the question's content words
+    (QuestionReading.want)."""
     if not want:
         return {"sufficient": False, "by": "coverage", "reason": "no LLM; the question has no content words to match"}
     best: Counter[str] = Counter()

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from tog_core.policy.cheap import CheapPolicy
+from tog_core.reading import QuestionReading
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, llm_judges
 from tog_core.tog.state import BeamPath, Callbacks, Search, State
@@ -57,14 +58,16 @@ def tries(engine: ToGEngine, state: State) -> bool:
             and not state.done and state.hops is None)
 
 
-async def trial(engine: ToGEngine, question: str, seeds: Iterable[Seed], depth: int) -> tuple[State, list[BeamPath]]:
+async def trial(engine: ToGEngine, question: str, seeds: Iterable[Seed], depth: int,
+                reading: QuestionReading | None = None) -> tuple[State, list[BeamPath]]:
     """One automatic search from the topic entities with exactly `depth` hops, unrecorded and without an LLM, on
-    the engine's graph, scorers and policy. Returns its final state and its chains, best first."""
+    the engine's graph, scorers and policy, reading the question as `reading` says. Returns its final state and its
+    chains, best first."""
     one = ToGEngine(engine.graph, embedder=engine.embedder, policy=engine.policy,
                     config=replace(engine.config, depth=depth, exact_depth=True),
                     relation_scorer=engine.relation_scorer, entity_scorer=engine.entity_scorer,
                     prefilter=engine.prefilter, clock=engine.clock, project=engine.project)
-    st = one.start(question, seeds)
+    st = one.start(question, seeds, reading=reading)
     while not st.done:
         st = one.apply(st, await one.propose(st))
     return st, one.best_paths(st)
@@ -82,7 +85,7 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
     trials: list[dict[str, Any]] = []
     searches: list[Search] = []
     for k in range(1, engine.config.depth + 1):
-        st, best = await trial(engine, state.question, state.seeds, k)
+        st, best = await trial(engine, state.question, state.seeds, k, state.reading)
         searches.append(Search(depth=k, paths=tuple(best)))
         got, aside = pol.trial_coverage(engine, st, best[0]) if best else (Counter(), [])
         trials.append({"depth": k, "matched": sorted(+got),

@@ -130,27 +130,34 @@ class _Gaps:
 
 
 def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
-    """The focus of each hop for cheap scorers: relation words next to the topic mention tend to name the
-    first hops ("films acted by the actors in X"), the words next to the question word the last ("who
-    directed …", "… are written by who"). Each content word goes to whichever is nearer: the topic (the
-    near band, hops 1..D-1) or a question word (the far band, hop D); when no content word sits by a
-    question word, the question word itself is the far band ("when …" asks for a year). Without a
-    question word the content words are split by distance from the topic into a near and a far half.
-    [] when there is one hop or no topic title occurs in the question."""
+    """The focus of each hop for cheap scorers: one phrase per hop when the question names as many (hop_phrases),
+    else `question_split`'s near words for hops 1..D-1 and its far words for hop D. [] when there is one hop or the
+    question does not split. (The search reads the same from its QuestionReading: tog_core/reading.)"""
     if hops < 2:
         return []
     ordered = hop_phrases(question, topics)
     if rules.on("bands_from_phrases") and len(ordered) == hops:  # one phrase per hop: each hop reads its own
         return ordered
+    near, far = question_split(question, topics)
+    return [near] * (hops - 1) + [far] if near or far else []
+
+
+def question_split(question: str, topics: list[str]) -> tuple[str, str]:
+    """(near, far): relation words next to the topic mention tend to name the first hops ("films acted by the actors
+    in X"), the words next to the question word the last ("who directed …", "… are written by who"). Each content
+    word goes to whichever is nearer: the topic (near) or a question word (far); when no content word sits by a
+    question word, the question word itself is the far part ("when …" asks for a year). Without a question word the
+    content words are split by distance from the topic into a near and a far half. ("", "") when no topic title
+    occurs in the question or it has fewer than two content words."""
     low = question.lower()
     spans = [(low.find(t.lower()), low.find(t.lower()) + len(t)) for t in topics if t and t.lower() in low]
     if not spans:
-        return []
+        return "", ""
     stop = LANGUAGES[language([w.lower() for w in _WORD.findall(question)])][0]
     content = [(m.start(), m.group(0)) for m in _WORD.finditer(question)
                if m.group(0).lower() not in stop and not any(a <= m.start() < b for a, b in spans)]
     if len(content) < 2:
-        return []
+        return "", ""
 
     gap = _Gaps(spans)
     wh = [(m.start(), m.end()) for m in _WORD.finditer(question)
@@ -162,12 +169,15 @@ def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
         if near_w and not far_w:  # nothing sits by the question word: "when …" alone says what the answer is
             far_w = [(a, question[a:b]) for a, b in wh]
         if far_w and near_w:
-            return [" ".join(w for _, w in near_w)] * (hops - 1) + [" ".join(w for _, w in far_w)]
+            return " ".join(w for _, w in near_w), " ".join(w for _, w in far_w)
     ranked = sorted(content, key=lambda pw: gap(pw[0], pw[1]))
     half = -(-len(ranked) // 2)
-    near = " ".join(w for _, w in sorted(ranked[:half]))
-    far = " ".join(w for _, w in sorted(ranked[half:]))
-    return [near] * (hops - 1) + [far]
+    return " ".join(w for _, w in sorted(ranked[:half])), " ".join(w for _, w in sorted(ranked[half:]))
+
+
+def language_of(text: str) -> str:
+    """The language of a text (see `language`)."""
+    return language([w.lower() for w in _WORD.findall(text)])
 
 
 def language(words: list[str]) -> str:

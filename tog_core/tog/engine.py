@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import make_scorer
 from tog_core.prompting import prompts
+from tog_core.reading import QuestionReading
+from tog_core.reading.readers import read as read_question
 from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
 from tog_core.tog.policy import AnswerChoice, FaithfulPolicy, SearchPolicy
@@ -92,8 +94,10 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         return state
 
     # ------------------------------------------------------------------ start / link
-    def start(self, question: str, seeds: Iterable[Seed | str] | None = None) -> State:
-        """A fresh state. Seeds: given (titles, ids or Seed objects) or linked from the question."""
+    def start(self, question: str, seeds: Iterable[Seed | str] | None = None, *,
+              reading: QuestionReading | None = None) -> State:
+        """A fresh state. Seeds: given (titles, ids or Seed objects) or linked from the question. `reading`: how the
+        question was read (State.reading); else the rule reader reads it once, with the seeds' titles."""
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
@@ -109,27 +113,32 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
             if idx is not None:
                 paths.append(BeamPath(start=idx))
         stage = (self._first_stage if paths else "answer")
+        if reading is None or reading.question != question:
+            reading = read_question(question, [s.title for s in found], graph=self.graph)
         return State(question=question, seeds=tuple(found), paths=tuple(paths), stage=stage,
-                     stop_reason=None if paths else "no_candidates")
+                     stop_reason=None if paths else "no_candidates", reading=reading)
 
     async def start_async(self, question: str, seeds: Iterable[Seed | str] | None = None, *,
-                          hops: int | None = None, hops_firm: bool = False) -> State:
+                          hops: int | None = None, hops_firm: bool = False,
+                          reading: QuestionReading | None = None) -> State:
         """Like start, but when no title matches the question, ask the LLM for the topic entities. `hops`: the
         number of hops to search, when it is known before the search (State.hops; `hops_firm`: a person chose it,
-        the search does not stop sooner). Deciding it is the runner's around the engine (policy/depths.py)."""
+        the search does not stop sooner). Deciding it is the runner's around the engine (policy/depths.py).
+        `reading`: how the question was read, when a reader other than the rules read it (see start)."""
         if hops is not None and not 1 <= hops <= self.config.depth:
             raise ValueError(f"the number of hops must be between 1 and the maximum depth ({self.config.depth})")
-        state = await self._linked(question, seeds)
+        state = await self._linked(question, seeds, reading)
         return state.with_(hops=hops, hops_firm=hops_firm) if hops is not None else state
 
-    async def _linked(self, question: str, seeds: Iterable[Seed | str] | None) -> State:
-        state = self.start(question, seeds)
+    async def _linked(self, question: str, seeds: Iterable[Seed | str] | None,
+                      reading: QuestionReading | None = None) -> State:
+        state = self.start(question, seeds, reading=reading)
         if state.paths or seeds is not None:
             return state
         if self.embedder is not None:
             found = link_embedding(question, self.graph, self.embedder)
             if found:
-                return self.start(question, found)
+                return self.start(question, found, reading=reading)
         if self.llm is None:
             return state
         from tog_core.llm.client import LLMError
@@ -142,7 +151,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
             usage = {**Usage.failed_call().to_dict(), "fallback": FALLBACK_LINK_LLM_ERROR, "detail": str(err)[:200]}
             found = []
         usage = {**usage, "stage": "link", "wall_s": self.clock() - t0}
-        st = self.start(question, found) if found else state
+        st = self.start(question, found, reading=reading) if found else state
         st = st.with_(extra_usage=st.extra_usage + (usage,))
         if not found and usage.get("fallback") == FALLBACK_LINK_LLM_ERROR:  # nothing could be done: say so
             st = st.with_(stop_reason="error", error=usage["detail"])

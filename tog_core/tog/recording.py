@@ -8,6 +8,8 @@ from typing import Any
 
 from tog_core.llm.circuit import failure_record
 from tog_core.llm.usage import Usage, total
+from tog_core.reading import QuestionReading
+from tog_core.reading.readers import read as read_question
 from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 from tog_core.tog.trace import DepthPlan, Link, Trace
@@ -25,6 +27,18 @@ def hops_of(plan: DepthPlan | None) -> dict[str, Any]:
     if plan is None:
         return {}
     return {"hops": plan.depth, "hops_firm": plan.chosen, "plan_record": plan}
+
+
+def reading_of(t: Trace) -> QuestionReading | None:
+    """The trace's reading of its question; None when it has none (written before readings; the engine reads the
+    question again when it continues) or one for another question."""
+    if not isinstance(t.reading, dict):
+        return None
+    try:
+        r = QuestionReading.from_dict(t.reading)
+    except (TypeError, ValueError):
+        return None
+    return r if r.question == t.question else None
 
 
 class Recording:
@@ -89,7 +103,8 @@ class Recording:
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
                      created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state),
-                     plan=state.plan_record.to_dict() if state.plan_record else None)
+                     plan=state.plan_record.to_dict() if state.plan_record else None,
+                     reading=state.reading.to_dict() if state.reading else None)
 
     def candidate_record(self, c: AnswerChoice) -> dict[str, Any]:
         """One entry of the trace's `candidates`: the entity, its score, its chain by titles and ids, the sentence."""
@@ -159,5 +174,6 @@ class Recording:
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
                      answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error,
                      other_searches=others,
+                     reading=reading_of(t) or read_question(t.question, [x.title for x in t.seeds], graph=g),
                      **hops_of(DepthPlan.from_dict(t.plan) if t.plan else None))
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
+from tog_core.reading import QuestionReading
 from tog_core.tog.trace import DepthPlan, Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
@@ -223,6 +224,9 @@ class State:
     # -- engine input: other searches of the same question (the runner's depth trials, policy/depths.py), whose chains
     # the answer choice may also take its answer from; the search itself never walks them
     other_searches: tuple[Search, ...] = ()
+    # -- engine input: how the question was read (tog_core/reading: topics, asked type, relation phrases, hops,
+    # words), made once per question when the search starts; the LLM-free policy reads it instead of the wording
+    reading: QuestionReading | None = None
 
     @property
     def done(self) -> bool:

@@ -176,6 +176,9 @@ class Trace:
     # a person's choice of answer ("This is the answer"), kept apart from the search's own: {"entity_id", "title",
     # "at" (ISO-8601 UTC)}; never counted as the search's answer
     person_answer: dict[str, Any] | None = None
+    # how the question was read (QuestionReading.to_dict(): language, topics, spans, asked, asked_named, phrases,
+    # near, far, hops, words, by, fallback, edited); None in traces written before it
+    reading: dict[str, Any] | None = None
 
     def is_guess(self) -> bool:
         """Whether the answer is a guess: its confidence below the threshold in force (both known)."""

@@ -19,7 +19,8 @@ from tog_core.graphrag.open import open_graph  # noqa: E402
 from tog_core.home import tog_home  # noqa: E402
 from tog_core.llm.embed import default_embedder  # noqa: E402
 from tog_core.scoring.text import asked_type, first_sentence, type_matches  # noqa: E402
-from tog_core.policy.coverage import covered, question_words  # noqa: E402
+from tog_core.policy.coverage import covered  # noqa: E402
+from tog_core.reading.readers import question_words  # noqa: E402
 
 EMB = default_embedder(tog_home() / "cache" / "embeddings" / "answer-study")
 SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")

@@ -1,0 +1,94 @@
+"""The rule reader: a QuestionReading from the wording alone (scoring/text.py, scoring/hops.py), and the gold
+reader: a data set's own hops, answer type and relation path over it (`bench kgqa --reader gold`).
+
+Every wording rule is measured in docs/rules.md; `scoring/rules.py` switches them off one at a time.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from tog_core.reading import QuestionReading
+from tog_core.scoring import rules
+from tog_core.scoring.hops import expected_hops
+from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens
+
+_PHRASES: dict[int, tuple[Any, tuple[str, ...]]] = {}  # id(graph) -> (graph, its relation names of several words)
+
+
+def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
+    """Content words of the question beyond the topic entities' names, with multiplicity: "the director
+    of X also directed which films" names "direct" twice, so it takes two hops that mention it."""
+    topic_words = {w for t in topics for w in tokens(t)}
+    return Counter(w for w in tokens(question) if w not in topic_words)
+
+
+def topic_spans(question: str, topics: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """Where each topic is named in the question (first occurrence, any case); (-1, -1) when it is not."""
+    low = question.lower()
+    out = []
+    for t in topics:
+        at = low.find(t.lower()) if t else -1
+        out.append((at, at + len(t)) if at >= 0 else (-1, -1))
+    return tuple(out)
+
+
+def relation_names(graph: Any) -> tuple[str, ...]:
+    """A typed graph's relation names of several words ("place of birth", "cause of death"), longest first, read
+    once per graph from at most 50,000 relationships: the wording reads each as one relation (expected_hops).
+    The wording was right for 129 / 124 of 150 PQ-2H / PQ-3H dev questions, 141 / 141 with them; measured in
+    docs/rules.md (relation_phrases). () on a GraphRAG graph, whose relation texts are sentences."""
+    if graph is None or not graph.has_relation_labels or not rules.on("relation_phrases"):
+        return ()
+    held = _PHRASES.get(id(graph))
+    if held is not None and held[0] is graph:
+        return held[1]
+    step = max(1, -(-graph.n_relationships // 50_000))  # at most 50,000 read
+    names = {" ".join(lab.replace("_", " ").split()) for lab in graph.labels(range(0, graph.n_relationships, step))}
+    # content words at both ends ("place of birth"; not "directed by", whose "by" keeps the verb apart from the
+    # name that follows it)
+    keep = [n for n in names if 1 < len(n.split()) <= 4 and tokens(n.split()[0]) and tokens(n.split()[-1])]
+    out = tuple(sorted(keep, key=lambda n: (-len(n), n)))
+    if len(_PHRASES) >= 8:
+        _PHRASES.pop(next(iter(_PHRASES)))
+    _PHRASES[id(graph)] = (graph, out)
+    return out
+
+
+def read(question: str, topics: Sequence[str], *, graph: Any = None) -> QuestionReading:
+    """The rule reader: the question's language, topic spans, asked type, relation phrases in walking order, the
+    near / far split, the number of relations named and the content words, each by the wording rules. `graph`
+    (optional) lends a typed graph's relation names of several words to the hop count."""
+    titles = [t for t in topics if t]
+    asked, named = asked_type(question)
+    near, far = question_split(question, titles)
+    return QuestionReading(
+        question=question, language=language_of(question), topics=tuple(titles),
+        spans=topic_spans(question, titles), asked=tuple(asked), asked_named=named,
+        phrases=tuple(hop_phrases(question, titles)), near=near, far=far,
+        hops=expected_hops(question, titles, relation_names(graph)),
+        words=dict(question_words(question, titles)), by="rules")
+
+
+def gold(record: dict[str, Any], base: QuestionReading) -> QuestionReading:
+    """A data set's own reading of one question over the rule reading `base`: `hops`, `answer_type` (the asked
+    type, as its label's words) and `relation_path` (the relation phrases in walking order: "place_of_death" ->
+    "place of death", MetaQA's "starred_actors (inverse)" -> "starred actors"), where the record has them."""
+    changes: dict[str, Any] = {"by": "gold"}
+    hops = record.get("hops")
+    if isinstance(hops, int) and hops >= 1:
+        changes["hops"] = hops
+    kind = record.get("answer_type")
+    if isinstance(kind, str) and kind.strip():
+        changes["asked"] = tuple(tokens(kind.replace("_", " ").lower()))
+        changes["asked_named"] = True
+    path = record.get("relation_path")
+    if isinstance(path, list) and path and all(isinstance(r, str) for r in path):
+        changes["phrases"] = tuple(" ".join(re.sub(r"\(inverse\)", " ", r).replace("_", " ").split()) for r in path)
+    return QuestionReading(**{**_fields(base), **changes})
+
+
+def _fields(r: QuestionReading) -> dict[str, Any]:
+    return {k: getattr(r, k) for k in r.__dataclass_fields__}
