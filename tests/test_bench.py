@@ -209,3 +209,21 @@ def test_gold_path_diagnostic_names_the_depth_and_stage_where_the_gold_relation_
     short = bench_json(capsys, str(data), "--pruner", "bm25", "--width", "1", "--depth", "1")
     assert {q["id"]: q for q in short["questions"]}["q5"]["gold_path_lost"] == \
         {"depth": 2, "stage": "relations", "why": "not reached"}
+
+
+def test_the_gold_reader_searches_the_data_sets_own_hops(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    # the wording names one relation; the data set says two (the director, then what else the director made)
+    qs = [{"id": "g1", "question": "who directed Film", "topic_entities": ["Film"], "answers": ["Other Film"],
+           "hops": 2, "relation_path": ["directed_by", "directed_by (inverse)"]},
+          {"id": "g2", "question": "which year was Film released", "topic_entities": ["Film"], "answers": ["1999"],
+           "hops": 1}]
+    data = write_kgqa(tmp_path, qs)
+    rules = bench_json(capsys, str(data), "--pruner", "bm25", "--depth", "3")
+    gold = bench_json(capsys, str(data), "--pruner", "bm25", "--depth", "3", "--reader", "gold")
+    assert rules["config"]["reader"] == "rules" and gold["config"]["reader"] == "gold"
+    by_id = {q["id"]: q for q in gold["questions"]}
+    assert by_id["g1"]["depth_reached"] == 2 and by_id["g2"]["depth_reached"] == 1
+    assert {q["id"]: q["depth_reached"] for q in rules["questions"]}["g1"] == 1
+    assert by_id["g1"]["answer_entity"] == "Other Film" and gold["summary"]["all"]["chain_hits1"] == 1.0
+    assert cli.main(["bench", "kgqa", str(data), "--reader", "psychic"]) == 2

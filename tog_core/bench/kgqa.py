@@ -31,7 +31,12 @@ from collections.abc import Callable
 from tog_core.bench.measures import answer_candidates, confidence_metrics, hits_at
 from tog_core.errors import UsageError
 from tog_core.policy import depths
+from tog_core.reading import readers
 from tog_core.tog.policy import LOW_CONFIDENCE
+
+# how the benchmark reads each question: by the wording rules (as the app and `query` do), or as the data set says
+# (its hops, answer type and relation path: what a perfect reading is worth)
+READERS = ("rules", "gold")
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
            "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged")
@@ -118,10 +123,11 @@ def answer_match(text: str, answers: list[str]) -> bool:
     return any(a.lower() in low for a in answers if a.strip())
 
 
-async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
+async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False, reader: str = "rules",
                        clock: Callable[[], float] = time.perf_counter) -> QuestionResult:
     """One question: from its gold topic entities, or (link=True) from the entities linked from its text as the
-    app and the CLI do."""
+    app and the CLI do. `reader`: how the question is read (`READERS`): "gold" reads it as the data set does (its
+    hops, answer type and relation path over the rule reading; readers.gold) and searches exactly its hops."""
     graph = engine.graph
     gold = set(q["answers"])
     seeds = [t for t in q["topic_entities"] if graph.find_title(t) is not None]
@@ -129,7 +135,14 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
     if not seeds and not link:
         return QuestionResult(id=q["id"], hops=q["hops"], beam_hit=False, chain_hit=False, answer_hit=None,
                               stop_reason="no_seed", low_confidence=LOW_CONFIDENCE)
-    state = await depths.run(engine, q["question"], seeds=None if link else seeds)
+    if reader == "gold":
+        start = await engine.start_async(q["question"], None if link else seeds)
+        start = start.with_(reading=readers.gold(q, start.reading))
+        if start.paths and not start.done:
+            start = depths.chosen(start, min(start.reading.hops, engine.config.depth), by="the data set")
+        state = await depths.run(engine, q["question"], state=start)
+    else:
+        state = await depths.run(engine, q["question"], seeds=None if link else seeds)
     linked = [s.title for s in state.seeds]
     wall = clock() - t0
     stats = engine.stats(state, wall_s=wall)
@@ -246,6 +259,7 @@ class KGQAConfig:
     without: tuple[str, ...] = ()  # departures switched off one by one
     link: bool = False  # topic entities linked from the question text (as the app does) instead of the given ones
     store: str | None = None  # read the graph from this PostgreSQL store (`store import` first)
+    reader: str = "rules"  # how each question is read: rules | gold (READERS)
     name: str | None = None  # the graph's name in the store
 
 
@@ -260,6 +274,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     from tog_core.graphrag.open import open_graph
     from tog_core.scoring.scorers import SCORERS
 
+    if cfg.reader not in READERS:
+        raise UsageError(f"unknown --reader '{cfg.reader}'; choose one of: {', '.join(READERS)}")
     if cfg.baseline and cfg.baseline not in SCORERS:
         raise UsageError(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
     data_dir = Path(cfg.data_dir)
@@ -304,7 +320,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         async def one(q: dict[str, Any]) -> QuestionResult:
             nonlocal done
             async with sem:
-                r = await run_question(engine_for(cfg.depth or q["hops"]), q, link=cfg.link)
+                r = await run_question(engine_for(cfg.depth or q["hops"]), q, link=cfg.link, reader=cfg.reader)
             done += 1
             if done % 25 == 0 or done == len(questions):
                 say(f"{done}/{len(questions)} questions")
@@ -325,7 +341,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
               "prefilter": cfg.prefilter,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
-              "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link}
+              "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link,
+              "reader": cfg.reader}
     result = {"config": config, "summary": summary, "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
     if baseline is not None:

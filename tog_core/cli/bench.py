@@ -11,6 +11,7 @@ from tog_core.errors import UsageError
 
 
 def add_parser(sub: Any) -> None:
+    from tog_core.bench.kgqa import READERS
     from tog_core.compose import DEPARTURES, MODES
 
     b = sub.add_parser("bench", help="benchmarks that print tables")
@@ -46,6 +47,10 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--paper", action="store_true", help="ToG as published: every departure from the paper off")
     k.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
+    k.add_argument("--reader", default="rules", choices=list(READERS),
+                   help="how each question is read: rules (the wording, as the app does; default) or gold (the "
+                        "data set's own hops, answer type and relation path: the ceiling of a perfect reading; "
+                        "the search runs exactly the question's hops)")
     k.add_argument("--json", action="store_true", help="print only a JSON object")
 
 
@@ -66,7 +71,7 @@ def cmd(args: argparse.Namespace) -> int:
                      prefilter=args.prefilter, seed=args.seed, concurrency=args.concurrency, mode=args.mode,
                      questions=args.questions, baseline=args.baseline, baseline_seeds=args.baseline_seeds,
                      paper=args.paper, without=tuple(args.without), link=args.link, store=args.store,
-                     name=args.name)
+                     name=args.name, reader=args.reader)
     say = (lambda t: echo(t, file=sys.stderr, flush=True)) if not args.json and sys.stderr.isatty() else \
         (lambda _t: None)
     result = run_kgqa(cfg, say=say)

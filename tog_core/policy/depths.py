@@ -38,10 +38,11 @@ def check_hops(engine: ToGEngine, hops: int) -> None:
         raise ValueError(f"the number of hops must be between 1 and the maximum depth ({engine.config.depth})")
 
 
-def chosen(state: State, hops: int, tried: Iterable[dict[str, Any]] = ()) -> State:
-    """The state with the number of hops a person chose: the search runs exactly that deep; `tried`, an earlier
-    run's trials, stay in the record to compare."""
-    plan = DepthPlan(depth=hops, reason=f"{_n(hops)}: chosen by the person", trials=tuple(dict(t) for t in tried),
+def chosen(state: State, hops: int, tried: Iterable[dict[str, Any]] = (), *, by: str = "the person") -> State:
+    """The state with the number of hops a person chose (or `by` whoever else knows it: "the data set" for
+    `bench kgqa --reader gold`): the search runs exactly that deep; `tried`, an earlier run's trials, stay in the
+    record to compare."""
+    plan = DepthPlan(depth=hops, reason=f"{_n(hops)}: chosen by {by}", trials=tuple(dict(t) for t in tried),
                      chosen=True)
     return state.with_(hops=hops, hops_firm=True, plan_record=plan)
 
