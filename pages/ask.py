@@ -10,6 +10,7 @@ from explorer import shell
 from explorer import ui
 from explorer import blocks as B
 from explorer import pick
+from explorer.reading import reading_block
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import AskAgain, K, settings_from_trace
@@ -85,8 +86,8 @@ elif asked:
     ui.put_in_address(run_id)
     ss.pop(K.ASK_TRACE, None)
     trace = B.live_run(progress, lambda cb: R.run_question(engine, question, cb, seeds=seeds or None, hops=again.hops,
-                                                           tried=again.tried, store=store, model_info=model_info,
-                                                           run_id=run_id),
+                                                           tried=again.tried, reading=again.reading, store=store,
+                                                           model_info=model_info, run_id=run_id),
                        max_depth=engine.config.depth, llm=engine.llm)
     ss.pop(K.ASK_RUN, None)
     show(trace)
@@ -138,6 +139,11 @@ B.answer_block(t, guess_said=guess, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN
 if finished and not guess:  # "This is the answer" once there is one (resuming would answer anew)
     pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
 B.draft_block(t, project)
+if finished:  # how the question was read; corrected, it is searched again (a new run)
+    reading_block(t, graph, settings_from_trace(t, project), on_again=lambda edit: (ss.__setitem__(
+        K.ASK_AGAIN, AskAgain(question=t.question, seeds=tuple(x.title for x in t.seeds), hops=edit.hops,
+                              tried=tried if edit.hops else (), settings=settings_from_trace(t, project),
+                              reading=edit.reading)), st.rerun()))
 B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
                                                                                        seeds=tuple(chosen))),
                                                   st.rerun()))

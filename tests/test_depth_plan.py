@@ -170,3 +170,21 @@ def test_a_chosen_number_of_hops_is_refused_where_an_llm_judges_and_kept_when_a_
     assert done.hops_firm and done.plan_record.chosen and all(len(p.hops) == 2 for p in eng.best_paths(done))
     old = {k: v for k, v in tr["plan"].items() if k != "chosen"}  # a trace written before the flag existed
     assert DepthPlan.from_dict(old).chosen is False and DepthPlan.from_dict(old).depth == 2
+
+
+def test_a_reading_given_is_the_searchs_and_the_caller_is_told_once_linked_before_the_hops_are_tried():
+    """"Search again with this reading": the corrected reading is used as given (not read again) and recorded; the
+    app saves the run when it is told the topic entities are linked, before the numbers of hops are tried."""
+    q = "who got the mill from the man Ann met at the fair"
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    mine = eng.start(q, seeds=["Ann"]).reading.edit(asked=["town"])
+    told = []
+    st = asyncio.run(depths.start(eng, q, seeds=["Ann"], reading=mine, on_linked=told.append))
+    assert st.reading == mine and st.reading.edited == ("asked",) and st.hops == 2
+    assert eng.trace(st).reading["asked"] == ["town"] and eng.trace(st).reading["edited"] == ["asked"]
+    [linked] = told
+    assert linked.hops is None and linked.plan_record is None and linked.reading == mine  # not yet planned
+    deeper = mine.edit(hops=3)
+    st = asyncio.run(depths.start(eng, q, seeds=["Ann"], hops=3, reading=deeper, on_linked=told.append))
+    assert st.reading.edited == ("asked", "hops") and st.hops == 3 and st.plan_record.chosen
+    assert told[-1] is st  # chosen by the person: nothing is tried after linking

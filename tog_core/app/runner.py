@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 from tog_core.app.session import Settings
 from tog_core.policy import depths
+from tog_core.reading import QuestionReading
 from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
@@ -129,14 +130,15 @@ def _saving_callbacks(saver: Saver, last: list[State], given: Callbacks) -> Call
 
 def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = None, *,
                  seeds: Iterable[str] | None = None, hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
-                 store: RunStore | None = None, model_info: dict[str, Any] | None = None,
-                 run_id: str | None = None) -> Trace:
+                 reading: QuestionReading | None = None, store: RunStore | None = None,
+                 model_info: dict[str, Any] | None = None, run_id: str | None = None) -> Trace:
     """One automatic run, saved once the topic entities are linked and after every step. An error inside the
     run is recorded in the saved trace (stop_reason "error") and returned, not raised; an interruption (the
     person pressed Stop, or closed the page) leaves the last saved step in the store and propagates.
     `hops`: the number of hops the person chose instead of the one the LLM-free search would try and keep (the
     search runs exactly that deep; `tried`, the earlier run's trials, stay in the trace's plan to compare:
-    policy/depths.chosen)."""
+    policy/depths.chosen). `reading`: a reading of the question made before (a person's corrections,
+    QuestionReading.edit), used instead of reading the question again; the trace records it."""
     given = callbacks or RunCallbacks()
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
                   on_note=given.on_note)
@@ -144,18 +146,17 @@ def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = No
     cb = _saving_callbacks(saver, last, given)
     seeds_list = list(seeds) if seeds else None
 
-    async def work() -> State:
-        cb.on_stage(1, "linking")
-        # bad input (an empty question, a number of hops it cannot take) raises here
-        if hops is not None:
-            depths.check_hops(engine, hops)
-        start = await engine.start_async(question, seeds_list)
-        if hops is not None:
-            start = depths.chosen(start, hops, tried)
+    def linked(start: State) -> None:  # saved once the topic entities are linked, before the hops are tried
         cb.on_state(start)
         if given.on_start:
             given.on_start(start)
-        return await depths.run(engine, question, state=start, callbacks=cb)  # settles the hops: a failure is recorded
+
+    async def work() -> State:
+        cb.on_stage(1, "linking")
+        # bad input (an empty question, a number of hops it cannot take) raises before anything is saved
+        start = await depths.start(engine, question, seeds_list, hops=hops, tried=tried, reading=reading,
+                                   on_stage=cb.on_stage, on_linked=linked)
+        return await depths.run(engine, question, state=start, callbacks=cb)
 
     try:
         state = asyncio.run(_with_ticker(work, given.on_tick))

@@ -19,6 +19,7 @@ from typing import Any
 
 from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
 from tog_core.graphrag.errors import ProjectError
+from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
 from tog_core.tog.trace import Trace
 
@@ -60,6 +61,7 @@ class K:
     ASK_EXPECT = "ask_expect"  # "why not X?": the expected answer(s), comma separated
     ASK_DRAFT = "ask_draft"  # {run_id: draft text} written by the small local model on request
     ASK_PICK_ERROR = "ask_pick_error"  # why a person's choice of answer ("This is the answer") was not saved
+    ASK_READING = "ask_reading"  # "How the question was read": its form and fields (+ _hops / _asked, per run id)
     EXPLORE = "exploration"  # an Exploration
     EXPLORE_QUESTION = "explore_question"
     EXPLORE_SEARCH = "explore_search"
@@ -136,13 +138,14 @@ def run_spec(settings: Settings, *, api_key: str | None = None) -> RunSpec:
 @dataclass(frozen=True, kw_only=True)
 class AskAgain:
     """Ask again, on the next run of the Ask page: an example question, other topic entities, "Answer at N hops"
-    (with the earlier run's trials and settings)."""
+    (with the earlier run's trials and settings), "Search again with this reading" (a person's corrected reading)."""
 
     question: str
     seeds: tuple[str, ...] = ()
     hops: int | None = None
     tried: tuple[dict[str, Any], ...] = ()
     settings: Settings | None = None
+    reading: QuestionReading | None = None  # used instead of reading the question again (QuestionReading.edit)
 
 
 def settings_from_trace(trace: Trace | dict[str, Any], project: str) -> Settings:

@@ -102,15 +102,22 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
 
 async def start(engine: ToGEngine, question: str, seeds: Iterable[Seed | str] | None = None, *,
                 hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
-                on_stage: Callable[[int, str], None] | None = None) -> State:
+                reading: QuestionReading | None = None,
+                on_stage: Callable[[int, str], None] | None = None,
+                on_linked: Callable[[State], None] | None = None) -> State:
     """The topic entities linked and the number of hops settled: the person's (`hops`, checked before anything is
-    linked), else tried where that applies (`settle`)."""
+    linked), else tried where that applies (`settle`). `reading`: how the question was read, when it was read
+    before (a person's corrected reading, "Search again with this reading"); else the engine reads it.
+    `on_linked(state)` is told once the topic entities are linked, before the hops are tried (the app saves the
+    run there, so a run stopped while planning keeps its topic entities)."""
     if hops is not None:
         check_hops(engine, hops)
-    state = await engine.start_async(question, seeds)
+    state = await engine.start_async(question, seeds, reading=reading)
     if hops is not None:
-        return chosen(state, hops, tried)
-    return await settle(engine, state, on_stage)
+        state = chosen(state, hops, tried)
+    if on_linked is not None:
+        on_linked(state)
+    return state if hops is not None else await settle(engine, state, on_stage)
 
 
 async def run(engine: ToGEngine, question: str, *, seeds: Iterable[Seed | str] | None = None,
