@@ -224,7 +224,8 @@ no question, or helps only the sets it was read from (net <= 0 everywhere else),
 costs MetaQA or PathQuestion more than one question. What was removed: [llm-free-policy.md](llm-free-policy.md).
 
 The word lists are data, one file per language: [tog_core/scoring/languages/](../tog_core/scoring/languages/README.md)
-(its README maps each `text.X` / `hops.X` named in older tables to its table).
+(its README maps each `text.X` / `hops.X` named in older tables to its table). Each rule has one test row,
+`tests/test_rule_rows.py`: an input it acts on, read with the rule on and with it off.
 
 Command: `python bench/rule_table.py` ({n} rules; `--held-out` adds the Christmas Carol held-out split, run once by
 the lead at the end; the verdict never reads it).
