@@ -64,6 +64,8 @@ BAD = [
     ("en.toml", lambda t: t.replace("'also', ", "'als(o', "), "table 'recurs': 'als(o' is no regular expression"),
     ("en.toml", lambda t: t.replace("PERSON = ", "person = "), "'person' must be an entity type in upper case"),
     ("en.toml", lambda t: t.replace("[asks_for]\nwho", "[asks_for]\nWho"), "table 'asks_for': 'Who' must be lower"),
+    ("en.toml", lambda t: t.replace('kind_words = "kind', 'kind_words = "genre kind'),
+     "table 'kind_words': 'genre' must be in 'auxiliaries' too"),
     ("zh.toml", _without("possessive"), "missing table 'possessive'"),
     ("zh.toml", _without("script"), "missing table 'script'"),
     ("zh.toml", lambda t: t.replace('script = "unspaced"', 'script = "cjk"'), "table 'script' must be \"spaced\""),

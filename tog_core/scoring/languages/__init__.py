@@ -107,6 +107,11 @@ def parse(where: str, text: str) -> Spaced | Unspaced:
     if unknown:
         raise LanguageTableError(f"{where}: unknown table {unknown[0]!r}; a {script} language has: "
                                  f"{', '.join(schema)}")
+    if script == "spaced":
+        loose = [w for w in data["kind_words"].split() if w not in data["auxiliaries"].split()]
+        if loose:
+            raise LanguageTableError(f"{where}: table 'kind_words': {loose[0]!r} must be in 'auxiliaries' too "
+                                     "(asked_type skips the kind words on its way to the noun)")
     code = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".toml")
     stop = _bm25s(where, data["bm25s_stop_words"]) | frozenset(data["stop_words"].split())
     if script == "unspaced":
