@@ -124,3 +124,25 @@ def test_each_hop_reads_its_own_band_the_last_one_included():
     assert eng.policy.relation_query(eng, st, 0)[0] == "written"  # hop 1: the band by the topic
     assert eng.policy.relation_query(eng, st.with_(depth=2), 0)[0] == "directed"  # hop 2, the last band
     assert eng.policy.relation_query(eng, st.with_(depth=3), 0)[0] == ""  # past the bands: the whole question
+
+
+def test_a_question_that_names_no_relation_still_takes_one_hop():
+    assert expected_hops("who is Ann ?", ["Ann"]) == 1  # no content word: zero runs
+    assert expected_hops("陈小舟是谁？", ["陈小舟"]) == 1  # no 的, nothing besides the question word and 是
+
+
+def test_the_attribute_pattern_never_reads_past_either_end_of_the_question():
+    # "which T is X 's R" looks one word back for which/what: at the first word it must not read the last one
+    assert expected_hops("one is X 's mom what", ["X"]) == 1
+    # and up to four words ahead: a question that stops at the copula, or at the noun after the article
+    assert expected_hops("which nationality is", ["Ann"]) == 1
+    assert expected_hops("what genres are the films", ["Ann"]) == 1
+
+
+def test_a_kind_word_right_before_the_noun_still_asks_for_kinds():
+    assert asked_type("which types exist in X") == ([], False)  # the noun two words after the question word
+
+
+def test_only_the_word_right_after_the_question_word_may_be_read_as_a_verb():
+    # "town" comes after "is the", not right after "what": an article after it makes it no verb
+    assert asked_type("what is the town the Tide Fair is held in") == (["town"], True)
