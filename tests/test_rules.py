@@ -1,14 +1,10 @@
-"""The named rule switches (scoring/rules.py) that bench/rule_table.py measures: a rule switched off changes what its
-site reads and comes back on after the block, caches included; the table's verdict removes what carries nowhere."""
+"""bench/rule_table.py's verdict removes what carries nowhere. (Each rule switched off, one row each, and the rows
+covering every rule of the table: tests/test_rule_rows.py.)"""
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
-
-from tog_core.scoring import rules
-from tog_core.scoring.hops import expected_hops
-from tog_core.scoring.text import asked_type, tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,38 +17,6 @@ def _rule_table():
     sys.modules[spec.name] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
-
-
-def test_a_word_list_switched_off_rebuilds_the_stop_words_and_comes_back():
-    assert tokens("which films") == []  # film/movie are stop words for matching
-    with rules.switched_off("film_nouns_stop"):
-        assert tokens("which films") == ["film"]  # the tokens cache was cleared on the way in
-    assert tokens("which films") == [] and not rules.OFF
-
-
-def test_a_wording_rule_switched_off_changes_its_site_only_inside_the_block():
-    q = "who is the name of X 's wife"
-    assert expected_hops(q, ["X"]) == 1  # "name" frames the question
-    with rules.switched_off("framing_words"):
-        assert expected_hops(q, ["X"]) == 2
-    assert asked_type("who wrote X")[0]
-    with rules.switched_off("asks_for"):
-        assert asked_type("who wrote X") == ([], False)
-    assert asked_type("what types are the films written by X") == ([], False)  # kinds, not films
-    with rules.switched_off("kind_words"):
-        assert asked_type("what types are the films written by X")[1] is True
-
-
-def test_every_rule_of_the_table_has_a_site_or_a_policy_switch():
-    from tog_core.policy.cheap import CheapPolicy
-
-    src = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tog_core").rglob("*.py"))
-    switches = set(CheapPolicy().params())
-    for rule in _rule_table().RULES:
-        if rule.switch:
-            assert rule.name in switches, f"{rule.name} is no CheapPolicy switch"
-        else:
-            assert f'rules.on("{rule.name}")' in src, f"no site reads rules.on({rule.name!r})"
 
 
 def test_the_verdict_removes_a_rule_that_helps_only_where_it_was_read():

@@ -1,6 +1,7 @@
 """How many relations a question chains, read from its wording alone (`expected_hops`): the LLM-free search plans
-its depth from it on typed graphs (policy/cheap.py: CheapPolicy.planned_depth). Per-language word lists; English,
-French and Chinese (possessive particles) are read, any other language falls back to the English lists."""
+its depth from it on typed graphs (policy/cheap.py: CheapPolicy.planned_depth). Per-language word lists (data:
+scoring/languages/); English, French and Chinese (possessive particles) are read, any other language falls back to
+the English lists."""
 from __future__ import annotations
 
 import re
@@ -8,18 +9,15 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from tog_core.scoring import rules
+from tog_core.scoring.languages import TABLES
 from tog_core.scoring.text import (_WORD, FRAMING, LANGUAGES, TYPE_ASKING, UNSPACED, VERB_AFTER_ASKING, _is_type_word,
                                    _relation_word, language)
 
 # per language: a relation named once but walked twice ("the films that share actors with X", "also directed")
-RECURS: dict[str, re.Pattern[str]] = {
-    "en": re.compile(r"\b(also|same|share[sd]?|sharing|co-\w+|co(?:wr\w+|star\w*|direct\w*|author\w*|found\w*))\b",
-                     re.IGNORECASE),
-}
-_CJK_OF = "的"  # Chinese possessive: X的A的B names two relations
-
-
-_CJK_ASKING = ("什么地方", "什么时候", "哪一年", "哪里", "哪儿", "什么", "谁", "哪")
+RECURS = {code: t.recurs for code, t in TABLES.spaced.items() if t.recurs is not None}
+_ZH = TABLES.unspaced["zh"]
+_CJK_OF = _ZH.possessive  # Chinese possessive: X的A的B names two relations
+_CJK_ASKING = _ZH.question_words  # in order, the longest first
 _CJK_CLAUSE = re.compile(r"[，,；;]")
 
 
@@ -34,7 +32,7 @@ def _cjk_hops(text: str) -> int:
         rest = parts[-1]
         for w in _CJK_ASKING:
             rest = rest.replace(w, "")
-        rest = rest.replace("是", "").replace("\x00", "").strip()
+        rest = rest.replace(_ZH.copula, "").replace("\x00", "").strip()
         hops += len(parts) - 1
         hops += bool(rest) and len(parts) == 1
     return max(1, hops)
@@ -42,8 +40,8 @@ def _cjk_hops(text: str) -> int:
 
 # per language: the auxiliary of a question whose subject comes before its main verb ("where does X 's wife come
 # from"), and the copulas of "which T is X 's R" (T is an attribute of X's R, not only the answer's type)
-DO_SUPPORT: dict[str, frozenset[str]] = {"en": frozenset("do does did".split())}
-COPULAS: dict[str, frozenset[str]] = {"en": frozenset("is are was were".split())}
+DO_SUPPORT = {code: t.do_support for code, t in TABLES.spaced.items()}
+COPULAS = {code: t.copulas for code, t in TABLES.spaced.items()}
 
 
 def _attribute_after_asking(words: list[str], k: int, lang: str, possessive: bool) -> bool:

@@ -4,9 +4,9 @@ question's structure (which words each hop of the search is about).
 Any script: a word is a run of Unicode letters and digits (an underscore separates words, as in
 `place_of_death`); a run of a script written without spaces (Chinese, Japanese, Korean) becomes its characters
 and character pairs. Each text's language is guessed by which stop-word list it hits most (English or French
-here; add a language to LANGUAGES), and that language's stop words and stemmer apply: English keeps a small
-suffix stripper that lets "director"/"directed" and "writer"/"written" meet, other languages use the Snowball
-stemmer (PyStemmer). No model, no download.
+here), and that language's stop words and stemmer apply: English keeps a small suffix stripper that lets
+"director"/"directed" and "writer"/"written" meet, other languages use the Snowball stemmer (PyStemmer). No model, no
+download. The word lists are data: one file per language in scoring/languages/ (its README.md says how to add one).
 """
 from __future__ import annotations
 
@@ -15,41 +15,37 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-import bm25s.stopwords as _stopwords
-
 from tog_core.scoring import rules
+from tog_core.scoring.languages import TABLES
 
 _WORD = re.compile(r"[^\W_]+")
-# nouns so common in a film graph's questions that they are stop words for matching, yet still say what a question
-# asks for ("in which movies")
-_GENERIC_NOUNS = {"en": frozenset("film films movie movies".split())}
 # runs of a script written without spaces (Chinese, Japanese, Korean): titles and words may start anywhere there
 UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_STOP = frozenset("""a an the of in on at to for by with from and or is are was were be been being do does did
-what which who whom whose when where why how that this these those it its as into about than then there their
-they them he she his her him i you we our your me my can could would should will shall may might has have had
-not no yes any all some one ones also""".split())
-# added to bm25s's French list: "a" and the question words (quel, où, quand, ...), which the hop reading must skip
-_FRENCH_EXTRA = frozenset("""a l d qu s n c j m t est sont été quel quelle quels quelles qui que quoi où quand
-comment lequel laquelle""".split())
-# bm25s's Chinese list (it holds every word once added to it: 的 了 是 谁 哪 ...)
-_CJK_STOP = frozenset(_stopwords.STOPWORDS_CHINESE)
+_SPACED = TABLES.spaced  # the languages written with spaces, English (the fallback) first
+# the generic nouns of every language ("film", "movies"): stop words for matching (film_nouns_stop) that still say
+# what a question asks for (film_nouns_type)
+_GENERIC_NOUNS = frozenset(w for t in _SPACED.values() for w in t.generic_nouns)
+# the characters no pair of a script without spaces may contain (bm25s's Chinese list: 的 了 是 谁 哪 ...)
+_CJK_STOP = frozenset(w for t in TABLES.unspaced.values() for w in t.stop_words)
 # language -> (stop words, Snowball stemmer name or None for the English suffix stripper); built by _build_stop
 LANGUAGES: dict[str, tuple[frozenset[str], str | None]] = {}
 
 
 def _build_stop() -> None:
-    """The stop lists, with the word-list rules that are on (scoring/rules.py)."""
-    en = _STOP | (_GENERIC_NOUNS["en"] if rules.on("film_nouns_stop") else frozenset())
-    fr = frozenset(_stopwords.STOPWORDS_FRENCH) | (_FRENCH_EXTRA if rules.on("fr_stop_extra") else frozenset())
+    """The stop lists, with the word-list rules that are on (scoring/rules.py): a language's stop words, its extra
+    stop words (fr_stop_extra) and its generic nouns (film_nouns_stop)."""
     LANGUAGES.clear()
-    LANGUAGES.update({"en": (en, None), "fr": (fr, "french")})
+    for code, t in _SPACED.items():
+        stop = (t.stop_words | (t.extra_stop_words if rules.on("fr_stop_extra") else frozenset())
+                | (t.generic_nouns if rules.on("film_nouns_stop") else frozenset()))
+        LANGUAGES[code] = (stop, t.stemmer)
 
 
 _build_stop()
 
 
-_WH_WORDS = frozenset({"who", "whom", "what", "which", "when", "where"})
+# the question words a far band sits by, of every language, read in any question (a title may be in another)
+_WH_WORDS = frozenset(w for t in _SPACED.values() for w in t.question_words)
 
 
 
@@ -265,22 +261,16 @@ def without_words(text: str, drop: Counter[str]) -> str:
     return " ".join(kept)
 
 
-# per language: words between a question word and the type it names ("what are the genres of", "quels sont les")
-AUXILIARIES: dict[str, frozenset[str]] = {
-    "en": frozenset("is are was were be been the a an do does did kind kinds sort sorts type types".split()),
-    "fr": frozenset("est sont était étaient le la les l un une".split()),
-}
-# question words, per language, after which the next word names the answer's type ("which town", "quelle ville")
-TYPE_ASKING: dict[str, frozenset[str]] = {
-    "en": frozenset("what which".split()),
-    "fr": frozenset("quel quelle quels quelles lequel laquelle lesquels".split()),
-}
-# per language: the words of "what kind of X" / "what types are …" (AUXILIARIES skips them; "what types are the
-# films …" asks for kinds, not films)
-KIND_WORDS: dict[str, frozenset[str]] = {"en": frozenset("kind kinds sort sorts type types".split())}
-# per language: words that frame a question without naming a relation ("what is the name of", "list the")
-FRAMING: dict[str, frozenset[str]] = {"en": frozenset("name names list called".split()),
-                                      "fr": frozenset("nom noms appelle".split())}
+# per language (scoring/languages/*.toml; README.md there says what each holds): words between a question word and
+# the type it names ("what are the genres of"), question words after which the next word names the answer's type
+# ("which town"), the words of "what kind of X" (AUXILIARIES skips them; "what types are the films …" asks for kinds),
+# words that frame a question without naming a relation ("what is the name of")
+AUXILIARIES = {code: t.auxiliaries for code, t in _SPACED.items()}
+TYPE_ASKING = {code: t.type_asking for code, t in _SPACED.items()}
+KIND_WORDS = {code: t.kind_words for code, t in _SPACED.items()}
+FRAMING = {code: t.framing for code, t in _SPACED.items()}
+
+
 def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
     """Whether a (lower-case) word may name a relation: not a stop word or a framing word of its language ("name
     of"), not the noun right after "which/what" (the answer's type: "which town") unless an English article
@@ -294,7 +284,7 @@ def _relation_word(w: str, prev: str, lang: str, nxt: str = "") -> bool:
 # per language: words that, right after "what/which" and one more word, show that word to be a verb ("what killed
 # the X's spouse": an article; an English type noun is followed by a verb or "of"). Not French, whose subject
 # follows the noun ("dans quelle ville la Banque Mercier a-t-elle son siège").
-VERB_AFTER_ASKING: dict[str, frozenset[str]] = {"en": frozenset({"the", "a", "an"})}
+VERB_AFTER_ASKING = {code: t.verb_after_asking for code, t in _SPACED.items()}
 
 
 def _is_type_word(w: str) -> bool:
@@ -316,32 +306,28 @@ def _verb_after_asking(nxt: str, lang: str, w: str = "") -> bool:
 
 
 # what each question word asks for, per language, as words a type label or its description may contain
-ASKS_FOR: dict[str, dict[str, str]] = {
-    "en": {"who": "person people organization", "whom": "person people", "whose": "person people",
-           "where": "place location geo organization",
-           "when": "year date time event"},
-    "fr": {"qui": "person people organization", "où": "place location geo organization",
-           "quand": "year date time event"},
-}
-# words a question uses for a time ("at what hour", "on which day", "en quelle année")
-_TIME_WORDS = ("day days hour hours time date year years month week night morning evening jour heure année mois "
-               "semaine nuit matin soir")
-# GraphRAG's default entity types, in words a question uses for them, English and French (any other type reads as
-# its own name)
-TYPE_WORDS: dict[str, str] = {
-    "PERSON": "person people man woman character who merchant official clerk servant master owner founder captain "
-              "mentor teacher student wife husband father mother son daughter brother sister friend partner nephew "
-              "niece uncle aunt king queen writer author director actor personne homme femme",
-    "GEO": "place location town city country village region island river street house where part district "
-           "quarter lieu ville pays région île rivière rue",
-    "ORGANIZATION": "organization organisation company firm guild society bank school club business shop "
-                    "publisher entreprise société banque école atelier manufacture maison",
-    "EVENT": "event festival fair feast meeting when game party dinner " + _TIME_WORDS + " événement fête foire "
-             "concours",
-    # GraphRAG's default types have no time (its extractor types MIDNIGHT, SUNDAY as EVENT); a custom graph may
-    "DATE": _TIME_WORDS, "TIME": _TIME_WORDS, "YEAR": _TIME_WORDS,
-    "MOVIE": "movie film",
-}
+ASKS_FOR = {code: t.asks_for for code, t in _SPACED.items()}
+# words a question uses for a time ("at what hour", "on which day", "en quelle année"), every language's
+_TIME_WORDS = frozenset(w for t in _SPACED.values() for w in t.time_words)
+# the types a time word names: GraphRAG's default types have no time (its extractor types MIDNIGHT, SUNDAY as EVENT);
+# a custom graph may
+_TIME_TYPES = ("EVENT", "DATE", "TIME", "YEAR")
+
+
+def _merged_type_words() -> dict[str, str]:
+    """Entity type -> the words every language's questions use for it (its type_words, and its time words for the
+    _TIME_TYPES), as one text (tokens() reads a text in one language: the one most of its stop words belong to)."""
+    out: dict[str, list[str]] = {}
+    for t in _SPACED.values():
+        for label, words in t.type_words.items():
+            out.setdefault(label, []).extend(words.split())
+        for label in _TIME_TYPES:
+            out.setdefault(label, []).extend(t.time_words)
+    return {label: " ".join(words) for label, words in out.items()}
+
+
+# GraphRAG's default entity types (and MOVIE), in words a question uses for them (any other type reads as its own name)
+TYPE_WORDS = _merged_type_words()
 
 
 def asked_type(question: str) -> tuple[list[str], bool]:
@@ -385,13 +371,13 @@ def _label_words(label: str) -> str:
     if not rules.on("film_nouns_type") and label == "MOVIE":
         return ""
     if not rules.on("time_words"):
-        text = " ".join(w for w in text.split() if w not in _TIME_WORDS.split())
+        text = " ".join(w for w in text.split() if w not in _TIME_WORDS)
     return text
 
 
 def _type_words(text: str) -> list[str]:
     """tokens(), keeping the generic nouns the stop words drop: "in which movies" asks for movies."""
-    generic = _GENERIC_NOUNS.get("en", frozenset()) if rules.on("film_nouns_type") else frozenset()
+    generic = _GENERIC_NOUNS if rules.on("film_nouns_type") else frozenset()
     return tokens(text) + [_stem(w) for w in _WORD.findall(text.lower()) if w in generic]
 
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from tog_core.llm.usage import Usage
+from tog_core.scoring.languages import TABLES
 from tog_core.scoring.text import UNSPACED
 from tog_core.tog.trace import Seed
 
@@ -38,7 +39,8 @@ def _variants(text: str) -> list[str]:
     return list(dict.fromkeys(v for v in out if v))
 
 
-_ARTICLES = frozenset("the a an le la les un une".split())  # English and French, as the question readers
+# every language's articles (scoring/languages/*.toml), as the question readers
+_ARTICLES = frozenset(w for t in TABLES.spaced.values() for w in t.articles)
 
 
 def _common_noun(text: str) -> bool:
