@@ -11,7 +11,7 @@ from tog_core.errors import UsageError
 
 
 def add_parser(sub: Any) -> None:
-    from tog_core.compose import DEPARTURES, MODES
+    from tog_core.compose import DEPARTURES, MODE_NOTES, MODES
 
     b = sub.add_parser("bench", help="benchmarks that print tables")
     bsub = b.add_subparsers(dest="bench", required=True)
@@ -32,7 +32,8 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--api-base", default=None, help="API base URL for the model")
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
-    k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful)")
+    k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful): " +
+                   "; ".join(f"{name}: {note}" for name, note in MODE_NOTES.items()))
     k.add_argument("--questions", default=None,
                    help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
     k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
