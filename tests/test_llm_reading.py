@@ -131,6 +131,8 @@ def test_a_reading_mode_run_makes_at_most_three_calls_and_records_the_llm_readin
     assert trace["stats"]["llm_calls"] == len(srv.requests) == 2  # "Acme" is named: linked without the LLM
     assert [is_reading(r) for r in srv.requests] == [True, False]  # the reading, then the answer
     assert trace["answer_by"] == "llm" and "other_fallbacks" not in trace["stats"]
+    # the reading's hops (2) plan the search but do not replace the numbers of hops tried on a GraphRAG graph
+    assert [t["depth"] for t in trace["plan"]["trials"]] == [1, 2, 3] and not trace["plan"]["chosen"]
 
 
 def test_the_reading_mode_links_with_the_llm_only_when_no_title_matches(fake_openai, tog_home):
@@ -204,3 +206,17 @@ def test_the_cli_runs_the_reading_mode(fake_openai, capsys, tog_home, monkeypatc
     trace = json.loads(capsys.readouterr().out)
     assert trace["reading"]["by"] == "llm" and trace["reading"]["hops"] == 3 and trace["config"]["mode"] == "reading"
     assert trace["stats"]["llm_calls"] == len(srv.requests) == 2
+
+
+def test_the_benchmark_runs_the_reading_mode_and_scores_the_readings_hops(fake_openai, tog_home, monkeypatch):
+    from tog_core.bench.kgqa import KGQAConfig, format_table, run_kgqa
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    srv = fake_openai(replies('{"hops": 1, "answer_type": "person", "relations": ["founded by"]}'))
+    result = run_kgqa(KGQAConfig(data_dir="demo/output", questions="demo/questions.jsonl", model="openai/test-model",
+                                 api_base=srv.base_url, mode="reading", link=True, depth=3, limit=6))
+    whole = result["summary"]["all"]
+    assert whole["read_by"] == {"llm": 6} and whole["llm_calls"] <= 3
+    one_hop = [q for q in result["questions"] if q["hops"] == 1]
+    assert whole["reading_hops_right"] == round(len(one_hop) / 6, 4)  # the reader said 1 hop every time
+    assert f"question reading (llm 6): hops right {len(one_hop) / 6:.3f}" in format_table(result)

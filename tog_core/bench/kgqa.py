@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from tog_core.policy import depths
 from tog_core.tog.policy import LOW_CONFIDENCE
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
-           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged")
+           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged", "reading_hops_right", "read_by")
 
 
 @dataclass(kw_only=True)
@@ -60,6 +61,8 @@ class QuestionResult:
     hits3: bool = False  # a gold answer among the first 3 candidates
     confidence: float | None = None  # the answer's confidence (None: no answer)
     low_confidence: float | None = None  # the threshold below which the answer is shown as a guess
+    reading_by: str = ""  # who read the question (rules, llm; "" when nothing was read)
+    reading_hops: int | None = None  # the hops the reading says the question chains
 
 
 
@@ -148,7 +151,9 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False,
         depth_reached=state.depth,
         gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None,
         candidates=candidates, hits3=hits_at(candidates, gold, 3), confidence=choice.confidence if choice else None,
-        low_confidence=choice.low if choice else LOW_CONFIDENCE)
+        low_confidence=choice.low if choice else LOW_CONFIDENCE,
+        reading_by=state.reading.by if state.reading else "",
+        reading_hops=state.reading.hops if state.reading else None)
 
 
 def gold_path_loss(graph: Any, steps: list[Any], relation_path: list[str]) -> dict[str, Any] | None:
@@ -193,6 +198,7 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         return {"n": 0, **{m: None for m in METRICS}}
     answered = [r.answer_hit for r in rows if r.answer_hit is not None]
     linked = [r.link_hit for r in rows if r.link_hit is not None]
+    read = [r for r in rows if r.reading_hops is not None]
 
     def mean(xs: list[float]) -> float:
         return round(sum(xs) / len(xs), 4)
@@ -210,6 +216,9 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "tokens": mean([r.tokens for r in rows]),
         "s_per_q": mean([r.wall_s for r in rows]),
         "hits3": mean([float(r.hits3) for r in rows]),
+        # how often the reading's number of hops is the question's, and who read (the LLM reader's accuracy)
+        "reading_hops_right": mean([float(r.reading_hops == r.hops) for r in read]) if read else None,
+        "read_by": dict(sorted(Counter(r.reading_by for r in read).items())) if read else None,
         **confidence_metrics(rows),
     }
 
@@ -372,6 +381,10 @@ def format_table(result: dict[str, Any]) -> str:
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
             cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
+    whole = result["summary"]["all"]
+    if set(whole.get("read_by") or {}) - {"rules"}:  # another reader was asked (the LLM's: the reading mode)
+        by = ", ".join(f"{k} {v}" for k, v in whole["read_by"].items())
+        lines.append(f"question reading ({by}): hops right {whole['reading_hops_right']:.3f}")
     for level, m in result["summary"].items():
         if m.get("gold_path_lost"):
             lines.append(f"gold relation path lost, {level} hops: " + "; ".join(

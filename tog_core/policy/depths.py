@@ -122,7 +122,12 @@ async def read(engine: ToGEngine, state: State, on_stage: Callable[[int, str], N
     """The state with the question read by the LLM (one call, reading/llm.py; `on_stage(1, "reading")` is told
     first), its usage among the calls outside the stages (State.extra_usage: the trace's stats, and its
     `other_fallbacks` when the rule reading stood in). The state as it is where the LLM does not read
-    (`reads_with_llm`), where it was asked already (`was_read`) or when there is nothing to search."""
+    (`reads_with_llm`), where it was asked already (`was_read`) or when there is nothing to search.
+
+    The reading's hops stay the reading's (CheapPolicy's planned depth; on a GraphRAG graph the numbers of hops are
+    still tried), not State.hops: with the rules' hop count (right on 82% of MetaQA) as State.hops chain Hits@1 fell
+    0.844 -> 0.800, and even an always-right count added at most 0.011 on the typed sets and lost on Christmas Carol
+    (0.675 -> 0.650; docs/benchmarks.md, "The reading's hops", `bench/reading_hops.py`)."""
     if not reads_with_llm(engine) or state.done or state.reading is None or was_read(state):
         return state
     if on_stage:
