@@ -3,7 +3,8 @@
     python bench/llm_schedule.py [--questions 5] [--latency 0.2] [--json]
 
 A loopback FakeOpenAIServer answers every chat call after a fixed latency with a valid reply
-(scores for every candidate, "not sufficient" from the judge so every depth runs, a short answer).
+(scores for every candidate, "not sufficient" from the judge so every depth runs, a reading of the
+question, a short answer).
 The generated graph is a tree per question with 4 relations per entity, so with N=D=3 every depth
 has 3 frontier entities. The same questions run, in the same process and against the same server,
 under three schedules, each with a fresh cache-less LLMClient:
@@ -15,7 +16,13 @@ under three schedules, each with a fresh cache-less LLMClient:
                   isolates what concurrency alone buys (bounded by calls/rounds);
 * ours, 1 at a time — our engine (concurrent within a stage), questions one after another;
 * ours, Q in flight — our engine with all questions running concurrently (as `bench kgqa` does with
-                  an LLM).
+                  an LLM);
+* ours, fast / reading mode — the other modes, one question at a time: fast scores (relation, entity)
+                  pairs in one call per depth; reading reads the question in one call, prunes with BM25
+                  guided by that reading, judges by coverage and answers in one call.
+
+Every engine is built by the composition root (compose.build_engine, as the CLI, the app and `bench kgqa`
+build theirs) and every question runs through policy/depths.run, so the reading mode's reading call counts.
 
 Printed per schedule: mean LLM calls and sequential rounds per question (engine stats), total wall
 seconds, and the speed-up over the original serial schedule. Per question, wall time is ~ rounds × latency for us and
@@ -39,19 +46,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa  # noqa: E402
 
-from tog_core.tog.engine import ToGEngine  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from tog_core.compose import RunSpec, build_engine, plan  # noqa: E402
+from tog_core.policy import depths  # noqa: E402
 from tog_core.testing.server import FakeOpenAIServer, last_user_message  # noqa: E402
 from tog_core.graphrag.graph import KnowledgeGraph  # noqa: E402
 from tog_core.llm.client import LLMClient, LLMConfig  # noqa: E402
-from tog_core.tog.state import EngineConfig  # noqa: E402
 
 _CAND = re.compile(r"^\[(\d+)\]", re.MULTILINE)
 RELATIONS = ("directed", "wrote", "starred in", "produced")
 
 
 def valid_reply(request: dict) -> str:
-    """A valid reply to every engine prompt: deterministic scores, never sufficient, a short answer."""
+    """A valid reply to every engine prompt: deterministic scores, never sufficient, a reading, a short answer."""
     text = last_user_message(request)
+    if '"answer_type"' in text:  # the reading prompt
+        return json.dumps({"hops": 3, "answer_type": "person", "relations": list(RELATIONS[:3])})
     if "enough to answer" in text:
         return json.dumps({"sufficient": False, "reason": "need more"})
     if "Answer the question" in text:
@@ -112,14 +123,18 @@ def client(server: FakeOpenAIServer) -> LLMClient:
                                use_cache=False, max_retries=0, timeout_s=30, concurrency=32))
 
 
-async def schedule(graph: KnowledgeGraph, llm: Any, n: int, *, in_flight: int,
+async def schedule(graph: KnowledgeGraph, llm: Any, n: int, *, in_flight: int, base_url: str,
                    entity_batch: str = "entity", mode: str = "faithful") -> tuple[list[dict], float]:
-    engine = ToGEngine(graph, llm=llm, config=EngineConfig(width=3, depth=3, entity_batch=entity_batch, mode=mode))
+    spec = RunSpec(model="openai/toy", api_base=base_url, api_key="sk-fake-not-a-key", trust_api_base=True,
+                   width=3, depth=3, mode=mode)
+    p = plan(spec, None, graph=graph)
+    engine = build_engine(replace(p, config=replace(p.config, entity_batch=entity_batch)), graph=graph,
+                          llm=llm).engine
     sem = asyncio.Semaphore(in_flight)
 
     async def one(q: int) -> dict:
         async with sem:
-            st = await engine.run(f"Which entity is three steps from Root {q}?", seeds=[f"Root {q}"])
+            st = await depths.run(engine, f"Which entity is three steps from Root {q}?", seeds=[f"Root {q}"])
         return engine.stats(st)
 
     t0 = time.perf_counter()
@@ -141,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
                  ("serial, our calls", lambda s: SerialLLM(client(s)), 1, "entity", "faithful"),
                  ("ours, 1 question at a time", client, 1, "entity", "faithful"),
                  ("ours, fast mode, 1 at a time", client, 1, "entity", "fast"),
+                 ("ours, reading mode, 1 at a time", client, 1, "entity", "reading"),
                  (f"ours, {args.questions} questions in flight", client, args.questions, "entity", "faithful")]
         for name, make, in_flight, batch, mode in plans:
             server.reset()
             stats, wall = asyncio.run(schedule(graph, make(server), args.questions, in_flight=in_flight,
-                                               entity_batch=batch, mode=mode))
+                                               base_url=server.base_url, entity_batch=batch, mode=mode))
             n = len(stats)
             rows.append({"schedule": name, "questions": n,
                          "calls_per_q": sum(s["llm_calls"] for s in stats) / n,

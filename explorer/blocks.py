@@ -26,7 +26,8 @@ from tog_core.tog.state import Step
 from tog_core.tog.trace import Trace
 
 ss = st.session_state
-STAGE_WORDS = {"linking": "finding the topic entities", "planning": "trying each number of hops",
+STAGE_WORDS = {"linking": "finding the topic entities", "reading": "reading the question",
+               "planning": "trying each number of hops",
                "relations": "scoring relations", "entities": "scoring entities", "evaluate": "judging the chains",
                "answer": "writing the answer"}
 

@@ -17,6 +17,7 @@ import streamlit as st
 from explorer import ui
 from tog_core.app.session import (
     DEPARTURES,
+    MODE_NOTES,
     MODES,
     PRUNERS,
     K,
@@ -158,7 +159,7 @@ def draw() -> None:
                 st.slider("Temperature (reasoning)", 0.0, 1.0, step=0.1, key=K.T_REASON,
                           help="The LLM's randomness when it judges whether the chains answer and writes the answer")
             st.radio("Mode", MODES, key=K.MODE, horizontal=True,
-                     help="faithful: relations then entities (the paper); fast: one pair-scoring call per depth")
+                     help="; ".join(f"{name}: {note}" for name, note in MODE_NOTES.items()))
             st.multiselect("Departures from the paper to switch off", list(DEPARTURES), key=K.WITHOUT,
                            format_func=departure_words,
                            help="This app changes a few things from the Think-on-Graph paper; each one switched off "

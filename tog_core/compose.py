@@ -15,6 +15,11 @@ The rules:
   `llm` without a model is an error naming the alternatives (in every front door).
 * policy: FaithfulPolicy (ToG as published) when both stages are pruned by an LLM that also judges; otherwise
   CheapPolicy, which shapes cheap scores and judges by question coverage (tog/policy.py, policy/cheap.py).
+* reader: with a provider's model (not the local one) outside the paper's run (CheapPolicy, some departure on) the
+  LLM reads the question once (`reader="llm"`, reading/llm.py); else the wording rules read it.
+* mode `reading`: that reading call, the cheap pruners `auto` stands for without an LLM, the coverage judge and one
+  answer call: at most 3 LLM calls a question (with linking, only when no title matches). It needs a provider's
+  model and is not the paper (`paper` is refused with it).
 """
 from __future__ import annotations
 
@@ -28,10 +33,10 @@ from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.scorers import SCORERS
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
-from tog_core.tog.state import DEPARTURES, MODES, EngineConfig
+from tog_core.tog.state import DEPARTURES, MODE_NOTES, MODES, EngineConfig
 
 PRUNERS: tuple[str, ...] = ("auto", *SCORERS)  # what every front door offers
-__all__ = ["DEPARTURES", "MODES", "PRUNERS", "Built", "Plan", "RunSpec", "build_engine", "default_pruner",
+__all__ = ["DEPARTURES", "MODE_NOTES", "MODES", "PRUNERS", "Built", "Plan", "RunSpec", "build_engine", "default_pruner",
            "make_policy", "plan"]
 
 
@@ -89,6 +94,10 @@ def default_pruner(kind: str, *, typed: bool = False) -> str:
     return "embedding" if kind == LOCAL else "llm"
 
 
+# the reading mode: the LLM reads the question (one call), the question-coverage judge decides when to stop (no call)
+READING_OPTIONS: dict[str, Any] = {"reader": "llm", "judge": "coverage"}
+
+
 def _engine_options(kind: str) -> dict[str, Any]:
     """The 135M local model cannot write reasons in time nor judge sufficiency (it says "yes" after one hop): it
     scores with bare lists and the question-coverage judge decides when to stop."""
@@ -108,7 +117,10 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
     choice = choose_model(spec.model, info, api_base=spec.api_base, api_key=spec.api_key, environ=environ,
                           trust_api_base=spec.trust_api_base)
     typed = bool(graph is not None and graph.has_relation_labels)
-    auto = default_pruner(choice.kind, typed=typed)
+    reading = spec.mode == "reading"
+    if reading:
+        _check_reading_mode(choice)
+    auto = default_pruner(NONE if reading else choice.kind, typed=typed)  # reading mode: the cheap pruners
     rel = spec.relation_pruner if spec.relation_pruner not in (None, "auto") else auto
     ent = spec.entity_pruner if spec.entity_pruner not in (None, "auto") else rel
     for what, name in (("pruner", rel), ("entity pruner", ent), ("pre-filter", spec.prefilter)):
@@ -117,6 +129,9 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
     if "llm" in (rel, ent) and choice.kind == NONE:
         raise UsageError("the llm pruner needs a model; choose a model (a LiteLLM model string, or 'local'), "
                          "or the bm25, embedding or random pruner")
+    if reading and "llm" in (rel, ent):
+        raise UsageError("the reading mode prunes without the LLM; choose the pruner auto, bm25, embedding or random, "
+                         "or the faithful mode")
     if spec.prefilter == "llm":
         raise UsageError("the pre-filter must be a cheap scorer (bm25, embedding or random), not llm")
     if spec.mode not in MODES:
@@ -125,14 +140,32 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
         config = EngineConfig(width=spec.width, depth=spec.depth, relation_pruner=rel, entity_pruner=ent,
                               prefilter=spec.prefilter, mode=spec.mode, seed=spec.seed, model=choice.model,
                               temperature_exploration=spec.temperature_exploration,
-                              temperature_reasoning=spec.temperature_reasoning, **_engine_options(choice.kind))
+                              temperature_reasoning=spec.temperature_reasoning,
+                              **(READING_OPTIONS if reading else _engine_options(choice.kind)))
         if spec.paper:
             config = config.without(DEPARTURES)
         config = config.without(spec.without)
     except ValueError as err:
         raise UsageError(str(err)) from None
+    if reading and not config.departures():
+        raise UsageError("--paper runs ToG as published and the reading mode is not the paper (one reading call, "
+                         "cheap pruning, no LLM judge); choose one of them")
     policy = make_policy(config, has_llm=choice.kind != NONE)
+    if choice.kind not in (NONE, LOCAL) and policy.name != "faithful" and config.departures():
+        config = replace(config, reader="llm")  # the paper's run (FaithfulPolicy, or --paper) keeps the rules
     return Plan(choice=choice, config=config, policy=policy.name)
+
+
+def _check_reading_mode(choice: ModelChoice) -> None:
+    """UsageError when the reading mode cannot run with this model: it needs a provider's (it reads the question and
+    writes the answer with it; the packaged 135M model is never trusted with either: see the module's docstring)."""
+    if choice.kind == NONE:
+        raise UsageError("the reading mode needs a model: one call reads the question, one writes the answer; "
+                         "choose a model (a LiteLLM model string), or the faithful mode")
+    if choice.kind == LOCAL:
+        raise UsageError("the reading mode needs a provider's model (the packaged local model invents facts on "
+                         "anything longer than a line); choose a LiteLLM model string, or the faithful mode")
+
 
 
 def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, llm: Any | None = None,

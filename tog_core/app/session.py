@@ -17,14 +17,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePath
 from typing import Any
 
-from tog_core.compose import DEPARTURES, MODES, PRUNERS, RunSpec
+from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS, RunSpec
 from tog_core.graphrag.errors import ProjectError
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
 from tog_core.tog.trace import Trace
 
-__all__ = ["DEPARTURES", "AskAgain", "K", "MODES", "PRUNERS", "RECENT_MAX", "Settings", "check_project_root",
-           "parse_app_args", "project_label", "project_roots", "recent_projects", "remember_project",
+__all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "PRUNERS", "RECENT_MAX", "Settings",
+           "check_project_root", "parse_app_args", "project_label", "project_roots", "recent_projects",
+           "remember_project",
            "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace", "sidebar_defaults",
            "with_recent", "with_settings"]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,13 @@ from tog_core.policy import depths
 from tog_core.reading import readers
 from tog_core.tog.policy import LOW_CONFIDENCE
 
-# how the benchmark reads each question: by the wording rules (as the app and `query` do), or as the data set says
-# (its hops, answer type and relation path: what a perfect reading is worth)
-READERS = ("rules", "gold")
+# how the benchmark reads each question (--reader; None: as the app and `query` do, the LLM with a provider's model
+# outside the paper's run, else the rules): by the wording rules, by one LLM call, or as the data set says (its hops,
+# answer type and relation path: what a perfect reading is worth)
+READERS = ("rules", "llm", "gold")
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
-           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged")
+           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged", "reading_hops_right", "read_by")
 
 
 @dataclass(kw_only=True)
@@ -65,6 +67,8 @@ class QuestionResult:
     hits3: bool = False  # a gold answer among the first 3 candidates
     confidence: float | None = None  # the answer's confidence (None: no answer)
     low_confidence: float | None = None  # the threshold below which the answer is shown as a guess
+    reading_by: str = ""  # who read the question (rules, llm; "" when nothing was read)
+    reading_hops: int | None = None  # the hops the reading says the question chains
 
 
 
@@ -161,7 +165,9 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False, re
         depth_reached=state.depth,
         gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None,
         candidates=candidates, hits3=hits_at(candidates, gold, 3), confidence=choice.confidence if choice else None,
-        low_confidence=choice.low if choice else LOW_CONFIDENCE)
+        low_confidence=choice.low if choice else LOW_CONFIDENCE,
+        reading_by=state.reading.by if state.reading else "",
+        reading_hops=state.reading.hops if state.reading else None)
 
 
 def gold_path_loss(graph: Any, steps: list[Any], relation_path: list[str]) -> dict[str, Any] | None:
@@ -206,6 +212,7 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         return {"n": 0, **{m: None for m in METRICS}}
     answered = [r.answer_hit for r in rows if r.answer_hit is not None]
     linked = [r.link_hit for r in rows if r.link_hit is not None]
+    read = [r for r in rows if r.reading_hops is not None]
 
     def mean(xs: list[float]) -> float:
         return round(sum(xs) / len(xs), 4)
@@ -223,6 +230,9 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "tokens": mean([r.tokens for r in rows]),
         "s_per_q": mean([r.wall_s for r in rows]),
         "hits3": mean([float(r.hits3) for r in rows]),
+        # how often the reading's number of hops is the question's, and who read (the LLM reader's accuracy)
+        "reading_hops_right": mean([float(r.reading_hops == r.hops) for r in read]) if read else None,
+        "read_by": dict(sorted(Counter(r.reading_by for r in read).items())) if read else None,
         **confidence_metrics(rows),
     }
 
@@ -259,7 +269,7 @@ class KGQAConfig:
     without: tuple[str, ...] = ()  # departures switched off one by one
     link: bool = False  # topic entities linked from the question text (as the app does) instead of the given ones
     store: str | None = None  # read the graph from this PostgreSQL store (`store import` first)
-    reader: str = "rules"  # how each question is read: rules | gold (READERS)
+    reader: str | None = None  # how each question is read: rules | llm | gold (READERS); None: as the app does
     name: str | None = None  # the graph's name in the store
 
 
@@ -274,7 +284,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
     from tog_core.graphrag.open import open_graph
     from tog_core.scoring.scorers import SCORERS
 
-    if cfg.reader not in READERS:
+    if cfg.reader is not None and cfg.reader not in READERS:
         raise UsageError(f"unknown --reader '{cfg.reader}'; choose one of: {', '.join(READERS)}")
     if cfg.baseline and cfg.baseline not in SCORERS:
         raise UsageError(f"unknown --baseline pruner '{cfg.baseline}'; choose one of: {', '.join(SCORERS)}")
@@ -294,7 +304,16 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
                    width=cfg.width,
                    depth=cfg.depth or 1, relation_pruner=cfg.pruner, entity_pruner=cfg.entity_pruner,
                    prefilter=cfg.prefilter, mode=cfg.mode, seed=cfg.seed, paper=cfg.paper, without=tuple(cfg.without))
-    first = build_engine(plan(spec, info, graph=graph), graph=graph, info=info)
+    planned = plan(spec, info, graph=graph)
+    if cfg.reader == "llm" and planned.config.reader != "llm":
+        raise UsageError("--reader llm needs a provider's model outside the paper's run (give --model, and a cheap "
+                         "--pruner or --mode reading); the paper's LLM reads no question apart")
+    if cfg.reader in ("rules", "gold"):  # the LLM reads no question: the rules do (gold: under the data set's)
+        try:
+            planned = replace(planned, config=replace(planned.config, reader="rules"))
+        except ValueError as err:  # the reading mode is the LLM's reading
+            raise UsageError(f"--reader {cfg.reader} with --mode {cfg.mode}: {err}") from None
+    first = build_engine(planned, graph=graph, info=info)
     llm, embedder, choice = first.engine.llm, first.engine.embedder, first.choice
     pruner, ent_pruner = first.plan.config.relation_pruner, first.plan.config.entity_pruner
     engines: dict[int, Any] = {}
@@ -320,7 +339,8 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
         async def one(q: dict[str, Any]) -> QuestionResult:
             nonlocal done
             async with sem:
-                r = await run_question(engine_for(cfg.depth or q["hops"]), q, link=cfg.link, reader=cfg.reader)
+                r = await run_question(engine_for(cfg.depth or q["hops"]), q, link=cfg.link,
+                                       reader=cfg.reader or "rules")
             done += 1
             if done % 25 == 0 or done == len(questions):
                 say(f"{done}/{len(questions)} questions")
@@ -342,7 +362,7 @@ def run_kgqa(cfg: KGQAConfig, *, say: Callable[[str], None] = lambda _t: None,
               "width": cfg.width, "depth": cfg.depth or "hops", "limit": cfg.limit, "model": choice.model,
               "seed": cfg.seed, "concurrency": conc, "mode": cfg.mode, "questions": cfg.questions,
               "policy": first.plan.policy, "departures": first.plan.config.departures(), "link": cfg.link,
-              "reader": cfg.reader}
+              "reader": cfg.reader or first.plan.config.reader}
     result = {"config": config, "summary": summary, "wall_s": round(total, 2),
               "questions": [asdict(r) for r in rows]}
     if baseline is not None:
@@ -389,6 +409,10 @@ def format_table(result: dict[str, Any]) -> str:
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
             cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))
+    whole = result["summary"]["all"]
+    if set(whole.get("read_by") or {}) - {"rules"}:  # another reader was asked (the LLM's: the reading mode)
+        by = ", ".join(f"{k} {v}" for k, v in whole["read_by"].items())
+        lines.append(f"question reading ({by}): hops right {whole['reading_hops_right']:.3f}")
     for level, m in result["summary"].items():
         if m.get("gold_path_lost"):
             lines.append(f"gold relation path lost, {level} hops: " + "; ".join(

@@ -12,7 +12,7 @@ from tog_core.errors import UsageError
 
 def add_parser(sub: Any) -> None:
     from tog_core.bench.kgqa import READERS
-    from tog_core.compose import DEPARTURES, MODES
+    from tog_core.compose import DEPARTURES, MODE_NOTES, MODES
 
     b = sub.add_parser("bench", help="benchmarks that print tables")
     bsub = b.add_subparsers(dest="bench", required=True)
@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--api-base", default=None, help="API base URL for the model")
     k.add_argument("--seed", type=int, default=0, help="seed of the random pruner (default 0)")
     k.add_argument("--concurrency", type=int, default=None, help="questions in flight (default 1, 4 with an LLM)")
-    k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful)")
+    k.add_argument("--mode", default="faithful", choices=list(MODES), help="engine mode (default faithful): " +
+                   "; ".join(f"{name}: {note}" for name, note in MODE_NOTES.items()))
     k.add_argument("--questions", default=None,
                    help="a questions .jsonl file instead of DATA_DIR/questions_<split>.jsonl")
     k.add_argument("--baseline", default=None, help="also run this pruner (e.g. random) on the same questions "
@@ -47,10 +48,11 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--paper", action="store_true", help="ToG as published: every departure from the paper off")
     k.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")
-    k.add_argument("--reader", default="rules", choices=list(READERS),
-                   help="how each question is read: rules (the wording, as the app does; default) or gold (the "
-                        "data set's own hops, answer type and relation path: the ceiling of a perfect reading; "
-                        "the search runs exactly the question's hops)")
+    k.add_argument("--reader", default=None, choices=list(READERS),
+                   help="how each question is read: rules (the wording), llm (one call; needs --model) or gold (the "
+                        "data set's own hops, answer type and relation path: the ceiling of a perfect reading; the "
+                        "search runs exactly the question's hops). Default: as the app does (llm with a provider's "
+                        "model outside the paper's run, else rules)")
     k.add_argument("--json", action="store_true", help="print only a JSON object")
 
 

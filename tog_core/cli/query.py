@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Any) -> None:
-    from tog_core.compose import DEPARTURES, MODES, PRUNERS
+    from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS
 
     q = sub.add_parser("query", help="answer a question with Think-on-Graph")
     q.add_argument("project", help="GraphRAG root, its output folder, or a folder of parquet files")
@@ -34,7 +34,8 @@ def add_parser(sub: Any) -> None:
                    help="API base URL for the model (e.g. a LiteLLM proxy or Ollama); the CLI sends your environment's "
                         "key there (the app sends the server's keys only to TOG_ALLOWED_API_BASES)")
     q.add_argument("--seed", action="append", default=[], metavar="TITLE", help="topic entity (repeatable)")
-    q.add_argument("--mode", default="faithful", choices=list(MODES))
+    q.add_argument("--mode", default="faithful", choices=list(MODES),
+                   help="; ".join(f"{name}: {note}" for name, note in MODE_NOTES.items()))
     q.add_argument("--paper", action="store_true", help="ToG as published: every departure below switched off")
     q.add_argument("--without", action="append", default=[], choices=list(DEPARTURES), metavar="DEPARTURE",
                    help=f"switch one departure from the paper off (repeatable): {', '.join(DEPARTURES)}")

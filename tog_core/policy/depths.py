@@ -8,6 +8,9 @@ no LLM), keeps the fewest hops whose best chain's relations match the most quest
 number instead (`chosen`). What was tried is the runner's record (State.plan_record, written to the trace's
 `plan`); the engine reads only the number.
 
+Before that, where a provider's model is configured outside the paper's run, `read` has the LLM read the question
+once (reading/llm.py: hops, the answer's type, the relation phrases; the rule reading is its named fallback).
+
 `run` is the one function the CLI's query, the benchmark and the app run a question through.
 """
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading import QuestionReading
+from tog_core.reading.llm import read_with_llm
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, llm_judges
 from tog_core.tog.state import BeamPath, Callbacks, Search, State
@@ -100,19 +104,56 @@ async def settle(engine: ToGEngine, state: State, on_stage: Callable[[int, str],
                        other_searches=tuple(searches))
 
 
+def reads_with_llm(engine: ToGEngine) -> bool:
+    """Whether the question is read by the LLM when the search starts: the config asks for it (compose sets
+    `reader="llm"` for a provider's model outside the paper's run, and in the reading mode), there is an LLM, and the
+    run is not the paper's (FaithfulPolicy, or every departure off: the paper reads no question apart)."""
+    cfg = engine.config
+    return (cfg.reader == "llm" and engine.llm is not None and not isinstance(engine.policy, FaithfulPolicy)
+            and bool(cfg.departures()))
+
+
+def was_read(state: State) -> bool:
+    """Whether the LLM was asked to read this state's question (its call is among State.extra_usage, stage
+    "reading"), whatever came of it: it is asked once per question, also when a run saved after linking goes on."""
+    return any(u.get("stage") == "reading" for u in state.extra_usage)
+
+
+async def read(engine: ToGEngine, state: State, on_stage: Callable[[int, str], None] | None = None) -> State:
+    """The state with the question read by the LLM (one call, reading/llm.py; `on_stage(1, "reading")` is told
+    first), its usage among the calls outside the stages (State.extra_usage: the trace's stats, and its
+    `other_fallbacks` when the rule reading stood in). The state as it is where the LLM does not read
+    (`reads_with_llm`), where it was asked already (`was_read`), where the reading is not the rules' (a data set's,
+    or one a person corrected) or when there is nothing to search.
+
+    The reading's hops stay the reading's (CheapPolicy's planned depth; on a GraphRAG graph the numbers of hops are
+    still tried), not State.hops: with the rules' hop count (right on 82% of MetaQA) as State.hops chain Hits@1 fell
+    0.844 -> 0.800, and even an always-right count added at most 0.011 on the typed sets and lost on Christmas Carol
+    (0.675 -> 0.650; docs/benchmarks.md, "The reading's hops", `bench/reading_hops.py`)."""
+    if (not reads_with_llm(engine) or state.done or state.reading is None or was_read(state)
+            or state.reading.by != "rules" or state.reading.edited):  # a gold or a person's reading stays
+        return state
+    if on_stage:
+        on_stage(state.depth, "reading")
+    reading, usage = await read_with_llm(state.question, [s.title for s in state.seeds], engine.llm, state.reading,
+                                         temperature=engine.config.temperature_reasoning, clock=engine.clock)
+    return state.with_(reading=reading, extra_usage=state.extra_usage + (usage,))
+
+
 async def start(engine: ToGEngine, question: str, seeds: Iterable[Seed | str] | None = None, *,
                 hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
                 reading: QuestionReading | None = None,
                 on_stage: Callable[[int, str], None] | None = None,
                 on_linked: Callable[[State], None] | None = None) -> State:
-    """The topic entities linked and the number of hops settled: the person's (`hops`, checked before anything is
-    linked), else tried where that applies (`settle`). `reading`: how the question was read, when it was read
-    before (a person's corrected reading, "Search again with this reading"); else the engine reads it.
-    `on_linked(state)` is told once the topic entities are linked, before the hops are tried (the app saves the
-    run there, so a run stopped while planning keeps its topic entities)."""
+    """The topic entities linked, the question read and the number of hops settled. The reading: `reading` when it
+    was read before (a person's corrected reading, "Search again with this reading"), else the LLM's where
+    `reads_with_llm` (the rules read it at linking). The number of hops: the person's (`hops`, checked before
+    anything is linked), else tried where that applies (`settle`). `on_linked(state)` is told once the topic
+    entities are linked and the question read, before the hops are tried (the app saves the run there, so a run
+    stopped while planning keeps its topic entities)."""
     if hops is not None:
         check_hops(engine, hops)
-    state = await engine.start_async(question, seeds, reading=reading)
+    state = await read(engine, await engine.start_async(question, seeds, reading=reading), on_stage)
     if hops is not None:
         state = chosen(state, hops, tried)
     if on_linked is not None:
@@ -123,11 +164,11 @@ async def start(engine: ToGEngine, question: str, seeds: Iterable[Seed | str] | 
 async def run(engine: ToGEngine, question: str, *, seeds: Iterable[Seed | str] | None = None,
               state: State | None = None, callbacks: Callbacks | None = None, hops: int | None = None,
               tried: Iterable[dict[str, Any]] = ()) -> State:
-    """One question from start to answer: `start` (or `state`, a saved one, settled first when it was saved
-    before its first step), then the engine's automatic loop."""
+    """One question from start to answer: `start` (or `state`, a linked or saved one, read and settled first when
+    it has no step yet), then the engine's automatic loop."""
     cb = callbacks or Callbacks()
     if state is None:
         state = await start(engine, question, seeds, hops=hops, tried=tried, on_stage=cb.on_stage)
-    elif not state.steps:  # saved after linking, before the number of hops was settled (stopped while planning)
-        state = await settle(engine, state, cb.on_stage)
+    elif not state.steps:  # linked by the caller (the app saves then), or saved before the first step
+        state = await settle(engine, await read(engine, state, cb.on_stage), cb.on_stage)
     return await engine.run(question, state=state, callbacks=cb)

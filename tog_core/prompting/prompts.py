@@ -1,7 +1,8 @@
 """Prompt templates of the ToG stages, as named constants, and builders returning chat messages.
 
 Stages: relation scoring, entity scoring, pair scoring ("fast mode": one call for the whole
-frontier), evaluation (are the chains enough?), answering, and topic-entity extraction.
+frontier), evaluation (are the chains enough?), answering, topic-entity extraction, and reading the
+question (how many relations it chains, what it asks for, the relation phrases in walking order).
 
 Kept short so small local models cope, and each says exactly which JSON to return. Every piece of
 graph text is passed through :func:`clean_text` first: newlines collapsed, brackets/braces/quotes
@@ -15,12 +16,12 @@ import re
 
 __all__ = [
     "SYSTEM_JSON", "SYSTEM_ANSWER", "RELATION_TEMPLATE", "ENTITY_TEMPLATE", "PAIR_TEMPLATE",
-    "EVALUATE_TEMPLATE", "ANSWER_TEMPLATE", "TOPIC_TEMPLATE", "SCORES_FORMAT", "COMPACT_SCORES_FORMAT",
-    "compact", "compact_scores_schema",
-    "SCORES_SCHEMA", "EVALUATE_SCHEMA", "TOPIC_SCHEMA",
+    "EVALUATE_TEMPLATE", "ANSWER_TEMPLATE", "TOPIC_TEMPLATE", "READING_TEMPLATE", "SCORES_FORMAT",
+    "COMPACT_SCORES_FORMAT", "compact", "compact_scores_schema",
+    "SCORES_SCHEMA", "EVALUATE_SCHEMA", "TOPIC_SCHEMA", "READING_SCHEMA",
     "CANDIDATE_CHARS", "CHAIN_CHARS", "EVIDENCE_CHARS", "QUESTION_CHARS", "NO_CHAINS",
     "clean_text", "numbered", "relation_prompt", "entity_prompt", "pair_prompt",
-    "evaluate_prompt", "answer_prompt", "topic_prompt",
+    "evaluate_prompt", "answer_prompt", "topic_prompt", "reading_prompt",
 ]
 
 CANDIDATE_CHARS = 300  # per candidate line
@@ -28,6 +29,7 @@ CHAIN_CHARS = 500  # per reasoning chain
 EVIDENCE_CHARS = 1200  # per evidence excerpt
 QUESTION_CHARS = 1000
 NO_CHAINS = "(none yet)"
+MAX_TOPICS = 5  # topic titles named in the reading prompt
 
 SYSTEM_JSON = ("You help answer questions by exploring a knowledge graph step by step. "
                "Follow the requested output format exactly and reply with JSON only.")
@@ -81,6 +83,17 @@ TOPIC_TEMPLATE = ("Question: {question}\n\n"
                   "works, events, concepts), written as they appear in the question.\n"
                   'Reply with JSON only: {{"entities": ["<name>", ...]}}')
 
+READING_TEMPLATE = ("Question: {question}\n"
+                    "Topic entities (where the answer's chain of relations starts): {topics}\n\n"
+                    "Read the question as a chain of relations in a knowledge graph, walked from a topic entity "
+                    "to the answer. Say how many relations it chains (hops), what kind of thing the answer is, "
+                    "in one word (person, place, organization, event, year, film, ...), and the relation phrases "
+                    "in the order the chain walks them, from the topic entity outward.\n"
+                    'Example: for "Where was the wife of Ann Lee born?" from Ann Lee: {{"hops": 2, '
+                    '"answer_type": "place", "relations": ["wife", "born in"]}}\n'
+                    'Reply with JSON only: {{"hops": <number>, "answer_type": "<one word>", '
+                    '"relations": ["<phrase>", ...]}}')
+
 SCORES_SCHEMA: dict = {
     "title": "scores",
     "type": "object",
@@ -113,6 +126,15 @@ TOPIC_SCHEMA: dict = {
     "type": "object",
     "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
     "required": ["entities"],
+    "additionalProperties": False,
+}
+
+READING_SCHEMA: dict = {
+    "title": "question_reading",
+    "type": "object",
+    "properties": {"hops": {"type": "integer"}, "answer_type": {"type": "string"},
+                   "relations": {"type": "array", "items": {"type": "string"}}},
+    "required": ["hops", "answer_type", "relations"],
     "additionalProperties": False,
 }
 
@@ -220,3 +242,10 @@ def compact(messages: list[dict], n: int) -> list[dict]:
 def topic_prompt(question: str) -> list[dict]:
     """Extract the topic entity names of a question."""
     return _messages(SYSTEM_JSON, TOPIC_TEMPLATE.format(question=clean_text(question, QUESTION_CHARS)))
+
+
+def reading_prompt(question: str, topics: list[str]) -> list[dict]:
+    """Read the question once: its number of hops, the answer's type, the relation phrases in walking order."""
+    names = ", ".join(f"'{clean_text(t, CANDIDATE_CHARS)}'" for t in topics[:MAX_TOPICS]) or "(none found)"
+    return _messages(SYSTEM_JSON, READING_TEMPLATE.format(question=clean_text(question, QUESTION_CHARS),
+                                                          topics=names))

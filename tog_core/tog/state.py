@@ -13,8 +13,16 @@ from tog_core.reading import QuestionReading
 from tog_core.tog.trace import DepthPlan, Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
-MODES = ("faithful", "fast")
+# The engine's modes, what each does (the CLI's --mode, the benchmark and the app's sidebar offer this list)
+MODE_NOTES: dict[str, str] = {
+    "faithful": "relations, then entities, each scored by the pruner (the paper's schedule)",
+    "fast": "one call per depth scores the (relation, entity) pairs of the whole frontier",
+    "reading": "one LLM call reads the question, the cheap scorers prune guided by that reading, the question-"
+               "coverage judge decides when to stop, one LLM call answers: at most 3 LLM calls a question",
+}
+MODES = tuple(MODE_NOTES)
 JUDGES = ("llm", "coverage")
+READERS = ("rules", "llm")  # who reads the question when the search starts (tog_core/reading)
 # Where this engine departs from ToG as published, by EngineConfig field: (what the paper does, what we do and why).
 # Each is on by default (the README's numbers are measured with them) and can be switched off one by one
 # (`query --paper` switches all of them off).
@@ -70,7 +78,8 @@ class EngineConfig:
     temperature_reasoning: float = 0.0
     max_tokens: int = 256
     answer_max_tokens: int = 512
-    mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth
+    mode: str = "faithful"  # faithful: relations then entities; fast: one pair-scoring call per depth; reading: the
+    # relations-then-entities schedule with cheap pruners and the coverage judge, the question read once by the LLM
     exact_depth: bool = False  # depth is the question's known number of hops, not a maximum the policy plans within
     # -- departures from the paper (DEPARTURES below says what each changes); on by default, each switchable
     degree_filter: bool = True  # on the way (not the last hop) skip neighbours far more connected than the seeds
@@ -88,6 +97,9 @@ class EngineConfig:
     seed: int = 0  # for the random pruner
     judge: str = "llm"  # sufficiency: "llm", or "coverage" (a chain mentions every question word; no call)
     compact_scores: bool = False  # LLM scoring asks for bare score lists (no reasons): for small local models
+    # who reads the question when the search starts: the wording rules, or one LLM call (reading/llm.py; the rules
+    # are its named fallback). compose sets "llm" for a provider's model outside the paper's run
+    reader: str = "rules"
     model: str = "none"  # recorded in the trace; the LLM object itself is a constructor argument
 
     def __post_init__(self) -> None:
@@ -99,6 +111,12 @@ class EngineConfig:
             raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
         if self.judge not in JUDGES:
             raise ValueError(f"judge must be 'llm' or 'coverage' (got {self.judge!r})")
+        if self.reader not in READERS:
+            raise ValueError(f"reader must be one of {', '.join(READERS)} (got {self.reader!r})")
+        if self.mode == "reading" and ("llm" in (self.relation_pruner, self.entity_pruner) or self.judge != "coverage"
+                                       or self.reader != "llm"):
+            raise ValueError("the reading mode reads the question with the LLM (reader='llm'), prunes with a cheap "
+                             "scorer (bm25, embedding or random, not llm) and judges by coverage (judge='coverage')")
         if self.entity_batch not in ("entity", "relation"):
             raise ValueError(f"entity_batch must be 'entity' or 'relation' (got {self.entity_batch!r})")
         if self.max_candidates < 1 or self.entities_per_relation < 1:
