@@ -15,3 +15,18 @@ if str(ROOT) not in sys.path:
 DATA = ROOT.parent / "shared" / "data"  # ../shared/data: the GraphRAG samples, MetaQA and PathQuestion
 GR = DATA / "graphrag"
 PQ = DATA / "kgqa" / "pathquestion"
+KGQA = DATA / "kgqa"
+
+# every dev set a bench script runs by name: (graph or data folder, its dev questions)
+DEV: dict[str, tuple[Path, Path]] = {
+    "cc": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl"),
+    "cc2": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl"),
+    "dulce": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl"),
+    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl"),
+    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl"),
+    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl"),
+    "metaqa": (KGQA / "metaqa", KGQA / "metaqa/questions_dev.jsonl"),
+    **{key: (PQ / n, PQ / n / "questions_dev.jsonl")
+       for key, n in (("pq2", "PQ-2H"), ("pq3", "PQ-3H"), ("pql2", "PQL-2H"), ("pql3", "PQL-3H"))},
+}
+GRAPHRAG_DEV = ("cc", "cc2", "dulce", "demo", "fr", "zh")  # the free-text (GraphRAG) dev sets

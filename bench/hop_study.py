@@ -13,27 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dev_sets import DEV, GRAPHRAG_DEV  # first: makes tog_core importable, LiteLLM offline
 
 from tog_core.bench.kgqa import KGQAConfig, load_questions_file, run_kgqa  # noqa: E402
 from tog_core.graphrag.open import open_graph  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "graphrag"
-SETS = {  # name -> (graph, dev questions)
-    "cc": (SHARED / "christmas-carol-v3" / "output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl"),
-    "cc2": (SHARED / "christmas-carol-v3" / "output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl"),
-    "dulce": (SHARED / "operation-dulce-v3" / "output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl"),
-    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl"),
-    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl"),
-    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl"),
-}
+SETS = {n: DEV[n] for n in GRAPHRAG_DEV}  # name -> (graph, dev questions)
 MAX_DEPTH = 3
 
 

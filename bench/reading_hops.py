@@ -36,18 +36,7 @@ from tog_core.compose import RunSpec, build_engine  # noqa: E402
 from tog_core.graphrag.open import open_graph  # noqa: E402
 from tog_core.policy import depths  # noqa: E402
 
-ROOT, GR, KGQA = dev_sets.ROOT, dev_sets.GR, dev_sets.DATA / "kgqa"
-SETS = {  # name -> (graph, dev questions)
-    "cc": (GR / "christmas-carol-v3" / "output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl"),
-    "cc2": (GR / "christmas-carol-v3" / "output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl"),
-    "dulce": (GR / "operation-dulce-v3" / "output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl"),
-    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl"),
-    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl"),
-    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl"),
-    "metaqa": (KGQA / "metaqa", KGQA / "metaqa/questions_dev.jsonl"),
-    "pq3": (KGQA / "pathquestion/PQ-3H", KGQA / "pathquestion/PQ-3H/questions_dev.jsonl"),
-    "pql3": (KGQA / "pathquestion/PQL-3H", KGQA / "pathquestion/PQL-3H/questions_dev.jsonl"),
-}
+SETS = {n: dev_sets.DEV[n] for n in ("cc", "cc2", "dulce", "demo", "fr", "zh", "metaqa", "pq3", "pql3")}
 DEPTH = 3
 
 

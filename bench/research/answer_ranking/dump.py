@@ -3,31 +3,14 @@ final beam (paths with hops, scores, labels) so answer-ranking features can be s
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/, for dev_sets
+from dev_sets import DEV as SETS  # noqa: E402  (first: makes tog_core importable, LiteLLM offline)
 from tog_core.bench.kgqa import KGQAConfig, load_questions_file, run_kgqa  # noqa: E402
 from tog_core.graphrag.open import open_graph  # noqa: E402
-
-SH = ROOT.parent / "shared" / "data"
-SETS = {
-    "metaqa": (SH / "kgqa/metaqa", SH / "kgqa/metaqa/questions_dev.jsonl"),
-    "pq2": (SH / "kgqa/pathquestion/PQ-2H", SH / "kgqa/pathquestion/PQ-2H/questions_dev.jsonl"),
-    "pq3": (SH / "kgqa/pathquestion/PQ-3H", SH / "kgqa/pathquestion/PQ-3H/questions_dev.jsonl"),
-    "pql2": (SH / "kgqa/pathquestion/PQL-2H", SH / "kgqa/pathquestion/PQL-2H/questions_dev.jsonl"),
-    "pql3": (SH / "kgqa/pathquestion/PQL-3H", SH / "kgqa/pathquestion/PQL-3H/questions_dev.jsonl"),
-    "cc": (SH / "graphrag/christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl"),
-    "cc2": (SH / "graphrag/christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl"),
-    "dulce": (SH / "graphrag/operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl"),
-    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl"),
-    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl"),
-    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl"),
-}
 
 
 def dump(name: str, out: Path, pruner: str | None, gold: bool, exact: int | None = None) -> None:
