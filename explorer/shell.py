@@ -148,7 +148,7 @@ def draw() -> None:
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
                     help="What scores the relations leaving the frontier, to keep the best N. auto: the LLM with a "
                          "provider; without one, the packaged embedder on a graph with relation types and BM25 on "
-                         "GraphRAG's free-text relations")
+                         "GraphRAG's free-text relations. hybrid: BM25 and the embedder fused by rank")
         b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER,
                     help="What scores the entities those relations reach, to keep the best N paths (same choices; "
                          "auto as for relations)")

@@ -128,12 +128,12 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
             raise UsageError(f"unknown {what} '{name}'; choose one of: {', '.join(PRUNERS)}")
     if "llm" in (rel, ent) and choice.kind == NONE:
         raise UsageError("the llm pruner needs a model; choose a model (a LiteLLM model string, or 'local'), "
-                         "or the bm25, embedding or random pruner")
+                         "or the bm25, embedding, hybrid or random pruner")
     if reading and "llm" in (rel, ent):
-        raise UsageError("the reading mode prunes without the LLM; choose the pruner auto, bm25, embedding or random, "
-                         "or the faithful mode")
+        raise UsageError("the reading mode prunes without the LLM; choose the pruner auto, bm25, embedding, hybrid or "
+                         "random, or the faithful mode")
     if spec.prefilter == "llm":
-        raise UsageError("the pre-filter must be a cheap scorer (bm25, embedding or random), not llm")
+        raise UsageError("the pre-filter must be a cheap scorer (bm25, embedding, hybrid or random), not llm")
     if spec.mode not in MODES:
         raise UsageError(f"unknown mode '{spec.mode}'; choose one of: {', '.join(MODES)}")
     try:
@@ -180,7 +180,7 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
         except ModelChoiceError as err:
             raise UsageError(str(err)) from None
     cfg = p.config
-    if embedder is None and "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter):
+    if embedder is None and {"embedding", "hybrid"} & {cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter}:
         embedder = build_embedder(info)
     policy = make_policy(cfg, has_llm=llm is not None)
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,

@@ -211,6 +211,32 @@ class EmbeddingScorer:
         return ScoreResult(values=[float(v) for v in sims], reasons=[""] * n, scored_by=self.name)
 
 
+class HybridScorer:
+    """BM25 and the embedder fused by rank (reciprocal rank fusion): each candidate scores 1 / (K + its rank) under
+    each, summed, scaled so the best is 1. No weight between the two: a rank carries the same under both."""
+
+    name = "hybrid"
+    uses_llm = False
+    K = 60
+
+    def __init__(self, embedder: Any) -> None:
+        self.bm25 = BM25Scorer()
+        self.embedding = EmbeddingScorer(embedder)
+
+    async def score(self, req: ScoreRequest) -> ScoreResult:
+        n = len(req.texts)
+        if n == 0:
+            return ScoreResult(values=[], reasons=[], scored_by=self.name)
+        fused = np.zeros(n)
+        for res in (self.bm25.score_sync(req), await self.embedding.score(req)):
+            order = np.argsort(-np.asarray(res.values, dtype=float), kind="stable")
+            ranks = np.empty(n)
+            ranks[order] = np.arange(1, n + 1)
+            fused += 1.0 / (self.K + ranks)
+        scaled = fused / fused.max()
+        return ScoreResult(values=[float(v) for v in scaled], reasons=[""] * n, scored_by=self.name)
+
+
 class LLMScorer:
     """One LLM call per request; tolerant parsing; on a failed call, BM25 scores under a named fallback."""
 
@@ -268,6 +294,7 @@ SCORERS: dict[str, ScorerFactory] = {
     "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder")
     and EmbeddingScorer(embedder),
     "random": lambda *, seed=0, **_: RandomScorer(seed),
+    "hybrid": lambda *, embedder=None, **_: _need(embedder, "hybrid", "an embedder") and HybridScorer(embedder),
 }
 
 
@@ -277,7 +304,7 @@ class UnknownScorer(ValueError):
 
 def _need(thing: Any, name: str, what: str) -> bool:
     if thing is None:
-        raise UnknownScorer(f"pruner '{name}' needs {what}; with --model none use bm25, embedding or random")
+        raise UnknownScorer(f"pruner '{name}' needs {what}; with --model none use bm25, embedding, hybrid or random")
     return True
 
 

@@ -63,7 +63,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         self.entity_scorer = entity_scorer or make_scorer(cfg.entity_pruner, **deps)
         self.prefilter = prefilter or make_scorer(cfg.prefilter, **deps)
         if getattr(self.prefilter, "uses_llm", False):
-            raise ValueError("the pre-filter must be a cheap scorer (bm25, embedding or random), not llm")
+            raise ValueError("the pre-filter must be a cheap scorer (bm25, embedding, hybrid or random), not llm")
 
     @property
     def _first_stage(self) -> str:
