@@ -30,7 +30,7 @@ from typing import Any
 from tog_core.errors import UsageError
 from tog_core.llm.factory import LOCAL, NONE, ModelChoice, ModelChoiceError, build_embedder, build_llm, choose_model
 from tog_core.policy.cheap import CheapPolicy
-from tog_core.scoring.scorers import SCORERS
+from tog_core.scoring.scorers import CHEAP, NEEDS_EMBEDDER, SCORERS, one_of
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, SearchPolicy
 from tog_core.tog.state import DEPARTURES, MODE_NOTES, MODES, EngineConfig
@@ -128,12 +128,12 @@ def plan(spec: RunSpec, info: Any | None, *, environ: dict[str, str] | None = No
             raise UsageError(f"unknown {what} '{name}'; choose one of: {', '.join(PRUNERS)}")
     if "llm" in (rel, ent) and choice.kind == NONE:
         raise UsageError("the llm pruner needs a model; choose a model (a LiteLLM model string, or 'local'), "
-                         "or the bm25, embedding, hybrid or random pruner")
+                         f"or the {one_of(CHEAP)} pruner")
     if reading and "llm" in (rel, ent):
-        raise UsageError("the reading mode prunes without the LLM; choose the pruner auto, bm25, embedding, hybrid or "
-                         "random, or the faithful mode")
+        raise UsageError(f"the reading mode prunes without the LLM; choose the pruner {one_of(('auto', *CHEAP))}, "
+                         "or the faithful mode")
     if spec.prefilter == "llm":
-        raise UsageError("the pre-filter must be a cheap scorer (bm25, embedding, hybrid or random), not llm")
+        raise UsageError(f"the pre-filter must be a cheap scorer ({one_of(CHEAP)}), not llm")
     if spec.mode not in MODES:
         raise UsageError(f"unknown mode '{spec.mode}'; choose one of: {', '.join(MODES)}")
     try:
@@ -180,7 +180,7 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
         except ModelChoiceError as err:
             raise UsageError(str(err)) from None
     cfg = p.config
-    if embedder is None and {"embedding", "hybrid"} & {cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter}:
+    if embedder is None and set(NEEDS_EMBEDDER) & {cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter}:
         embedder = build_embedder(info)
     policy = make_policy(cfg, has_llm=llm is not None)
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,

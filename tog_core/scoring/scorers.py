@@ -293,9 +293,20 @@ SCORERS: dict[str, ScorerFactory] = {
     "bm25": lambda **_: BM25Scorer(),  # every factory takes the same keyword arguments and ignores the rest
     "embedding": lambda *, embedder=None, **_: _need(embedder, "embedding", "an embedder")
     and EmbeddingScorer(embedder),
-    "random": lambda *, seed=0, **_: RandomScorer(seed),
     "hybrid": lambda *, embedder=None, **_: _need(embedder, "hybrid", "an embedder") and HybridScorer(embedder),
+    "random": lambda *, seed=0, **_: RandomScorer(seed),
 }
+
+
+# the registry's names by what they need and read, for the rules that depend on it (one list, not one per rule)
+CHEAP: tuple[str, ...] = tuple(n for n in SCORERS if n != "llm")  # no LLM call: may pre-filter, may prune offline
+NEEDS_EMBEDDER: tuple[str, ...] = ("embedding", "hybrid")
+READS_QUESTION: tuple[str, ...] = tuple(n for n in CHEAP if n != "random")  # cheap scorers that read the question
+
+
+def one_of(names: tuple[str, ...]) -> str:
+    """Names as a choice in a message: "bm25, embedding, hybrid or random"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 class UnknownScorer(ValueError):
@@ -304,7 +315,7 @@ class UnknownScorer(ValueError):
 
 def _need(thing: Any, name: str, what: str) -> bool:
     if thing is None:
-        raise UnknownScorer(f"pruner '{name}' needs {what}; with --model none use bm25, embedding, hybrid or random")
+        raise UnknownScorer(f"pruner '{name}' needs {what}; with --model none use {one_of(CHEAP)}")
     return True
 
 

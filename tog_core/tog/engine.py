@@ -22,7 +22,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.llm.usage import Usage
-from tog_core.scoring.scorers import make_scorer
+from tog_core.scoring.scorers import CHEAP, make_scorer, one_of
 from tog_core.prompting import prompts
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import read as read_question
@@ -63,7 +63,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         self.entity_scorer = entity_scorer or make_scorer(cfg.entity_pruner, **deps)
         self.prefilter = prefilter or make_scorer(cfg.prefilter, **deps)
         if getattr(self.prefilter, "uses_llm", False):
-            raise ValueError("the pre-filter must be a cheap scorer (bm25, embedding, hybrid or random), not llm")
+            raise ValueError(f"the pre-filter must be a cheap scorer ({one_of(CHEAP)}), not llm")
 
     @property
     def _first_stage(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.reading import QuestionReading
+from tog_core.scoring.scorers import CHEAP, one_of
 from tog_core.tog.trace import DepthPlan, Seed, Step
 
 STAGES = ("relations", "entities", "evaluate")
@@ -116,8 +117,7 @@ class EngineConfig:
         if self.mode == "reading" and ("llm" in (self.relation_pruner, self.entity_pruner) or self.judge != "coverage"
                                        or self.reader != "llm"):
             raise ValueError("the reading mode reads the question with the LLM (reader='llm'), prunes with a cheap "
-                             "scorer (bm25, embedding, hybrid or random, not llm) and judges by coverage "
-                             "(judge='coverage')")
+                             f"scorer ({one_of(CHEAP)}, not llm) and judges by coverage (judge='coverage')")
         if self.entity_batch not in ("entity", "relation"):
             raise ValueError(f"entity_batch must be 'entity' or 'relation' (got {self.entity_batch!r})")
         if self.max_candidates < 1 or self.entities_per_relation < 1:
