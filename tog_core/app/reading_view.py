@@ -19,7 +19,8 @@ from typing import Any
 
 from tog_core.graphrag.store import GraphStore
 from tog_core.reading import QuestionReading
-from tog_core.scoring.text import TYPE_WORDS, asked_type, tokens, type_matches
+from tog_core.reading.readers import type_stems
+from tog_core.scoring.text import TYPE_WORDS, type_matches
 from tog_core.tog.recording import reading_of
 from tog_core.tog.trace import Trace
 
@@ -82,13 +83,12 @@ def asked_stems(text: str) -> tuple[str, ...]:
     """What a person typed for "what the question asks for" as the stems a reading holds: each word read as the rule
     reader reads the noun after "which" ("town", "films", a type label such as GEO). () for an empty text (not
     said); ValueError, naming the field and the fix, when the text names no word the search can use."""
-    words = _WORD.findall(text.lower())
-    out = [s for w in words for s in (asked_type(f"which {w}")[0] or tokens(w))]
-    if words and not out:
+    out = type_stems(text)
+    if _WORD.search(text) and not out:
         raise ValueError(f"What the question asks for: “{_cut(text)}” has no word the search can use (words like "
                          "“the” or “of” are ignored). Type a noun such as person, town or company, or one of this "
                          "graph's entity types; leave it empty for “not said”.")
-    return tuple(dict.fromkeys(out))
+    return out
 
 
 def _asked_words(r: QuestionReading, types: Iterable[str]) -> list[str]:

@@ -19,18 +19,12 @@ from tog_core.llm.usage import Usage
 from tog_core.prompting import prompts
 from tog_core.prompting.reading_parsing import FALLBACK_READING_UNPARSED, parse_reading
 from tog_core.reading import QuestionReading
-from tog_core.scoring.text import asked_type, tokens
+from tog_core.reading.readers import type_stems
+from tog_core.scoring.text import tokens
 
 FALLBACK_READING_ERROR = "llm_reading_error"  # the reading call failed: the rule reading
 __all__ = ["FALLBACK_READING_ERROR", "FALLBACK_READING_UNPARSED", "read_with_llm"]
 MAX_TOKENS = 200  # the reply is one short JSON object
-
-
-def type_stems(word: str) -> tuple[str, ...]:
-    """The stems of a type word as the rule reader reads a named type: its content words (tokens), and the generic
-    nouns the stop words drop ("film", "movie") as "which film" reads them."""
-    named, _ = asked_type(f"which {word}")
-    return tuple(dict.fromkeys([*tokens(word), *named]))
 
 
 async def read_with_llm(question: str, topics: Sequence[str], llm: Any, base: QuestionReading, *,

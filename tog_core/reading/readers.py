@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tog_core.reading import QuestionReading
@@ -15,6 +16,7 @@ from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens
 
+_WORD = re.compile(r"[^\W_]+")  # a word; "_" separates words, as in a type label PLACE_OF_BIRTH
 _PHRASES: dict[int, tuple[Any, tuple[str, ...]]] = {}  # id(graph) -> (graph, its relation names of several words)
 
 
@@ -82,13 +84,17 @@ def gold(record: dict[str, Any], base: QuestionReading) -> QuestionReading:
         changes["hops"] = hops
     kind = record.get("answer_type")
     if isinstance(kind, str) and kind.strip():
-        changes["asked"] = tuple(tokens(kind.replace("_", " ").lower()))
+        changes["asked"] = type_stems(kind)
         changes["asked_named"] = True
     path = record.get("relation_path")
     if isinstance(path, list) and path and all(isinstance(r, str) for r in path):
         changes["phrases"] = tuple(" ".join(re.sub(r"\(inverse\)", " ", r).replace("_", " ").split()) for r in path)
-    return QuestionReading(**{**_fields(base), **changes})
+    return replace(base, **changes)
 
 
-def _fields(r: QuestionReading) -> dict[str, Any]:
-    return {k: getattr(r, k) for k in r.__dataclass_fields__}
+def type_stems(text: str) -> tuple[str, ...]:
+    """The stems a reading holds for words naming what is asked ("town", "films", a type label such as GEO or
+    PLACE_OF_BIRTH): each word read as the rule reader reads the noun after "which" (so "films" keeps the stem the
+    stop words drop), else its tokens. () when no word names anything ("the of")."""
+    out = [s for w in _WORD.findall(text.lower()) for s in (asked_type(f"which {w}")[0] or tokens(w))]
+    return tuple(dict.fromkeys(out))
