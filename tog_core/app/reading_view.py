@@ -10,8 +10,6 @@ walking order and the number of hops. `reading_view` says it in words; `edit_rea
 from __future__ import annotations
 
 import re
-import weakref
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +17,7 @@ from typing import Any
 
 from tog_core.graphrag.store import GraphStore
 from tog_core.reading import QuestionReading
-from tog_core.reading.readers import type_stems
+from tog_core.reading.readers import entity_types, type_stems
 from tog_core.scoring.text import TYPE_WORDS, type_matches
 from tog_core.tog.recording import reading_of
 from tog_core.tog.trace import Trace
@@ -60,23 +58,9 @@ def _cut(text: str) -> str:
     return s if len(s) <= TEXT_MAX else s[: TEXT_MAX - 1] + "…"
 
 
-_TYPES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-
-
 def graph_types(graph: GraphStore) -> tuple[str, ...]:
-    """The graph's entity types, most frequent first (read once per graph from at most 50,000 entities)."""
-    try:
-        return _TYPES[graph]
-    except (KeyError, TypeError):
-        pass
-    step = max(1, -(-graph.n_entities // 50_000))
-    counts = Counter(t for t in (graph.entity(i).type for i in range(0, graph.n_entities, step)) if t)
-    out = tuple(t for t, _ in counts.most_common())
-    try:
-        _TYPES[graph] = out
-    except TypeError:  # a store that cannot be weakly referenced: read again next time
-        pass
-    return out
+    """The graph's entity types, most frequent first (readers.entity_types: read once per graph)."""
+    return entity_types(graph)
 
 
 def asked_stems(text: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from tog_core.policy.coverage import covered, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.reading import QuestionReading
-from tog_core.reading.readers import read as read_question
+from tog_core.reading.readers import entity_types, read as read_question
 from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
@@ -291,14 +291,9 @@ class CheapPolicy:
         return self._memo[key]
 
     def _graph_has_type(self, ctx: SearchContext, asked: list[str]) -> bool:
-        """Whether some entity type of the graph is what the question asks for (read once per graph from at most
-        50,000 entities), so a question about "languages" on a graph without a language type does not search on."""
-        g = ctx.graph
-        key = ("types", id(g))
-        if key not in self._memo:
-            step = max(1, g.n_entities // 50_000)
-            self._memo[key] = frozenset(t for t in (g.entity(i).type for i in range(0, g.n_entities, step)) if t)
-        return any(type_matches(asked, t) for t in self._memo[key])
+        """Whether some entity type of the graph (readers.entity_types, read once per graph) is what the question asks
+        for, so a question about "languages" on a graph without a language type does not search on."""
+        return any(type_matches(asked, t) for t in entity_types(ctx.graph))
 
     def rank_key(self, ctx: SearchContext, state: State, p: BeamPath) -> tuple[float, ...]:
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""

@@ -6,8 +6,9 @@ Every wording rule is measured in docs/rules.md; `scoring/rules.py` switches the
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +18,9 @@ from tog_core.scoring.hops import expected_hops
 from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens
 
 _WORD = re.compile(r"[^\W_]+")  # a word; "_" separates words, as in a type label PLACE_OF_BIRTH
-_PHRASES: dict[int, tuple[Any, tuple[str, ...]]] = {}  # id(graph) -> (graph, its relation names of several words)
+# per graph, read once and dropped with the graph: its relation names of several words, its entity types
+_PHRASES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+_TYPES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
@@ -44,18 +47,44 @@ def relation_names(graph: Any) -> tuple[str, ...]:
     docs/rules.md (relation_phrases). () on a GraphRAG graph, whose relation texts are sentences."""
     if graph is None or not graph.has_relation_labels or not rules.on("relation_phrases"):
         return ()
-    held = _PHRASES.get(id(graph))
-    if held is not None and held[0] is graph:
-        return held[1]
+    return _once_per_graph(_PHRASES, graph, lambda: _relation_names(graph))
+
+
+def _relation_names(graph: Any) -> tuple[str, ...]:
     step = max(1, -(-graph.n_relationships // 50_000))  # at most 50,000 read
     names = {" ".join(lab.replace("_", " ").split()) for lab in graph.labels(range(0, graph.n_relationships, step))}
     # content words at both ends ("place of birth"; not "directed by", whose "by" keeps the verb apart from the
     # name that follows it)
     keep = [n for n in names if 1 < len(n.split()) <= 4 and tokens(n.split()[0]) and tokens(n.split()[-1])]
-    out = tuple(sorted(keep, key=lambda n: (-len(n), n)))
-    if len(_PHRASES) >= 8:
-        _PHRASES.pop(next(iter(_PHRASES)))
-    _PHRASES[id(graph)] = (graph, out)
+    return tuple(sorted(keep, key=lambda n: (-len(n), n)))
+
+
+def entity_types(graph: Any) -> tuple[str, ...]:
+    """The graph's entity types, most frequent first, read once per graph from about 50,000 entities (every k-th):
+    what a question's asked type can be checked against (CheapPolicy's type gate, the app's "how the question was
+    read")."""
+    return _once_per_graph(_TYPES, graph, lambda: _entity_types(graph))
+
+
+def _entity_types(graph: Any) -> tuple[str, ...]:
+    step = max(1, graph.n_entities // 50_000)
+    counts = Counter(t for t in (graph.entity(i).type for i in range(0, graph.n_entities, step)) if t)
+    return tuple(t for t, _ in counts.most_common())
+
+
+def _once_per_graph(cache: weakref.WeakKeyDictionary[Any, tuple[str, ...]], graph: Any,
+                    make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
+    """`make()` once per graph, kept while the graph lives; made again each time for a graph that cannot be
+    weakly referenced."""
+    try:
+        return cache[graph]
+    except (KeyError, TypeError):
+        pass
+    out = make()
+    try:
+        cache[graph] = out
+    except TypeError:
+        pass
     return out
 
 
