@@ -140,10 +140,11 @@ if finished and not guess:  # "This is the answer" once there is one (resuming w
     pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
 B.draft_block(t, project)
 if finished:  # how the question was read; corrected, it is searched again (a new run)
-    reading_block(t, graph, settings_from_trace(t, project), on_again=lambda edit: (ss.__setitem__(
+    run_settings = settings_from_trace(t, project)
+    reading_block(t, graph, run_settings, on_again=lambda edit: (ss.__setitem__(
         K.ASK_AGAIN, AskAgain(question=t.question, seeds=tuple(x.title for x in t.seeds), hops=edit.hops,
-                              tried=tried if edit.hops else (), settings=settings_from_trace(t, project),
-                              reading=edit.reading)), st.rerun()))
+                              tried=tried if edit.hops else (), settings=run_settings, reading=edit.reading)),
+        st.rerun()))
 B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
                                                                                        seeds=tuple(chosen))),
                                                   st.rerun()))

@@ -281,8 +281,8 @@ class CheapPolicy:
         return ", ".join(sorted(missing)) if missing and not missing & words else None
 
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:
-        """How the question was read (State.reading, made once when the search started); a state made without one
-        (an older saved run) is read by the rule reader, once."""
+        """How the question was read (State.reading: made once by ToGEngine.start, restored with a saved run); a
+        State built by hand without one is read by the rule reader, once."""
         if state.reading is not None:
             return state.reading
         key = ("reading", id(ctx.graph), state.question, tuple(x.title for x in state.seeds))
