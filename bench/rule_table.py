@@ -96,7 +96,7 @@ RULES: tuple[Rule, ...] = (
          "60ed338"),
     Rule("bands_by_question_word", "text.question_split: far band by the question word (languages: question_words)",
          MQA, "c2c476f"),
-    Rule("bands_from_phrases", "text.question_bands: one hop_phrases phrase per hop", PQS, "382fef4"),
+    Rule("bands_from_phrases", "QuestionReading.bands: one hop_phrases phrase per hop", PQS, "382fef4"),
     Rule("framing_words", "languages: framing in text._relation_word (name, list, called)", ("cc",), "1a8f8a5"),
     Rule("asking_noun_is_type", "text._relation_word: the noun after which/what is no relation", MQA, "c15e7e9"),
     Rule("verb_after_asking", "languages: verb_after_asking ('what killed the ...')", ("pq2",), "5569fdc"),

@@ -73,3 +73,10 @@ def graph_tables(edges, extra_entities=()) -> tuple[list[str], pa.Table, pa.Tabl
     tu = pa.table({"id": [f"t{k}" for k in range(len(edges))], "text": [f"Source: {d}." for _, _, d in edges]})
     return names, ent, rel, tu
 
+
+
+def question_bands(question: str, topics: Sequence[str], hops: int) -> list[str]:
+    """The per-hop focus the search uses for `hops` hops (QuestionReading.bands), read by the rule reader."""
+    from tog_core.reading.readers import read
+
+    return read(question, list(topics)).bands(hops)

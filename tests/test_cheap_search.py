@@ -13,7 +13,8 @@ from tog_core.reading.readers import question_words, relation_names
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
-from tog_core.scoring.text import _stem, question_bands, without_words
+from builders import question_bands
+from tog_core.scoring.text import _stem, without_words
 from tog_core.tog.state import BeamPath, EngineConfig
 
 TEMPLATES = {

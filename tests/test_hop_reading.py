@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tog_core.scoring.hops import expected_hops
-from tog_core.scoring.text import _relation_word, asked_type, question_bands, type_matches
+from builders import question_bands
+from tog_core.scoring.text import _relation_word, asked_type, type_matches
 
 # (rule, question, topics, relation names of several words, expected number of hops)
 HOPS = [

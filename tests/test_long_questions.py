@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from builders import question_bands
 from tog_core.cli.main import main
 from tog_core.scoring import text
 from tog_core.tog.limits import MAX_QUESTION_CHARS, question_too_long
@@ -31,7 +32,7 @@ def test_the_nearest_mark_by_binary_search_is_the_nearest_by_looking_at_every_ma
 
 def test_bands_of_a_long_repetitive_question_are_the_ones_every_mark_gives(monkeypatch):
     q = "Who directed the films written by the writer of Alien, and who produced them? " * 40
-    fast = text.question_bands(q, ["Alien"], 3)
+    fast = question_bands(q, ["Alien"], 3)
 
     class Brute:  # the old definition, every mark for every word
         def __init__(self, marks):
@@ -41,7 +42,7 @@ def test_bands_of_a_long_repetitive_question_are_the_ones_every_mark_gives(monke
             return brute_gap(pos, self.marks, word)
 
     monkeypatch.setattr(text, "_Gaps", Brute)
-    assert text.question_bands(q, ["Alien"], 3) == fast and fast
+    assert question_bands(q, ["Alien"], 3) == fast and fast
 
 
 def test_a_question_past_the_limit_is_refused_by_the_engine_naming_the_limit(demo_project):

@@ -12,7 +12,6 @@ from test_policy import typed_graph
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading import QuestionReading
 from tog_core.reading import readers
-from tog_core.scoring.text import question_bands
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import EngineConfig
 from tog_core.tog.trace import Trace
@@ -34,29 +33,6 @@ def test_the_rule_reader_reads_each_part_of_an_english_question():
 def test_the_rule_reader_reads_french_and_a_topic_it_cannot_find():
     r = readers.read("Qui a fondé l'Atelier Garnier ?", ["Atelier Garnier", "Absent"])
     assert r.language == "fr" and r.spans[1] == (-1, -1) and r.hops == 1 and not r.asked_named
-
-
-@pytest.mark.parametrize("question,topics", [
-    ("the films that share actors with Seedfilm were in which languages", ["Seedfilm"]),
-    ("who directed the movies written by Ann Lee", ["Ann Lee"]),
-    ("Which town is the birthplace of Ann Lee 's husband ?", ["Ann Lee"]),
-    ("when did the films starring Kim release", ["Kim"]),
-    ("Who was Scrooge's business partner?", ["SCROOGE"]),
-])
-def test_the_readings_bands_are_the_wordings_at_every_depth(question, topics):
-    r = readers.read(question, topics)
-    for hops in (1, 2, 3):
-        assert r.bands(hops) == question_bands(question, topics, hops), hops
-
-
-def test_the_readings_bands_need_two_hops_and_take_the_phrases_only_one_per_hop():
-    r = QuestionReading(question="q", phrases=("a", "b", "c"), near="n", far="f")
-    assert r.bands(1) == []  # one hop: nothing to split
-    assert r.bands(2) == ["n", "f"]  # three phrases for two hops: the near and far words
-    assert r.bands(3) == ["a", "b", "c"]  # one phrase per hop: each hop reads its own
-    assert r.bands(4) == ["n", "n", "n", "f"]  # fewer phrases than hops: the near and far words again
-    assert QuestionReading(question="q", phrases=("a", "b")).bands(2) == ["a", "b"]  # phrases need no split
-    assert QuestionReading(question="q").bands(2) == []  # not split, no phrases
 
 
 def test_the_gold_reader_takes_the_data_sets_hops_type_and_relation_path():

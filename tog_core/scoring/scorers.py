@@ -32,7 +32,7 @@ class ScoreRequest:
     anchor: str  # relations: the frontier entity's title; entities: the relation text ("" for pairs)
     texts: list[str]  # candidate texts as presented to the scorer
     chains: list[str] = field(default_factory=list)  # reasoning chains so far, as text
-    focus: str = ""  # cheap scorers: the part of the question this hop most likely answers (see question_bands)
+    focus: str = ""  # cheap scorers: the part of the question this hop most likely answers (QuestionReading.bands)
     rest: str = ""  # cheap scorers: the question without the words the chain's relations already match ("": all of it)
 
 

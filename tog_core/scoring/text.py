@@ -125,19 +125,6 @@ class _Gaps:
         return best  # type: ignore[return-value]
 
 
-def question_bands(question: str, topics: list[str], hops: int) -> list[str]:
-    """The focus of each hop for cheap scorers: one phrase per hop when the question names as many (hop_phrases),
-    else `question_split`'s near words for hops 1..D-1 and its far words for hop D. [] when there is one hop or the
-    question does not split. (The search reads the same from its QuestionReading: tog_core/reading.)"""
-    if hops < 2:
-        return []
-    ordered = hop_phrases(question, topics)
-    if rules.on("bands_from_phrases") and len(ordered) == hops:  # one phrase per hop: each hop reads its own
-        return ordered
-    near, far = question_split(question, topics)
-    return [near] * (hops - 1) + [far] if near or far else []
-
-
 def question_split(question: str, topics: list[str]) -> tuple[str, str]:
     """(near, far): relation words next to the topic mention tend to name the first hops ("films acted by the actors
     in X"), the words next to the question word the last ("who directed …", "… are written by who"). Each content
