@@ -35,6 +35,16 @@ def test_the_rule_reader_reads_french_and_a_topic_it_cannot_find():
     assert r.language == "fr" and r.spans[1] == (-1, -1) and r.hops == 1 and not r.asked_named
 
 
+def test_the_readings_bands_need_two_hops_and_take_the_phrases_only_one_per_hop():
+    r = QuestionReading(question="q", phrases=("a", "b", "c"), near="n", far="f")
+    assert r.bands(1) == []  # one hop: nothing to split
+    assert r.bands(2) == ["n", "f"]  # three phrases for two hops: the near and far words
+    assert r.bands(3) == ["a", "b", "c"]  # one phrase per hop: each hop reads its own
+    assert r.bands(4) == ["n", "n", "n", "f"]  # fewer phrases than hops: the near and far words again
+    assert QuestionReading(question="q", phrases=("a", "b")).bands(2) == ["a", "b"]  # phrases need no split
+    assert QuestionReading(question="q").bands(2) == []  # not split, no phrases
+
+
 def test_the_gold_reader_takes_the_data_sets_hops_type_and_relation_path():
     base = readers.read("frances_polidori 's offspring 's occupation ?", ["frances_polidori"])
     g = readers.gold({"hops": 2, "relation_path": ["children", "place_of_death"], "answer_type": "PERSON"}, base)
