@@ -3,6 +3,7 @@
     python bench/fit_ranker.py dump [SET ...]     # run the app's default search on each dev set, keep the features
     python bench/fit_ranker.py fit                # LODO table (Hits@1/@3, AUROC, guesses flagged), no file written
     python bench/fit_ranker.py fit --write        # ... and write the model fitted on all sets to ranker.json
+    python bench/fit_ranker.py fit --without=a,b  # the LODO table without these ranking features
 
 `dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
@@ -291,4 +292,11 @@ if __name__ == "__main__":
                 SURE = tuple(a[7:].split(","))
             if a.startswith("--target-wrong="):
                 TARGET_WRONG = float(a[15:])
+            if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)
+                drop = set(a[10:].split(","))
+                unknown = drop - set(ranking.FEATURES)
+                if unknown:
+                    sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; "
+                             f"choose from {', '.join(ranking.FEATURES)}")
+                ranking.FEATURES = tuple(f for f in ranking.FEATURES if f not in drop)
         main_fit("--write" in args)
