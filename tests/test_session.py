@@ -107,6 +107,20 @@ def test_explore_override_then_branch_keeps_the_old_run():
         explore_back(eng, new, 7, store)
 
 
+def test_an_exploration_stepped_to_its_end_is_saved_with_its_answer_not_as_unfinished():
+    from tog_core.app.runner import is_unfinished
+
+    store, eng = RunStore(), engine()
+    ex = explore_start(eng, Settings(), Q, ["Acme"])
+    while not ex.state.done:  # Continue, Continue, ... with the automatic choice
+        explore_apply(eng, explore_propose(eng, ex), None, store)
+    saved = store.load(ex.run_id)
+    assert ex.state.stage == "done" and "Paris" in saved.answer and saved.answer == ex.state.answer
+    assert not is_unfinished(saved) and saved.stop_reason in ("sufficient", "max_depth")
+    [row] = [r for r in store.list() if r.run_id == ex.run_id]
+    assert row.answer == saved.answer  # the saved runs list reads it finished
+
+
 def test_stop_and_answer_from_an_exploration():
     store, eng = RunStore(), engine()
     ex = explore_start(eng, Settings(), Q, ["Acme"])

@@ -275,11 +275,17 @@ def explore_propose(engine: Any, ex: Exploration) -> Exploration:
 
 
 def explore_apply(engine: Any, ex: Exploration, choice: set[str] | None, store: RunStore | None) -> Exploration:
-    """Apply the person's choice (None = the automatic one) and save; the next proposal is not made yet."""
+    """Apply the person's choice (None = the automatic one) and save; the next proposal is not made yet. A step
+    that ends the search (the judge says the chains answer, the maximum depth, nothing left to keep) is followed by
+    the answer, saved too: the run is finished, not a run to resume."""
     assert ex.proposal is not None, "propose first"
+    saver = ex.saver(engine, store)
     ex.states.append(engine.apply(ex.state, ex.proposal, choice))
     ex.proposal = None
-    ex.saver(engine, store).save(ex.state)
+    saver.save(ex.state)
+    if ex.state.stage == "answer":
+        ex.states.append(asyncio.run(engine.answer(ex.state)))
+        saver.save(ex.state)
     return ex
 
 
