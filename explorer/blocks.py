@@ -103,7 +103,8 @@ def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int
         st.stop()
     stop_slot.empty()
     box.empty()
-    status.update(label="Done · " + V.progress_line(now["depth"], result.stop_reason or "", result.stats),
+    done = "Done, a guess · " if result.is_guess() else "Done · "  # never "done ✓ sufficient" over a guess
+    status.update(label=done + V.progress_line(now["depth"], result.stop_reason or "", result.stats),
                   state="error" if result.stop_reason == "error" else "complete", expanded=False)
     return result
 

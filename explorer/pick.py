@@ -48,6 +48,9 @@ def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
         st.error(err)
     st.markdown("**Answer candidates**, the search's answer first. Is the right one here? Click "
                 "“This is the answer”: it is saved with the run as your choice, apart from the search's answer.")
+    st.caption("Each card's weight is its share of the ranking (the weights add up to at most 1: the rest is "
+               "“none of these”); the confidence above is a separate estimate of how often a first answer like "
+               "this one is right.")
     choice_note(trace)
     if P.choice_line(trace):
         st.button("Clear my choice", key=f"pick_clear_{trace.run_id}", icon=":material/undo:",
@@ -64,7 +67,7 @@ def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
     chosen = P.is_chosen(trace, c)
     with st.container(border=True, key=f"pick_card_{i}"):
         left, right = st.columns([4, 1], vertical_alignment="center")
-        score = "" if c.score is None else f" · score {c.score:.2f}"
+        score = "" if c.score is None else f" · weight {c.score:.2f}" if c.score >= 0.005 else " · weight < 0.01"
         mark = (" · the search's answer" if i == 0 and P.is_search_answer(trace, c) else "") + \
             (" · your choice" if chosen else "")
         left.markdown(f"**{i + 1}. {md_text(P.cut(c.title, P.TITLE_MAX))}**{score}{mark}")

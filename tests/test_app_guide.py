@@ -46,6 +46,16 @@ def test_example_questions_are_made_from_the_demo_and_answered_by_it(demo):
     assert len(about) >= len(made) - 1  # about the best-connected entities
 
 
+def test_an_example_asks_for_the_kind_its_answer_names_and_in_the_graphs_language(demo):
+    info, graph = demo
+    made = {e.answer: e.question for e in example_questions(graph)}
+    assert made["Ashwater River"].startswith("Which river flows")  # not "Which place flows"
+    fr = KnowledgeGraph.load(open_project(ROOT / "bench/data/fr-atelier"))
+    asked = [e.question for e in example_questions(fr)]
+    assert asked and all(q.startswith("Qui ") and q.endswith(" ?") for q in asked)  # never "Who est …"
+    assert all(fr.entity(fr.find_title(e.answer)).type == "PERSON" for e in example_questions(fr))
+
+
 def test_no_examples_from_a_graph_whose_relations_are_not_sentences(tmp_path):
     root = write_project(tmp_path / "bare", [("A", "a"), ("B", "b")], [("A", "B", "related")])
     assert example_questions(KnowledgeGraph.load(open_project(root))) == []

@@ -50,7 +50,7 @@ def test_a_click_records_the_choice_saves_it_and_a_reload_shows_it_replaced_and_
     ACADEMY, TOWN = titles[1], titles[2]  # noqa: N806 - the second and third of the ranked list
     shown = cards(at)
     assert [s.split(" · ")[0] for s in shown[:3]] == [f"**1. {SHIP}**", f"**2. {ACADEMY}**", f"**3. {TOWN}**"]
-    assert "the search's answer" in shown[0] and f"score {t.candidates[0]['score']:.2f}" in shown[0]
+    assert "the search's answer" in shown[0] and f"weight {t.candidates[0]['score']:.2f}" in shown[0]
     seen = texts(at)
     assert "Ivo Brask —Mara Quell is the mentor of Ivo Brask.→ Mara Quell —Mara Quell captained the ship " \
            "Lantern's Promise.→ Lantern's Promise" in seen  # its chain in words
@@ -89,7 +89,7 @@ def test_choosing_the_search_answer_itself_says_so():
     at = choose(ask(app(**{K.MODEL: "none"}), IVO), 0)
     assert f"You chose {SHIP}; the search answered {SHIP} too." in texts(at)
     score = at.session_state[K.ASK_TRACE].candidates[0]["score"]
-    assert cards(at)[0] == f"**1. {SHIP}** · score {score:.2f} · the search's answer · your choice"
+    assert cards(at)[0] == f"**1. {SHIP}** · weight {score:.2f} · the search's answer · your choice"
 
 
 def test_a_choice_that_cannot_be_saved_is_said_and_not_recorded(monkeypatch):
@@ -171,6 +171,7 @@ def test_a_guess_says_so_plainly_and_shows_the_candidates_before_the_answer(home
     at = ask(app(**{K.MODEL: "none"}), IVO)
     sure = [e.value for e in at.warning]
     assert not any("this answer is a guess" in w for w in sure)  # the demo's answer is not a guess
+    assert [s.label for s in at.status][0].startswith("Done · ")
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: ranking.Model(
         features=shipped.features, weights=shipped.weights, mean=shipped.mean, scale=shipped.scale, low=1.0,
         sure=shipped.sure))
@@ -179,6 +180,7 @@ def test_a_guess_says_so_plainly_and_shows_the_candidates_before_the_answer(home
     assert t.low_confidence == 1.0 and t.confidence < 1.0
     [warn] = [e.value for e in at.warning if "this answer is a guess" in e.value or "Low confidence" in e.value]
     assert f"below {1.0:.2f}" in warn and "Check the candidates, best first" in warn
+    assert [s.label for s in at.status][0].startswith("Done, a guess · ")  # the status line says it too
     body = [getattr(e, "value", "") for e in at.main]
     first_card = next(i for i, v in enumerate(body) if isinstance(v, str) and v.startswith("**1. "))
     answer_at = next(i for i, v in enumerate(body) if isinstance(v, str) and "Most likely answer" in v

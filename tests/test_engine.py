@@ -77,7 +77,10 @@ def test_dead_end_stops_with_no_candidates():
     g = make_graph(extra_entities=["Lonely"])
     eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"))
     st = run(eng, "What is Lonely near?", seeds=["Lonely"])
-    assert st.stop_reason == "no_candidates" and st.answer_by == "chains" and "No reasoning chain" in st.answer
+    assert st.stop_reason == "no_candidates" and st.answer_by == "chains"
+    assert st.answer == "[No LLM] No answer: no reasoning chain was found from the topic entities (Lonely)."
+    st = run(eng, "zxqv blorp?")  # nothing of the graph named: no topic entity, and the answer says so
+    assert not st.seeds and st.answer.startswith("[No LLM] No answer: no entity of this project was found")
 
 
 def test_cycles_never_revisit_an_entity():

@@ -165,6 +165,8 @@ def test_app_args_and_answer_start():
     assert answer_start("[No LLM] This answer is composed.\nMost likely answer: Paris\nChains: …") == "Paris (no LLM)"
     assert answer_start("[No LLM] …\nMost likely answer: Paris (confidence 0.87; most of the beam)") == \
         "Paris (no LLM)"
+    assert answer_start("[No LLM] …\nMost likely answer: Saltreach (confidence 0.35 — low confidence, treat it as a "
+                        "guess; the best chain's end)") == "Saltreach (no LLM, a guess)"  # the runs list says so
     assert answer_start("[No LLM] This answer is composed.\nNo reasoning chain was found.") == \
         "[No LLM] No reasoning chain was found."
     assert answer_start("The answer is " + "x" * 100, 20) == "The answer is xxxxx…"
@@ -468,3 +470,13 @@ def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth
     assert [r["which"] for r in rows] == ["father", "father, Tim's"]  # not the stems "fath", "s"
     assert [r["kept"] for r in rows] == [True, False]  # the answer's own depth, not the 2 the search settled on
     assert [r["kept"] for r in plan_rows({**trace, "chains": []})] == [False, True]  # no answer yet: the plan's
+
+
+def test_status_lines_say_why_a_search_stopped_in_words_and_no_bill_without_an_llm():
+    from tog_core.app.views import progress_line
+
+    assert progress_line(1, "sufficient", {"llm_calls": 0}) == "depth 1 · the chains answer the question · no LLM calls"
+    assert progress_line(2, "relations", {"llm_calls": 3, "prompt_tokens": 90, "completion_tokens": 10,
+                                          "cost_usd": 0.0012}, max_depth=3) == \
+        "depth 2 of 3 · relations · 3 LLM calls · 100 tokens · $0.0012"
+    assert progress_line(3, "max_depth", {"llm_calls": 1, "prompt_tokens": 5}).endswith("cost unknown")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tog_core.graphrag.store import GraphStore
+from tog_core.scoring.text import first_sentence, language_of
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STRUCTURAL_SHARE = 0.07  # a word in more than this share of the titles ("the", "of") tells no entity apart
@@ -134,6 +135,17 @@ class Example:
 _WH = {"PERSON": "Who", "ORGANIZATION": "Which organisation", "GEO": "Which place", "EVENT": "Which event"}
 
 
+def _kind_noun(title: str, description: str) -> str | None:
+    """The noun a title ends with when its own description uses it for what the entity is ("Ashwater River": "…
+    is a river …" -> "river"; "Port Anselm": "a harbour town" has no "anselm" -> None): "Which river flows …",
+    not "Which place flows …"."""
+    last = title.split()[-1].lower() if title.split() else ""
+    if len(last) < 3 or not last.isalpha():
+        return None
+    first = first_sentence(description, limit=300).lower()
+    return last if re.search(rf"\b(?:a|an|the)\s+(?:\w+\s+)?{re.escape(last)}\b", first) else None
+
+
 def _fact(sentence: str, subject: str, obj: str) -> str | None:
     """The words between `subject` and `obj` when the sentence is "<subject> <words> <obj>." (a short relation
     phrase that starts with a verb-like word), else None."""
@@ -189,25 +201,40 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
 
     facts = [f for f in facts if unique(*f)]
 
-    def wh(title: str) -> str:
+    def wh(title: str, lang: str = "en") -> str | None:
+        """The question word for an answer entity in the fact's language; None where no question can be made in
+        it (a French fact gets "Qui" for a person; other kinds and other languages: no example)."""
         i = graph.find_title(title)
-        kind = str(graph.entity(i).type or "").upper() if i is not None else ""
-        return _WH.get(kind, "What")
+        if lang != "en":
+            person = i is not None and str(graph.entity(i).type or "").upper() == "PERSON"
+            return "Qui" if lang == "fr" and person else None
+        if i is None:
+            return "What"
+        e = graph.entity(i)
+        noun = _kind_noun(e.title, e.description or "")
+        return f"Which {noun}" if noun else _WH.get(str(e.type or "").upper(), "What")
 
     one: list[Example] = []
     used: Counter[str] = Counter()
     for a, phrase, b in facts:
         if used[b] >= 1 or used[a] >= 2:
             continue  # spread over the graph, not five questions about one hub
+        word = wh(a, language_of(f"{phrase} {b}"))
+        if word is None:
+            continue
         used[b] += 1
         used[a] += 1
-        one.append(Example(question=f"{wh(a)} {phrase} {b}?", answer=a, hops=1))
+        one.append(Example(question=f"{word} {phrase} {b} ?" if word == "Qui" else f"{word} {phrase} {b}?", answer=a,
+                           hops=1))
     two: list[Example] = []
     by_subject = {a: (phrase, b) for a, phrase, b in facts if phrase.lower().startswith("is the ")}
     for a, phrase, b in facts:
         if b in by_subject and by_subject[b][1] != a and not phrase.lower().startswith("is "):
             p2, c = by_subject[b]
-            two.append(Example(question=f"{wh(a)} {phrase} {p2[3:]} {c}?", answer=a, hops=2))
+            word = wh(a, language_of(f"{phrase} {p2} {c}"))
+            if word is None or word == "Qui":  # "is the ..." is an English pattern
+                continue
+            two.append(Example(question=f"{word} {phrase} {p2[3:]} {c}?", answer=a, hops=2))
             break
     picked = one[: max(1, limit - len(two[:1]))] + two[:1]
     return sorted(picked, key=lambda e: e.hops)[:limit] if picked else []

@@ -153,15 +153,30 @@ def marked_md(text: str, span: tuple[int, int] | None) -> str:
 
 # ---------------------------------------------------------------------------------------------- progress
 
+# why a search stopped, in plain words (the trace's stop_reason names stay as they are)
+STOP_WORDS = {"sufficient": "the chains answer the question", "max_depth": "reached the maximum depth",
+              "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
+
+
+def stop_words(reason: str | None) -> str:
+    return STOP_WORDS.get(reason or "", reason or "unfinished")
+
+
+def usage_words(usage: dict[str, Any] | None) -> str:
+    """LLM calls, tokens and cost; "no LLM calls" when none was made (a run without a model has no bill)."""
+    u = usage or {}
+    calls, tokens = u.get("llm_calls", 0), u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
+    if not calls and not tokens:
+        return "no LLM calls"
+    cost = u.get("cost_usd")
+    return f"{calls} LLM calls · {tokens} tokens · " + ("cost unknown" if cost is None else f"${cost:.4f}")
+
+
 def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elapsed: float | None = None,
                   max_depth: int | None = None) -> str:
-    u = usage or {}
-    cost = u.get("cost_usd")
-    money = "cost unknown" if cost is None and u else f"${(cost or 0):.4f}"
     where = f"depth {depth}" + (f" of {max_depth}" if max_depth else "")
     secs = f" · {elapsed:.1f} s" if elapsed is not None else ""
-    return (f"{where} · {stage} · {u.get('llm_calls', 0)} LLM calls · "
-            f"{u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)} tokens · {money}{secs}")
+    return f"{where} · {stop_words(stage) if stage in STOP_WORDS else stage} · {usage_words(usage)}{secs}"
 
 
 def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -214,12 +229,10 @@ def fallbacks(trace: Trace) -> list[str]:
 
 
 def run_line(trace: Trace) -> str:
-    """The run in one line under its answer: id, stop reason, LLM calls, tokens, cost, time."""
+    """The run in one line under its answer: id, why it stopped, LLM calls, tokens, cost, time."""
     s = trace.stats or {}
-    cost = "cost unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
-    return (f"run {trace.run_id} · stop reason: {trace.stop_reason or 'unfinished'} · "
-            f"{s.get('llm_calls', 0)} LLM calls · {s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)} "
-            f"tokens · {cost} · {s.get('wall_s', 0):.1f} s")
+    return (f"run {trace.run_id} · stopped: {stop_words(trace.stop_reason)} · {usage_words(s)} · "
+            f"{s.get('wall_s', 0):.1f} s")
 
 
 def model_name(trace: Trace) -> Any:
@@ -234,7 +247,9 @@ def answer_start(answer: str, n: int = 80) -> str:
     (a header line "[No LLM] …" shortened to "[No LLM]")."""
     m = re.search(r"(?m)^Most likely answer: (.+)$", answer or "")
     if m and answer.lstrip().startswith("[No LLM]"):
-        return m.group(1).split(" (confidence")[0].strip()[: n - 9] + " (no LLM)"
+        guess = "treat it as a guess" in m.group(1)  # below the threshold (TogEngine.compose_answer)
+        tag = " (no LLM, a guess)" if guess else " (no LLM)"
+        return m.group(1).split(" (confidence")[0].strip()[: n - len(tag)] + tag
     lines = answer.strip().splitlines()
     if lines and lines[0].startswith("[No LLM]"):
         lines = ["[No LLM]"] + lines[1:]

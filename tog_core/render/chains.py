@@ -119,7 +119,9 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
     chains, answer_at = with_answer_chain(trace)
     emphasise = answer_at if emphasise is None else emphasise
     if not chains:
-        return empty_html("No reasoning chains yet.", height=height)
+        done = trace.get("stop_reason") and trace.get("answer")
+        return empty_html("No reasoning chains: the search found none." if done else "No reasoning chains yet.",
+                          height=height)
     seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
     walks = [walk(c, seed_ids) for c in chains]
     place, columns = _layout(walks)

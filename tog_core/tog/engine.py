@@ -264,9 +264,12 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         best = self.best_paths(state)
         head = "[No LLM] This answer is composed from the reasoning chains; no language model wrote it."
         choice = self.answer_choice(state)
-        if choice is None:
-            seeds = ", ".join(s.title for s in state.seeds) or "none"
-            return f"{head}\nNo reasoning chain was found (topic entities: {seeds})."
+        if choice is None:  # nothing to compose from: say so, not "composed from the chains"
+            if not state.seeds:
+                return ("[No LLM] No answer: no entity of this project was found in the question. Name one as the "
+                        "graph writes it (the Graph page finds titles), or choose the topic entities yourself.")
+            seeds = ", ".join(s.title for s in state.seeds)
+            return f"[No LLM] No answer: no reasoning chain was found from the topic entities ({seeds})."
         top = self.graph.title(choice.entity)
         others = [self.graph.title(c.entity) for c in self.answer_candidates(state)]
         ends = [t for t in OrderedDict((t, None) for t in others) if t != top][:5]
