@@ -13,7 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import METAQA
 from tog_core.cli import main as cli
-from tog_core.bench.kgqa import QuestionResult, answer_match, select, summarize
+from tog_core.bench.kgqa import answer_match, select
+from tog_core.bench.report import QuestionResult, summarize
 
 # Film -directed_by-> Dana ; Film -starred_actors-> Sam ; Film -release_year-> 1999 ;
 # Other Film -directed_by-> Dana

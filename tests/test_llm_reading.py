@@ -209,7 +209,8 @@ def test_the_cli_runs_the_reading_mode(fake_openai, capsys, tog_home, monkeypatc
 
 
 def test_the_benchmark_runs_the_reading_mode_and_scores_the_readings_hops(fake_openai, tog_home, monkeypatch):
-    from tog_core.bench.kgqa import KGQAConfig, format_table, run_kgqa
+    from tog_core.bench.kgqa import KGQAConfig, run_kgqa
+    from tog_core.bench.report import format_table
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     srv = fake_openai(replies('{"hops": 1, "answer_type": "person", "relations": ["founded by"]}'))

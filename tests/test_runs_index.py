@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 from test_engine import make_graph
 
-from tog_core.app.runner import RunCallbacks, Saver, run_question
+from tog_core.app.progress import Saver
+from tog_core.app.runner import RunCallbacks, run_question
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs import index as index_mod
 from tog_core.runs.fallback import FallbackRunStore, Outage

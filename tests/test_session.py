@@ -218,7 +218,7 @@ def test_a_stop_pressed_mid_run_is_answered_from_the_saved_chains(home):
 def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
     import time as _time
 
-    from tog_core.app import runner
+    from tog_core.app import progress
 
     ticks = []
     slow = engine()
@@ -229,7 +229,7 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
         return await real(state)
 
     slow.propose = propose
-    runner.TICK_S, old = 0.05, runner.TICK_S
+    progress.TICK_S, old = 0.05, progress.TICK_S
     try:
         run_question(slow, Q, RunCallbacks(on_tick=ticks.append), seeds=["Acme"])
         assert len(ticks) >= 3 and ticks == sorted(ticks)
@@ -243,7 +243,7 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
             run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
         assert _time.perf_counter() - t0 < 2.0
     finally:
-        runner.TICK_S = old
+        progress.TICK_S = old
 
 
 def test_force_in_follows_the_route_to_the_expected_entity(home):

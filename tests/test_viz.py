@@ -312,7 +312,7 @@ def test_diagnosis_marks_a_pruned_entity_in_place_and_a_never_reached_one_as_a_g
 
 
 def test_types_colour_nodes_with_a_legend_and_edges_run_left_to_right():
-    from tog_core.render.page import type_colour
+    from tog_core.render.style import type_colour
 
     trace = make_trace()
     types = {"A": "PERSON", "B": "GEO", "C": "ORGANIZATION", "E": "GEO"}
@@ -432,7 +432,8 @@ def test_a_live_picture_is_the_same_picture_as_data():
     import json
 
     from tog_core.render.live import live_shell
-    from tog_core.render.page import external_references, legend, legend_tree, type_items
+    from tog_core.render.page import external_references
+    from tog_core.render.style import legend, legend_tree, type_items
 
     trace = make_trace()
     page, data = frontier_html(trace, clickable=True), frontier_html(trace, clickable=True, for_live=True)

@@ -1,7 +1,8 @@
 """Running searches for the app, free of Streamlit: automatic runs, Stop, resume, and the step-by-step page.
 
 Each function takes the engine the app built (tog_core.compose, from the session's RunSpec), a saved run as a
-`Trace`, and `RunCallbacks` (the engine's `Callbacks` plus the runner's ticker and save note):
+`Trace`, and `RunCallbacks` (the engine's `Callbacks` plus the runner's ticker and save note); the saving after
+every step and the ticker are progress.py:
 
 * `run_question` — one automatic run, saved to the run store at its start and after every step (a stopped,
   reloaded or failed run keeps what was done); a ticker reports the elapsed time while it runs;
@@ -15,117 +16,29 @@ Each function takes the engine the app built (tog_core.compose, from the session
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
+from tog_core.app.progress import Saver, failed, saver_for, saving_callbacks, with_ticker
 from tog_core.app.session import Settings
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
-from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import Callbacks, Proposal, State
 from tog_core.tog.trace import DepthPlan, Trace
-
-TICK_S = 0.5  # how often the elapsed time is reported while a run is in progress
-
-
-@dataclass(kw_only=True)
-class Saver:
-    """Writes the trace of a state under one run id (and its branch origin) to the run store."""
-
-    engine: Any
-    store: RunStore | None
-    run_id: str = field(default_factory=new_run_id)
-    model_info: dict[str, Any] = field(default_factory=dict)
-    parent_run: str | None = None
-    branched_at: int | None = None
-    t0: float = field(default_factory=time.perf_counter)
-    wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
-    on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
-    unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
-
-    def trace(self, state: State) -> Trace:
-        tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
-                               model_info=self.model_info)
-        tr.parent_run, tr.branched_at = self.parent_run, self.branched_at
-        return tr
-
-    def save(self, state: State) -> Trace:
-        """The trace of `state`, saved. A store that cannot keep it (a full disk; a server that is down with no
-        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why."""
-        tr = self.trace(state)
-        if self.store is not None:
-            try:
-                self.store.save(tr)
-            except SAVE_ERRORS as err:
-                self.store = None
-                why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-                where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
-                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
-                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
-                if self.on_note is not None:
-                    self.on_note(self.unsaved)
-        return tr
-
-
-def _failed(state: State, err: BaseException) -> State:
-    return state.with_(stage="done", stop_reason="error", error=f"{err.__class__.__name__}: {err}"[:300])
-
-
-async def _with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] | None) -> Any:
-    """Await `work()` while `on_tick(elapsed)` runs every TICK_S. Whatever on_tick raises (Streamlit's
-    interrupt when the person presses Stop) ends the work and is raised here, never lost in the ticker."""
-    if on_tick is None:
-        return await work()
-    main, raised, t0 = asyncio.current_task(), [], time.perf_counter()
-
-    async def tick() -> None:
-        try:
-            while True:
-                await asyncio.sleep(TICK_S)
-                on_tick(time.perf_counter() - t0)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as err:  # noqa: BLE001 - handed to the main task, re-raised there
-            raised.append(err)
-            if main is not None:
-                main.cancel()
-
-    ticker = asyncio.create_task(tick())
-    try:
-        return await work()
-    except asyncio.CancelledError:
-        if raised:
-            raise raised[0] from None
-        raise
-    finally:
-        ticker.cancel()
 
 
 @dataclass(kw_only=True)
 class RunCallbacks(Callbacks):
     """The engine's Callbacks (stage, step, token, answer reset, usage, state) and three of the runner's own, all
-    doing nothing by default: `on_tick(elapsed seconds)` every TICK_S while a run is in progress (what it raises,
-    Streamlit's interrupt when Stop is pressed, ends the run), `on_note(why)` once when the run cannot be saved,
-    and `on_start(state)` once the topic entities are linked."""
+    doing nothing by default: `on_tick(elapsed seconds)` every TICK_S (progress.py) while a run is in progress (what
+    it raises, Streamlit's interrupt when Stop is pressed, ends the run), `on_note(why)` once when the run cannot be
+    saved, and `on_start(state)` once the topic entities are linked."""
 
     on_tick: Callable[[float], None] | None = None
     on_note: Callable[[str], None] | None = None
     on_start: Callable[[State], None] | None = None
-
-
-def _saving_callbacks(saver: Saver, last: list[State], given: Callbacks) -> Callbacks:
-    """`given` with a state hook that saves the trace after every step (`last` holds the latest state) before it
-    passes the state on."""
-
-    def on_state(st: State) -> None:
-        last[:] = [st]
-        saver.save(st)
-        given.on_state(st)
-
-    return replace(given, on_state=on_state)
 
 
 def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = None, *,
@@ -143,7 +56,7 @@ def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = No
     saver = Saver(engine=engine, store=store, model_info=model_info or {}, run_id=run_id or new_run_id(),
                   on_note=given.on_note)
     last: list[State] = []
-    cb = _saving_callbacks(saver, last, given)
+    cb = saving_callbacks(saver, last, given)
     seeds_list = list(seeds) if seeds else None
 
     def linked(start: State) -> None:  # saved once the topic entities are linked, before the hops are tried
@@ -159,20 +72,12 @@ def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = No
         return await depths.run(engine, question, state=start, callbacks=cb)
 
     try:
-        state = asyncio.run(_with_ticker(work, given.on_tick))
+        state = asyncio.run(with_ticker(work, given.on_tick))
     except Exception as err:  # after linking: keep what was done and say what broke; before: bad input
         if not last:
             raise
-        return saver.save(_failed(last[0], err))
+        return saver.save(failed(last[0], err))
     return saver.save(state)
-
-
-def _saver_for(engine: Any, trace: Trace, store: RunStore | None,
-               model_info: dict[str, Any] | None, on_note: Callable[[str], None] | None = None) -> Saver:
-    return Saver(engine=engine, store=store, run_id=str(trace.run_id or new_run_id()),
-                 model_info=model_info or {}, parent_run=trace.parent_run,
-                 branched_at=trace.branched_at, wall_before=float((trace.stats or {}).get("wall_s") or 0.0),
-                 on_note=on_note)
 
 
 def is_unfinished(trace: Trace) -> bool:
@@ -193,25 +98,25 @@ def finish_stopped(engine: Any, trace: Trace, store: RunStore | None, *,
     state = engine.stop(engine.restore(trace))
     text = engine.compose_answer(state)
     done = state.with_(stage="done", answer=text, answer_by="chains")
-    return _saver_for(engine, trace, store, model_info).save(done)
+    return saver_for(engine, trace, store, model_info).save(done)
 
 
 def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks: RunCallbacks | None = None, *,
                     model_info: dict[str, Any] | None = None) -> Trace:
     """Continue an unfinished saved run where it stopped (same run id), saved after every step."""
     given = callbacks or RunCallbacks()
-    saver = _saver_for(engine, trace, store, model_info, given.on_note)
+    saver = saver_for(engine, trace, store, model_info, given.on_note)
     state0 = engine.restore(trace)
     last: list[State] = [state0]
-    cb = _saving_callbacks(saver, last, given)
+    cb = saving_callbacks(saver, last, given)
 
     async def work() -> State:
         return await depths.run(engine, state0.question, state=state0, callbacks=cb)
 
     try:
-        state = asyncio.run(_with_ticker(work, given.on_tick))
+        state = asyncio.run(with_ticker(work, given.on_tick))
     except Exception as err:
-        return saver.save(_failed(last[0], err))
+        return saver.save(failed(last[0], err))
     return saver.save(state)
 
 

@@ -65,7 +65,8 @@ def cmd(args: argparse.Namespace) -> int:
         raise UsageError(f"--width must be at least 1 (got {args.width})")
     if args.baseline_seeds < 1:
         raise UsageError(f"--baseline-seeds must be at least 1 (got {args.baseline_seeds})")
-    from tog_core.bench.kgqa import KGQAConfig, format_table, run_kgqa
+    from tog_core.bench.kgqa import KGQAConfig, run_kgqa
+    from tog_core.bench.report import format_table
 
     cfg = KGQAConfig(data_dir=args.data_dir, split=args.split, pruner=args.pruner,
                      entity_pruner=args.entity_pruner, width=args.width,

@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from tog_core.render.page import (
+from tog_core.render.page import arrows, build_page, empty_html, vis_options
+from tog_core.render.style import (
     FRONTIER_BORDER,
-    arrows,
-    build_page,
     depth_colour,
-    empty_html,
     fade,
     legend,
     num,
@@ -23,7 +21,6 @@ from tog_core.render.page import (
     swatch,
     type_colour,
     type_items,
-    vis_options,
 )
 
 HOP_W = 280

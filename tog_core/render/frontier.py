@@ -14,13 +14,12 @@ from collections import defaultdict
 from typing import Any
 from collections.abc import Iterable
 
-from tog_core.render.page import (
+from tog_core.render.page import arrows, build_page, vis_options
+from tog_core.render.style import (
     EXPECTED_COLOUR,
     FRONTIER_BORDER,
     MORE_COLOUR,
     OVERRIDE_COLOUR,
-    arrows,
-    build_page,
     depth_colour,
     fade,
     legend,
@@ -30,7 +29,6 @@ from tog_core.render.page import (
     swatch,
     type_colour,
     type_items,
-    vis_options,
 )
 
 COLUMN_W = 340

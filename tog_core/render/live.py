@@ -5,7 +5,7 @@ so that a new picture does not cost parsing vis-network again (~0.7 MB).
 The parent frame posts {tog: "draw", picture: <JSON string>}; the page draws it into the same network (new DataSets)
 and fits it afresh, as a newly loaded page would be. Text stays data: labels and tooltips go to vis (canvas /
 innerText; the "href" trap of pyvis' template is not in this path, and `plain` breaks "href" anyway), the legend is
-built element by element from a tree of allowed tags and attributes (render.page.legend_tree) with its text as text
+built element by element from a tree of allowed tags and attributes (render.style.legend_tree) with its text as text
 nodes, the title as document.title. The page says {tog: "ready"} to its parent once its listener is set.
 """
 from __future__ import annotations

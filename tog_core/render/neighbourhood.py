@@ -13,11 +13,11 @@ import math
 from collections import deque
 from typing import Any
 
-from tog_core.render.page import (
+from tog_core.render.page import build_page, vis_options
+from tog_core.render.style import (
     EDGE_LABELS_MAX,
     FRONTIER_BORDER,
     MORE_COLOUR,
-    build_page,
     legend,
     num,
     plain,
@@ -25,7 +25,6 @@ from tog_core.render.page import (
     swatch,
     type_colour,
     type_items,
-    vis_options,
 )
 
 

@@ -1,11 +1,11 @@
-"""Page assembly for every picture: inert text, colours (by entity type, with a legend), vis options, and the
-standalone pyvis page with its fit behaviour and an optional click hook.
+"""Page assembly for every picture: vis options, and the standalone pyvis page with its fit behaviour and an optional
+click hook. What the items look like (inert text, colours, the legend) is render/style.py.
 
 Safety, measured on pyvis 0.3.2 / vis-network 9.1.2:
 
 * data reaches the page only inside `nodes|tojson` / `edges|tojson`, which escapes `<`, `>`, `&`, `'`;
 * vis draws labels on a canvas and shows string tooltips with `innerText`, so data is never parsed as
-  HTML; we still make every data string inert (`plain`): `<`/`>` become `‹`/`›`, control, bidi and
+  HTML; we still make every data string inert (`style.plain`): `<`/`>` become `‹`/`›`, control, bidi and
   zero-width characters go, and "href" is broken with a zero-width space because pyvis switches its
   tooltips to `innerHTML` when a node title contains that substring;
 * pyvis `heading=` (inserted unescaped) is never used; the Bootstrap CDN tags and the unused
@@ -22,99 +22,16 @@ pyvis is imported lazily: importing this module is cheap (the CLI imports it for
 """
 from __future__ import annotations
 
-import hashlib
 import html as _html
 import json
 import re
 from html.parser import HTMLParser
 from typing import Any
-from collections.abc import Iterable
 
-DEPTH_COLOURS = ("#4263eb", "#2f9e44", "#f08c00", "#ae3ec9", "#1098ad", "#e8590c", "#5c940d")
-TYPE_COLOURS = {"PERSON": "#4263eb", "ORGANIZATION": "#2f9e44", "ORG": "#2f9e44", "GEO": "#f08c00",
-                "LOCATION": "#f08c00", "EVENT": "#ae3ec9", "ARTIFACT": "#1098ad", "PRODUCT": "#1098ad",
-                "WORK": "#c2255c", "CONCEPT": "#5c940d"}
-OTHER_COLOURS = ("#e8590c", "#364fc7", "#087f5b", "#862e9c", "#a61e4d", "#5f3dc4", "#2b8a3e", "#0b7285")
-UNTYPED_COLOUR = "#868e96"
-OVERRIDE_COLOUR = "#d6336c"
-EXPECTED_COLOUR = "#e03131"
-FRONTIER_BORDER = "#212529"
-EDGE_LABELS_MAX = 24  # above this many edges, relation text is in tooltips only (hover an edge)
+from tog_core.render.style import legend_tree
+
 MIN_LABEL_PX = 12.5  # labels are held at least this large on screen when the picture is fitted to its frame
 NODE_FONT, EDGE_FONT = 16, 12  # vis font sizes (canvas units) unless a node or edge sets its own
-MORE_COLOUR = "#f1f3f5"
-TOOLTIP_MAX = 600
-
-_INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-_HREF = re.compile(r"(?i)h(?=ref)")
-
-
-def plain(text: Any, limit: int = TOOLTIP_MAX, *, say_cut: bool = True) -> str:
-    """Data text made inert for a vis label/tooltip: no markup characters, no invisible/bidi characters,
-    no "href" substring, at most `limit` characters (then "…", and with `say_cut` how long the whole text was).
-    Readable (no `&amp;` shown to people). Only the first few `limit`s of a huge text are looked at."""
-    s = "" if text is None else str(text)
-    total = len(s)
-    s = _INVISIBLE.sub("", s[: 4 * limit + 64])
-    if len(s) > limit or total > 4 * limit + 64:
-        s = s[: max(limit - 1, 0)] + "…" + (f" [cut: {total:,} characters in all]" if say_cut else "")
-    return _HREF.sub("h\u200b", s.replace("<", "‹").replace(">", "›"))
-
-
-def short(text: Any, n: int = 40) -> str:
-    """One line of at most n characters (whitespace collapsed, "…" when cut), made inert like `plain`."""
-    s = " ".join(("" if text is None else str(text))[: 4 * n + 64].split())
-    return plain(s, n, say_cut=False)
-
-
-def depth_colour(depth: int) -> str:
-    return DEPTH_COLOURS[max(depth, 0) % len(DEPTH_COLOURS)]
-
-
-def type_colour(entity_type: str | None) -> str:
-    """One colour per entity type, the same in every picture: common GraphRAG types fixed, others hashed."""
-    t = (entity_type or "").strip().upper()
-    if not t:
-        return UNTYPED_COLOUR
-    if t in TYPE_COLOURS:
-        return TYPE_COLOURS[t]
-    return OTHER_COLOURS[int(hashlib.sha1(t.encode("utf-8")).hexdigest(), 16) % len(OTHER_COLOURS)]
-
-
-def fade(hex_colour: str, amount: float = 0.7) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
-    return "#{:02x}{:02x}{:02x}".format(*(round(c + (255 - c) * amount) for c in (r, g, b)))
-
-
-def num(x: Any) -> str:
-    try:
-        return f"{float(x):.2f}"
-    except (TypeError, ValueError):
-        return "?"
-
-
-# ---------------------------------------------------------------------------------------------- legend
-
-def swatch(colour: str, *, border: str | None = None, ring: bool = False) -> str:
-    style = f"background:{'#fff' if ring else colour}" + (f";border:3px solid {border or colour}" if ring or border
-                                                          else "")
-    return f'<i class="sw" style="{style}"></i>'
-
-
-def legend(items: Iterable[str], note: str = "", *, fit_button: bool = True) -> str:
-    """items are trusted HTML fragments built here; note is plain text (escaped)."""
-    parts = [f"<span>{p}</span>" for p in items]
-    if note:
-        parts.append(f'<span class="note">{_html.escape(note)}</span>')
-    if fit_button:
-        parts.append('<button id="tog-fit" type="button" title="Fit the whole picture in view">Fit</button>')
-    return '<div class="tog-legend">' + "".join(parts) + "</div>"
-
-
-def type_items(types: Iterable[str]) -> list[str]:
-    """Legend entries for the entity types drawn (each once, in a stable order)."""
-    seen = sorted({(t or "").strip().upper() for t in types})
-    return [swatch(type_colour(t)) + _html.escape(t.lower() if t else "no type") for t in seen]
 
 
 # ---------------------------------------------------------------------------------------------- page
@@ -208,44 +125,6 @@ _CLICK = """<script>
   });
 })();
 </script>"""
-
-_LEGEND_TAGS = frozenset({"div", "span", "i", "b", "button"})
-_LEGEND_ATTRS = frozenset({"class", "style", "id", "type", "title"})
-
-
-class _Tree(HTMLParser):
-    """A legend's markup (built here) as data: [text | {tag, attrs, children}], allowed tags and attributes only."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root: list[Any] = []
-        self._open: list[list[Any]] = [self.root]
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        children: list[Any] = []
-        if tag in _LEGEND_TAGS:  # another tag is left out, its content kept as text
-            self._open[-1].append({"tag": tag, "attrs": {k: v or "" for k, v in attrs if k in _LEGEND_ATTRS},
-                                   "children": children})
-        else:
-            children = self._open[-1]
-        self._open.append(children)
-
-    def handle_endtag(self, tag: str) -> None:
-        if len(self._open) > 1:
-            self._open.pop()
-
-    def handle_data(self, data: str) -> None:
-        self._open[-1].append(data)
-
-
-def legend_tree(legend_html: str) -> list[Any]:
-    """The children of a legend (`legend(...)`) as data for a live picture's page (render.live) to build."""
-    tree = _Tree()
-    tree.feed(legend_html)
-    tree.close()
-    top = tree.root[0] if len(tree.root) == 1 and isinstance(tree.root[0], dict) else {"children": tree.root}
-    return list(top["children"])
-
 
 _URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href",
                         "manifest", "ping", "cite", "longdesc", "codebase", "archive", "icon"})

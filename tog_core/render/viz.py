@@ -1,7 +1,8 @@
 """The pictures' public names in one place (older imports and bench/render.py use this module).
 
-page.py assembles pages (inert text, colours, fit, clicks); frontier.py draws the search, chains.py the final
-chains and two runs' path diff, neighbourhood.py the graph browser's picture; cache.py keeps built pages.
+style.py holds how items look (inert text, colours, the legend), page.py assembles pages (fit, clicks); frontier.py
+draws the search, chains.py the final chains and two runs' path diff, neighbourhood.py the graph browser's picture;
+cache.py keeps built pages.
 """
 from __future__ import annotations
 
@@ -9,18 +10,17 @@ from tog_core.render.cache import PICTURES, PictureCache, trace_key
 from tog_core.render.chains import chains_html, compare_html, path_diff, walk
 from tog_core.render.frontier import frontier_html, overridden_ids, trace_entity_types
 from tog_core.render.neighbourhood import neighbourhood_html
-from tog_core.render.page import (
-                                  DEPTH_COLOURS,
-                                  EDGE_LABELS_MAX,
-                                  EXPECTED_COLOUR,
-                                  FRONTIER_BORDER,
-                                  OVERRIDE_COLOUR,
-                                  TOOLTIP_MAX,
-                                  empty_html,
-                                  picture_json,
-                                  plain,
-                                  short,
-                                  type_colour,
+from tog_core.render.page import empty_html, picture_json
+from tog_core.render.style import (
+    DEPTH_COLOURS,
+    EDGE_LABELS_MAX,
+    EXPECTED_COLOUR,
+    FRONTIER_BORDER,
+    OVERRIDE_COLOUR,
+    TOOLTIP_MAX,
+    plain,
+    short,
+    type_colour,
 )
 
 __all__ = ["DEPTH_COLOURS", "EDGE_LABELS_MAX", "EXPECTED_COLOUR", "FRONTIER_BORDER", "OVERRIDE_COLOUR", "PICTURES",

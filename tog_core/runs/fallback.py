@@ -3,8 +3,8 @@ runs are saved, listed and opened from the local files, and the outage is said o
 
 One `Outage` is shared by every session of a process (ui.py caches it per store URL): after a failure the primary
 store is not asked again for `retry_s` seconds, so no page waits on a server that is down more than once in that
-time. A disk that is full is not an outage of the primary store: `save` raises the OSError (runner.Saver keeps the
-run in memory and says so).
+time. A disk that is full is not an outage of the primary store: `save` raises the OSError (app/progress.py: Saver
+keeps the run in memory and says so).
 """
 from __future__ import annotations
 

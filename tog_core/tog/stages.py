@@ -2,7 +2,7 @@
 loop: start / propose / apply / answer). For each depth:
 
 1. relation exploration (`_groups`): the relation groups (one label, one direction) of every frontier entity, the
-   edges the walk may take (`open_edges`);
+   edges the walk may take (`open_edges`, edges.py);
 2. relation pruning (`_propose_relations`): the scorer rates each entity's groups, the beam keeps the top N;
 3. entity exploration (`_propose_entities`): the entities behind the kept relations;
 4. entity pruning: relation score x entity score per candidate, the beam keeps the top N paths of the frontier;
@@ -24,8 +24,9 @@ from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import ScoreRequest, ScoreResult
 from tog_core.prompting import prompts
 from tog_core.prompting.parsing import parse_sufficient
+from tog_core.tog.edges import EdgeRules
 from tog_core.tog.groups import HUB_GROUPS, best_first, relation_groups
-from tog_core.tog.policy import NextEdges, SearchPolicy, llm_judges, uses_llm
+from tog_core.tog.policy import llm_judges, uses_llm
 from tog_core.tog.state import BeamPath, Hop, Proposal, RelChoice, State
 from tog_core.tog.trace import Candidate, Step, shown_in_trace
 
@@ -49,16 +50,10 @@ def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequen
     return top
 
 
-class StageProposals:
+class StageProposals(EdgeRules):
     """The stages of ToG's Algorithm 1 as ToGEngine proposes them (see engine.py), in the paper's order."""
 
-    graph: Any
-    config: Any
-    llm: Any
-    relation_scorer: Any
-    entity_scorer: Any
-    prefilter: Any
-    policy: SearchPolicy
+    # graph, config, llm, the scorers and the policy: declared on EdgeRules
     _chain_texts: Any  # texts.py
     _hop_label: Any
     _entity_text: Any
@@ -102,54 +97,6 @@ class StageProposals:
         if key is not None:
             HUB_GROUPS.put(self.graph, self.policy, key, out_groups)
         return out_groups
-
-    def open_edges(self, p: BeamPath, rels: np.ndarray, others: np.ndarray, outs: np.ndarray,
-                   last_depth: int | None = None, topics: frozenset[int] = frozenset()) -> np.ndarray:
-        """Which edges of the path's end it may take next (README: "Paths").
-        - No edge is walked backwards. An edge taken before may be taken again from the entity it was taken from:
-          a round trip closes ("X's son's mother's children" include the son).
-        - GraphRAG writes some relationships twice (B→A after A→B): that reversed duplicate is the same edge, so it
-          is never walked back either. On a typed graph a fact stated from both ends (X spouse→ Y, Y spouse→ X;
-          X children→ Y, Y parents→ X) is offered once, from the side that states it (the neighbour stays
-          reachable; only the second reading of the pair goes), and may be walked: "X's wife's spouse's children"
-          pass through X.
-        - Any entity may be reached again ("the director of the films written by W" may be W), but the last hop may
-          not end at the start -- a question names its topic, it does not ask for it -- unless, on a typed graph, by
-          a self-loop (X r X): then the graph itself says X's r is X (BeamPath.back_home). A GraphRAG self-loop is
-          extraction noise and never answers. Nor may it end at another of the question's topic entities (`topics`,
-          entity indices): "the helmsman of the ship where the look-out kept watch" does not ask for the look-out
-          (linked seeds, depth 3, chain Hits@1 bm25 / embedding: Christmas Carol 0.550 / 0.425 -> 0.575 / 0.475,
-          its dev2 0.467 / 0.500 -> 0.500 / 0.533; every other dev set unchanged)."""
-        keep = np.ones(len(rels), dtype=bool)
-        typed = self.graph.has_relation_labels
-        if typed and len(outs) and self.config.typed_facts_once:
-            # a typed graph that states a fact both ways (Y parents→ X beside X children→ Y): the incoming reading
-            # is the outgoing one backwards; offer only the reading from this side, whose label says what Y is to X
-            out = outs.astype(bool)
-            keep &= out | ~np.isin(others, others[out])
-        if p.hops:
-            taken = {h.ridx for h in p.hops}
-            # an edge taken before may be taken again only from the entity it was taken from: round trips close
-            # ("X's son's mother's children" include the son; a self-loop applied twice) but no edge is walked back
-            same_way = np.fromiter((h.ridx for h in p.hops if h.src == p.end), dtype=np.int64)
-            keep &= ~np.isin(rels, np.fromiter(taken, dtype=np.int64)) | np.isin(rels, same_way)
-            # a reversed duplicate joins two entities of the path: only edges back onto the path need the check
-            on_path = np.fromiter(p.entities, dtype=np.int64)
-            back = np.empty(0, dtype=np.intp) if typed else np.flatnonzero(keep & np.isin(others, on_path))
-            reversed_by: dict[int | None, int] = {}  # the path's edges by the edge each reverses, read once
-            for t in taken if len(back) else ():
-                reversed_by.setdefault(self.graph.relationship(t).reverse_of, t)
-            for k in back:
-                r = self.graph.relationship(int(rels[k]))
-                twin = r.reverse_of if r.reverse_of in taken else reversed_by.get(r.idx)
-                if twin is not None:
-                    keep[k] = False
-        if len(p.hops) + 1 >= (last_depth or self.config.depth):
-            keep &= (others != p.start) | ((others == p.end) & typed)  # a typed self-loop may answer
-            # nor at another of the question's topics: it is named, not asked for (departure topic_ends)
-            if self.config.topic_ends and len(topics - {p.start}):
-                keep &= ~np.isin(others, np.fromiter(topics - {p.start}, dtype=np.int64))
-        return keep
 
     # ------------------------------------------------------------------ 2. relation pruning
     async def _propose_relations(self, state: State) -> Proposal:
@@ -320,22 +267,6 @@ class StageProposals:
                             float(path_score)))
         return Proposal(step=step, payload=tuple(payload))
 
-    def _next_edges(self, state: State, targets: list[tuple[RelChoice, list[tuple[int, int]]]]) -> list[NextEdges]:
-        """Each candidate entity of the entity stage with the edges the search could take from it next (the
-        edge rule applied to the chain one hop longer): what the policy's lookahead rates."""
-        last, topics = self.last_depth(state), self.topic_ids(state)
-        cands = [(rc, o, r) for rc, ts in targets for o, r in ts]
-        nbrs = self.graph.neighbors_many(sorted({o for _, o, _ in cands}))  # one round trip for all candidates
-        out = []
-        for rc, o, r in cands:
-            p = state.paths[rc.path]
-            ext = BeamPath(start=p.start, score=p.score,
-                           hops=p.hops + (Hop(ridx=r, src=p.end, dst=o, score=rc.score, label=rc.text),))
-            rels, others, outs = nbrs[o]
-            keep = self.open_edges(ext, rels, others, outs, last, topics)
-            out.append(NextEdges(key=(rc.key, o), path=ext, rels=rels[keep], others=others[keep], outs=outs[keep]))
-        return out
-
     def _path_score(self, p: BeamPath, hop: float) -> float:
         """A path's score: the product of its hop scores (the beam ranks whole paths), or with cumulative_score
         off, as in the paper, the last hop's score alone."""
@@ -380,17 +311,6 @@ class StageProposals:
         ]
         return Proposal(step=step, payload=(True, False))
 
-    def _ahead(self, state: State) -> list[NextEdges]:
-        """Each chain with the edges it could take one hop further: what a policy's judge may read."""
-        paths = [p for p in state.paths if p.hops]
-        nbrs = self.graph.neighbors_many(sorted({p.end for p in paths}))  # one round trip
-        last, topics, out = self.last_depth(state), self.topic_ids(state), []
-        for p in paths:
-            rels, others, outs = nbrs[p.end]
-            keep = self.open_edges(p, rels, others, outs, last, topics)
-            out.append(NextEdges(key=("", p.end), path=p, rels=rels[keep], others=others[keep], outs=outs[keep]))
-        return out
-
     @staticmethod
     def _hops_verdict(state: State) -> dict[str, Any] | None:
         """With the number of hops given before the search (an engine input): sufficient there, and, when a person
@@ -405,18 +325,6 @@ class StageProposals:
         return None
 
     # ------------------------------------------------------------------ shared by the stages
-    def last_depth(self, state: State) -> int:
-        """The depth the search expects to answer at, where the last hop's rules apply: the number of hops given
-        before the search (past it, when a person searched on, the maximum), else the policy's planned depth."""
-        if state.hops is not None:
-            return state.hops if state.depth <= state.hops else self.config.depth
-        return self.policy.planned_depth(self, state)
-
-    def topic_ids(self, state: State) -> frozenset[int]:
-        """The entities of the question's topics (its seeds) that are in the graph."""
-        found = (self.graph.find(x.id) for x in state.seeds)
-        return frozenset(i for i in found if i is not None)
-
     @staticmethod
     def _account(step: Step, res: ScoreResult | None, *, where: str) -> None:
         if res is None:

@@ -1,0 +1,113 @@
+"""A run in progress, whatever drives it (runner.py: automatic runs, resume, the step-by-step page, "force in"):
+saved under one run id after every step (`Saver`; `saver_for` goes on with a saved run; `saving_callbacks` saves at
+every state the engine reports; a save that fails is a note, never an error), recorded as failed when it breaks
+(`failed`), and timed while it works (`with_ticker`: the elapsed time every TICK_S; what the tick raises,
+Streamlit's interrupt when Stop is pressed, ends the run).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+from collections.abc import Callable
+
+from tog_core.runs.fallback import SAVE_ERRORS
+from tog_core.runs.files import RunStore, new_run_id
+from tog_core.tog.state import Callbacks, State
+from tog_core.tog.trace import Trace
+
+TICK_S = 0.5  # how often the elapsed time is reported while a run is in progress
+
+
+@dataclass(kw_only=True)
+class Saver:
+    """Writes the trace of a state under one run id (and its branch origin) to the run store."""
+
+    engine: Any
+    store: RunStore | None
+    run_id: str = field(default_factory=new_run_id)
+    model_info: dict[str, Any] = field(default_factory=dict)
+    parent_run: str | None = None
+    branched_at: int | None = None
+    t0: float = field(default_factory=time.perf_counter)
+    wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
+    on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
+    unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
+
+    def trace(self, state: State) -> Trace:
+        tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
+                               model_info=self.model_info)
+        tr.parent_run, tr.branched_at = self.parent_run, self.branched_at
+        return tr
+
+    def save(self, state: State) -> Trace:
+        """The trace of `state`, saved. A store that cannot keep it (a full disk; a server that is down with no
+        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why."""
+        tr = self.trace(state)
+        if self.store is not None:
+            try:
+                self.store.save(tr)
+            except SAVE_ERRORS as err:
+                self.store = None
+                why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+                where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
+                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
+                if self.on_note is not None:
+                    self.on_note(self.unsaved)
+        return tr
+
+
+def failed(state: State, err: BaseException) -> State:
+    return state.with_(stage="done", stop_reason="error", error=f"{err.__class__.__name__}: {err}"[:300])
+
+
+async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] | None) -> Any:
+    """Await `work()` while `on_tick(elapsed)` runs every TICK_S. Whatever on_tick raises (Streamlit's
+    interrupt when the person presses Stop) ends the work and is raised here, never lost in the ticker."""
+    if on_tick is None:
+        return await work()
+    main, raised, t0 = asyncio.current_task(), [], time.perf_counter()
+
+    async def tick() -> None:
+        try:
+            while True:
+                await asyncio.sleep(TICK_S)
+                on_tick(time.perf_counter() - t0)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # noqa: BLE001 - handed to the main task, re-raised there
+            raised.append(err)
+            if main is not None:
+                main.cancel()
+
+    ticker = asyncio.create_task(tick())
+    try:
+        return await work()
+    except asyncio.CancelledError:
+        if raised:
+            raise raised[0] from None
+        raise
+    finally:
+        ticker.cancel()
+
+
+def saving_callbacks(saver: Saver, last: list[State], given: Callbacks) -> Callbacks:
+    """`given` with a state hook that saves the trace after every step (`last` holds the latest state) before it
+    passes the state on."""
+
+    def on_state(st: State) -> None:
+        last[:] = [st]
+        saver.save(st)
+        given.on_state(st)
+
+    return replace(given, on_state=on_state)
+
+
+def saver_for(engine: Any, trace: Trace, store: RunStore | None,
+              model_info: dict[str, Any] | None, on_note: Callable[[str], None] | None = None) -> Saver:
+    return Saver(engine=engine, store=store, run_id=str(trace.run_id or new_run_id()),
+                 model_info=model_info or {}, parent_run=trace.parent_run,
+                 branched_at=trace.branched_at, wall_before=float((trace.stats or {}).get("wall_s") or 0.0),
+                 on_note=on_note)
