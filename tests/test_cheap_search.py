@@ -104,6 +104,16 @@ def test_a_word_named_twice_takes_two_hops():
     assert coverage.verdict(question_words(q, ["Jaws"]), two)["sufficient"] is True
 
 
+def test_the_judges_reason_names_the_question_words_as_written_not_their_stems():
+    from tog_core.scoring.text import words_as_written
+
+    q = "In which town was the mentor of Teodor Ashgrove born?"
+    want = question_words(q, ["Teodor Ashgrove"])
+    v = coverage.verdict(want, [["Teodor Ashgrove was born in the town of Mistle"]], words_as_written(q))
+    assert v["reason"] == "no LLM; not yet covered: mentor"  # the stem is "ment"
+    assert "ment" in coverage.verdict(want, [["Teodor Ashgrove was born in Mistle"]])["reason"]  # without the map
+
+
 def test_words_that_merely_start_with_co_do_not_ask_for_a_second_hop():
     one_hop = [["the company Ambergate Clockworks manufactures the Tide Clock"]]
     tide = question_words("Which company manufactures the Tide Clock?", ["Tide Clock"])

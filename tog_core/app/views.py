@@ -185,7 +185,9 @@ def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[d
     the row of the answer's own number of hops once there is an answer (it may sit part-way along a longer chain),
     else the number the search settled on (no trace: a search not begun). [] when the run settled nothing."""
     plan = (plan if plan is not None else trace.plan if trace is not None else None) or {}
-    written = question_words_as_written(trace.question if trace is not None else "")
+    from tog_core.scoring.text import words_as_written
+
+    written = words_as_written(trace.question if trace is not None else "")
     hops = len(answer_view(trace)["hops"]) if trace is not None and [c for c in trace.chains if c] else 0
     kept = hops or plan.get("depth")
 
@@ -204,19 +206,6 @@ def plan_depth(trace: Trace) -> tuple[Any, bool]:
     chose it (read as written: a hand-edited plan is shown, not refused)."""
     plan = trace.plan or {}
     return plan.get("depth"), bool(plan.get("chosen"))
-
-
-def question_words_as_written(question: str) -> dict[str, str]:
-    """Each stemmed word of the question (scoring.text.tokens: "fath", "ment") → the word as the question writes it
-    ("father", "mentor"); a possessive reads as its word ("Tim's")."""
-    from tog_core.scoring.text import tokens
-
-    out: dict[str, str] = {}
-    for raw in question.split():
-        word = raw.strip(".,;:!?\"'()[]{}«»“”‘’")
-        for stem in tokens(word):
-            out.setdefault(stem, word)
-    return out
 
 
 def fallbacks(trace: Trace) -> list[str]:

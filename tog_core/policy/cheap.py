@@ -24,7 +24,7 @@ from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, read as read_question
-from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words
+from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words, words_as_written
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
 
@@ -244,7 +244,7 @@ class CheapPolicy:
         reading = self.reading(ctx, state)
         v = coverage_verdict(reading.want,
                              [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
-                              if p.hops and not p.answers_nothing(topics)])
+                              if p.hops and not p.answers_nothing(topics)], words_as_written(reading.question))
         planned = ctx.last_depth(state)
         if not v["sufficient"] and (planned >= ctx.config.depth or state.depth < planned):
             if not self.needs_ahead(ctx, state):

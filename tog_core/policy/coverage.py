@@ -40,9 +40,11 @@ def rest_of_question(question: str, topics: Sequence[str], got: Counter[str]) ->
     return without_words(question, got)
 
 
-def verdict(want: Counter[str], chains: Sequence[Sequence[str]]) -> dict[str, Any]:
+def verdict(want: Counter[str], chains: Sequence[Sequence[str]], written: dict[str, str] | None = None
+            ) -> dict[str, Any]:
     """The LLM-free sufficiency verdict over chains given as their hops' texts: `want`, the question's content words
-    (QuestionReading.want)."""
+    (QuestionReading.want); `written` names them as the question writes them in the reason (stem -> word)."""
+    say = written or {}
     if not want:
         return {"sufficient": False, "by": "coverage", "reason": "no LLM; the question has no content words to match"}
     best: Counter[str] = Counter()
@@ -53,6 +55,6 @@ def verdict(want: Counter[str], chains: Sequence[Sequence[str]]) -> dict[str, An
         if got != want:
             continue
         return {"sufficient": True, "by": "coverage",
-                "reason": f"a chain covers every question word ({', '.join(sorted(want))})"}
-    missing = ", ".join(sorted(want - best))
+                "reason": f"a chain covers every question word ({', '.join(sorted(say.get(w, w) for w in want))})"}
+    missing = ", ".join(sorted(say.get(w, w) for w in want - best))
     return {"sufficient": False, "by": "coverage", "reason": f"no LLM; not yet covered: {missing}"}

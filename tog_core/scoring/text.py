@@ -225,6 +225,17 @@ _CJK_STOP_MARK = re.compile(r"[。！？]")
 _FULL_STOP = re.compile(r"[.!?](?=\s|$)")
 
 
+def words_as_written(question: str) -> dict[str, str]:
+    """Each stemmed word of the question (`tokens`: "fath", "ment") -> the word as the question writes it ("father",
+    "mentor"); a possessive reads as its word ("Tim's"). What a person is shown instead of a stem."""
+    out: dict[str, str] = {}
+    for raw in question.split():
+        word = raw.strip(".,;:!?\"'()[]{}«»“”‘’")
+        for stem in tokens(word):
+            out.setdefault(stem, word)
+    return out
+
+
 def first_sentence(text: str, limit: int = 300) -> str:
     """The first sentence of a text, at most `limit` characters: up to a CJK full stop, or to the first . ! ?
     followed by a space after 20 characters (so "Mr. Fezziwig is ..." is not cut at "Mr.")."""
