@@ -119,7 +119,9 @@ def draw() -> None:
                        f"{c['relationships']} relationships · {c['text_units']} text units")
             found = ui.problems(ss[K.PROJECT_OK])
             if found:
-                with st.expander(f"{len(found)} problem(s) found in this project"):
+                with st.expander(f"{len(found)} note(s) on how this project was read"):
+                    st.caption("What the loader found and worked around (the project files are not changed); "
+                               "nothing to do unless a note names a fix.")
                     for p in found:
                         st.text(p)
         recent = [r for r in ss[K.RECENT] if r != ss.get(K.PROJECT_OK)]

@@ -534,7 +534,7 @@ def test_a_project_with_problems_lists_them_in_plain_words(tmp_path):
     at.session_state[K.MODEL] = "none"
     at.run()
     assert not at.exception, at.exception
-    [box] = [e for e in at.sidebar.expander if "problem" in e.label]
+    [box] = [e for e in at.sidebar.expander if "note(s) on how this project was read" in e.label]
     shown = " ".join(t.value for t in box.text)
     assert "1 relationship endpoints are missing from entities" in shown
     assert "reverse an earlier one" in shown and "not valid YAML" in shown
