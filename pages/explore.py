@@ -72,9 +72,10 @@ state = ex.state
 st.markdown(f"**{V.md_text(state.question)}**")
 st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
            " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
-B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
-             note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
-                  "(then the usual rules decide, up to the maximum depth).")
+if not state.done:  # once answered, the answer block shows the hops with the answer's own number marked
+    B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
+                 note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
+                      "(then the usual rules decide, up to the maximum depth).")
 # Everything between the run's header and the pictures is one container: the stage's note, warnings, overrides and
 # diagnosis vary in number, and would otherwise move the tabs, so that the browser built the picture component
 # (and its vis-network page) anew on most clicks instead of drawing the next picture into it.
@@ -123,8 +124,6 @@ with st.container():
                 with st.spinner("Answering…"):
                     R.explore_finish(engine, ex, ui.store(), auto=False)
                 st.rerun()
-    else:
-        st.subheader("Answer")
     trace = ex.saver(engine, None).trace(state)
     d = ui.as_dict(trace)  # the pictures read the trace JSON (the stable format), made once for the blocks too
     if state.done:

@@ -56,3 +56,22 @@ def test_a_continue_keeps_the_tables_last_edit():
     assert edited_choice(rows, None) == {"a"}
     assert edited_choice(rows, {"edited_rows": {1: {"keep": True}, 0: {"keep": False}}}) == {"b"}
     assert edited_choice(rows, {"edited_rows": {"7": {"keep": True}}}) == {"a"}  # a row that is not there
+
+
+def test_continue_to_the_end_shows_the_answer_once_saved_finished_and_the_hops_once():
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    for _ in range(12):  # Continue with the automatic choice until the search ends
+        if not [b for b in at.button if b.label == "Continue"]:
+            break
+        at = click(at, "Continue")
+        assert not at.exception, at.exception
+    rid = at.session_state[K.EXPLORE].run_id
+    saved = RunStore().load(rid)
+    assert saved.answer and saved.stop_reason in ("sufficient", "max_depth")
+    [row] = [r for r in RunStore().list() if r.run_id == rid]
+    assert row.answer == saved.answer  # listed finished, not "(unfinished: resume it)"
+    assert len([e for e in at.expander if e.label.startswith("How many hops")]) == 1
+    assert "Answer" not in [s.value for s in at.subheader]  # the answer's own heading is the entity
