@@ -21,7 +21,12 @@ if ss.get("_graph_query_seen") != query:  # a new search: forget where clicks ha
     ss["_graph_query_seen"] = query
     ss.pop(K.GRAPH_CENTRE, None)
 hits = V.entity_matches(graph, query) if query.strip() else []
-if not query.strip():
+if not query.strip():  # an empty page is a dead end: offer the best-connected entities to start from
+    st.caption("Or start from one of the best-connected entities:")
+    with st.container(horizontal=True):
+        for title in V.best_connected(graph, 6):
+            st.button(V.md_text(title), key=f"graph_start_{title}", on_click=ss.__setitem__,
+                      args=(K.GRAPH_QUERY, title))
     st.stop()
 if not hits and K.GRAPH_CENTRE not in ss:
     st.warning(f"No entity matches “{query.strip()}”: nothing in this project has a name close to it.")

@@ -414,6 +414,13 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
 def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
     at = app()
     at.switch_page("pages/graph.py").run()
+    starts = [b for b in at.button if b.key and b.key.startswith("graph_start_")]  # an empty page offers hubs
+    assert len(starts) == 6 and not pictures(at)
+    first = starts[0].label
+    starts[0].click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.text_input(key=K.GRAPH_QUERY).value == first and at.subheader[0].value == first and pictures(at)
     at.text_input(key=K.GRAPH_QUERY).set_value("xyzzy").run()
     assert "No entity matches “xyzzy”" in texts(at) and not pictures(at)
     at.text_input(key=K.GRAPH_QUERY).set_value("Mara").run()

@@ -217,6 +217,22 @@ def fallbacks(trace: Trace) -> list[str]:
     return [line.strip() for line in out]
 
 
+def best_connected(graph: Any, n: int = 6) -> list[str]:
+    """The titles of the `n` entities with the most relationships (placeholders named only by a relationship
+    left out), most first: where the graph browser offers to start."""
+    import numpy as np
+
+    deg = np.asarray(graph.degrees_of(np.arange(graph.n_entities)))
+    out: list[str] = []
+    for i in np.argsort(-deg, kind="stable")[: 4 * n]:
+        e = graph.entity(int(i))
+        if not e.placeholder:
+            out.append(e.title)
+        if len(out) == n:
+            break
+    return out
+
+
 def run_line(trace: Trace) -> str:
     """The run in one line under its answer: id, why it stopped, LLM calls, tokens, cost, time."""
     s = trace.stats or {}
