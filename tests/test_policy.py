@@ -224,6 +224,17 @@ def test_degree_filter_skips_a_hub_on_the_way():
     assert off[0][:2] == ["A", "Hub"]
 
 
+def test_degree_filter_never_leaves_a_path_nowhere_to_go():
+    # the topic's only neighbour is a hub ("Fear 's country 's recording": the film's one country, India): skipping it
+    # would end the search with no chain at all, so the path goes through it
+    edges = [("A", "Hub", "A is in the hub"), ("Hub", "Hub", "the hub records the hub")]
+    edges += [("Hub", f"F{k}", f"the hub touches filler {k}") for k in range(70)]
+    g = free_graph(edges)
+    rel = TableScorer({"records": 0.9, "in": 0.5})
+    kept, _ = search(g, "zzz", "A", policy=FaithfulPolicy(), relations=rel, width=1, depth=2)
+    assert kept and kept[0][:2] == ["A", "Hub"]
+
+
 def test_hub_prefilter_cuts_relation_groups_to_k_before_scoring():
     g = free_graph([("A", f"B{k}", f"A knows B{k}") for k in range(12)])
     eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", max_candidates=5))

@@ -73,7 +73,9 @@ class StageProposals(EdgeRules):
             # whales: on the way (not at the last hop, where a hub may well be the answer) skip neighbours far
             # more connected than the topic entities, e.g. a year or a genre shared by thousands of films
             limit = self.config.degree_factor * self.graph.degrees_of([x.start for x in state.paths]).max()
-            keep &= np.asarray(degree) <= limit
+            small = np.asarray(degree) <= limit
+            if (keep & small).any():  # where every way on is a whale, the path goes through one rather than end
+                keep &= small
         if (self.config.dead_end_filter and on_the_way and not self.graph.has_relation_labels
                 and (self.config.exact_depth or state.hops is not None)):
             # dead ends on the way to a known depth: on a GraphRAG graph a neighbour whose every edge joins it to this

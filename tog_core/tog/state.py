@@ -30,7 +30,7 @@ READERS = ("rules", "llm")  # who reads the question when the search starts (tog
 DEPARTURES: dict[str, tuple[str, str]] = {
     "degree_filter": ("every neighbour is a candidate",
                       "on the way, skip neighbours with > degree_factor x the topic's degree (a genre shared by "
-                      "thousands of films); never at the last hop"),
+                      "thousands of films); never at the last hop, nor where every way on is such a hub"),
     "hub_prefilter": ("every relation of a frontier entity goes to the scorer",
                       "at most max_candidates relation groups per entity, chosen by the cheap pre-filter, so a hub "
                       "never becomes thousands of LLM candidates"),
