@@ -6,11 +6,11 @@ under the stages (StageProposals builds on it).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from tog_core.tog.policy import NextEdges, SearchPolicy
+from tog_core.tog.policy import NextEdges, SearchContext, SearchPolicy
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
 
@@ -19,10 +19,6 @@ class EdgeRules:
 
     graph: Any
     config: Any
-    llm: Any
-    relation_scorer: Any
-    entity_scorer: Any
-    prefilter: Any
     policy: SearchPolicy
 
     # ------------------------------------------------------------------ the edges a path's end may take
@@ -108,7 +104,7 @@ class EdgeRules:
         before the search (past it, when a person searched on, the maximum), else the policy's planned depth."""
         if state.hops is not None:
             return state.hops if state.depth <= state.hops else self.config.depth
-        return self.policy.planned_depth(self, state)
+        return self.policy.planned_depth(cast("SearchContext", self), state)  # the engine this rule is part of
 
     def topic_ids(self, state: State) -> frozenset[int]:
         """The entities of the question's topics (its seeds) that are in the graph."""

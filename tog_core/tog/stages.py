@@ -53,7 +53,11 @@ def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequen
 class StageProposals(EdgeRules):
     """The stages of ToG's Algorithm 1 as ToGEngine proposes them (see engine.py), in the paper's order."""
 
-    # graph, config, llm, the scorers and the policy: declared on EdgeRules
+    # graph, config and the policy: declared on EdgeRules
+    llm: Any
+    relation_scorer: Any
+    entity_scorer: Any
+    prefilter: Any
     _chain_texts: Any  # texts.py
     _hop_label: Any
     _entity_text: Any
