@@ -119,6 +119,10 @@ def test_an_exploration_stepped_to_its_end_is_saved_with_its_answer_not_as_unfin
     assert not is_unfinished(saved) and saved.stop_reason in ("sufficient", "max_depth")
     [row] = [r for r in store.list() if r.run_id == ex.run_id]
     assert row.answer == saved.answer  # the saved runs list reads it finished
+    first_step = store.load(ex.run_id)
+    ex.started -= 30.0  # half a minute more of a person's thinking: the run's clock counts from its start
+    ex.saver(eng, store).save(ex.state)
+    assert store.load(ex.run_id).stats["wall_s"] >= 30.0 > first_step.stats["wall_s"]
 
 
 def test_stop_and_answer_from_an_exploration():

@@ -16,6 +16,7 @@ every step and the ticker are progress.py:
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
@@ -134,6 +135,9 @@ class Exploration:
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
     unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
+    # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
+    started: float = field(default_factory=time.perf_counter)
+    wall_before: float = 0.0
 
     @property
     def state(self) -> State:
@@ -141,7 +145,8 @@ class Exploration:
 
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
-                     parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note)
+                     parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note,
+                     t0=self.started, wall_before=self.wall_before)
 
     def _note(self, why: str) -> None:
         self.unsaved = why
@@ -169,7 +174,8 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
     """An unfinished saved run continued step by step (same run id; its history starts at the saved state)."""
     return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
                        states=[engine.restore(trace)], parent_run=trace.parent_run,
-                       branched_at=trace.branched_at, model_info=model_info or {})
+                       branched_at=trace.branched_at, model_info=model_info or {},
+                       wall_before=float((trace.stats or {}).get("wall_s") or 0.0))
 
 
 def explore_propose(engine: Any, ex: Exploration) -> Exploration:
