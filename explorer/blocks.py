@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from explorer import projects
 from explorer import ui
 from tog_core.app import views as V
 from tog_core.app.runner import RunCallbacks
@@ -207,7 +208,7 @@ def draft_block(t: Trace, project: str) -> None:
                 box.markdown(V.md_text("".join(parts)))
 
             with st.spinner("The local model is writing…"):
-                d = draft_answer(t, ui.need_project()[1], ui.local_client(project), on_token=on_token)
+                d = draft_answer(t, projects.need_project()[1], ui.local_client(project), on_token=on_token)
             box.empty()
             drafts[t.run_id] = {"text": d.text, "stopped": d.stopped}
         d = drafts.get(t.run_id)

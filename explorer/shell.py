@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from explorer import projects
 from explorer import ui
 from tog_core.app.session import (
     DEPARTURES,
@@ -93,19 +94,19 @@ def draw() -> None:
                            "and keep runs there. Empty: TOG_STORE if set, else the project in memory.")
         wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
         failed = None
-        if f"{wanted}|{ui.store_url()}" != ss.get(K.PROJECT_KEY):
+        if f"{wanted}|{projects.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
-                ui.load_project(wanted)
-                ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{ui.store_url()}"
+                projects.load_project(wanted)
+                ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{projects.store_url()}"
                 ss[K.RECENT] = with_recent(ss[K.RECENT], wanted)
                 if single_user():
                     remember_project(wanted)
             except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
                 failed = str(err)
-        cur = ui.project()
-        # one message: the page says the same (ui.need_project) when the project open before cannot be read either
+        cur = projects.project()
+        # one message: the page says the same (projects.need_project) when the project open before cannot be read either
         if cur is None and ss.get(K.PROJECT_ERROR):
-            st.error(ui.cannot_open())
+            st.error(projects.cannot_open())
         elif failed is not None:
             st.error(f"Cannot open this project: {failed}")
             if cur is not None:
@@ -117,7 +118,7 @@ def draw() -> None:
                      else f"**{getattr(graph, 'name', '')}** (store)")
             st.caption(f"{where} · {c['entities']} entities · "
                        f"{c['relationships']} relationships · {c['text_units']} text units")
-            found = ui.problems(ss[K.PROJECT_OK])
+            found = projects.problems(ss[K.PROJECT_OK])
             if found:
                 with st.expander(f"{len(found)} note(s) on how this project was read"):
                     st.caption("What the loader found and worked around (the project files are not changed); "

@@ -1,17 +1,15 @@
-"""Streamlit glue shared by app.py and pages/: cached resources, the current settings, engines, pictures.
+"""Streamlit glue shared by app.py and pages/: the current settings, engines, the run store, pictures.
 
-The loaded graph, LLM clients and the embedder are `st.cache_resource` (shared read-only across sessions);
-engines come from tog_core.compose (the CLI and the benchmark build theirs the same way). Pictures are built
-once per (run, steps, depth, options) in tog_core.render.cache and shown either in an opaque-origin iframe
-(`picture`) or, when a click on a node must act, in the picture component (`picture_pick`,
+LLM clients and the embedder are `st.cache_resource` (shared read-only across sessions), as is the loaded graph
+(explorer/projects.py); engines come from tog_core.compose (the CLI and the benchmark build theirs the same way).
+Pictures are built once per (run, steps, depth, options) in tog_core.render.cache and shown either in an
+opaque-origin iframe (`picture`) or, when a click on a node must act, in the picture component (`picture_pick`,
 tog_core/app/picture_component/index.html). Logic lives in tog_core.app; this file only connects it to Streamlit.
 """
 from __future__ import annotations
 
 import base64
-import os
 import threading
-import weakref
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Hashable
@@ -19,12 +17,10 @@ from collections.abc import Callable, Hashable
 import streamlit as st
 import streamlit.components.v1 as components
 
-from tog_core.app.guide import Example
-from tog_core.app.session import K, Settings, check_project_root, run_spec
+from explorer import projects
+from tog_core.app.session import K, Settings, run_spec
 from tog_core.compose import build_engine, plan
-from tog_core.graphrag.store import GraphStore
 from tog_core.errors import UsageError
-from tog_core.graphrag.project import ProjectError, ProjectInfo, open_project
 from tog_core.llm.factory import WITHHELD, ModelChoice, build_embedder, build_llm, choose_model
 from tog_core.render.cache import PICTURES
 from tog_core.render.live import live_shell
@@ -36,93 +32,10 @@ APP_DIR = Path(__file__).resolve().parents[1]  # the app's folder (app.py, pages
 _PICK = components.declare_component("tog_picture", path=str(APP_DIR / "tog_core" / "app" / "picture_component"))
 
 
-def fingerprint(resolved_path: str, store_url: str = "") -> str:
-    """What changes when the project's graph changes: the tables' sizes and modification times and their
-    folders' (a re-index, a table added or removed), or the store's generation of the graph (a re-import). Part of
-    the graph cache's key. Raises ProjectError when the tables cannot be found any more."""
-    if store_url:
-        from tog_core.graphrag.pg_common import graph_generation, graph_name
-
-        info = _info(resolved_path) if Path(resolved_path).is_dir() else None
-        return f"store:{graph_generation(store_url, graph_name(resolved_path, info))}"
-    for _ in range(2):
-        tables = sorted(_info(resolved_path).tables.values())
-        try:
-            folders = sorted({p.parent for p in tables})
-            return "|".join([f"{d}:{d.stat().st_mtime_ns}" for d in folders]
-                            + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in tables])
-        except OSError:  # a table went away (a re-index in progress, or another layout): look for them again
-            _info.clear(resolved_path)
-    raise ProjectError(f"{resolved_path}: its tables changed while being read — try again when the indexing is "
-                       "finished")
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _info(resolved_path: str) -> ProjectInfo:
-    """Where a project's tables are (read once per path: settings and parquet schemas take ~10 ms, and the
-    fingerprint is asked for on every rerun; cleared when the tables' folder changes)."""
-    return open_project(resolved_path)
-
-
-def store_url() -> str:
-    """The PostgreSQL store the app reads graphs from and saves runs to: the sidebar's field, else TOG_STORE."""
-    return (st.session_state.get(K.STORE) or os.environ.get("TOG_STORE", "")).strip()
-
-
-@st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)
-def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo | None, GraphStore]:
-    """The graph of one version of a project: `fingerprint` is part of the cache key (no leading underscore, which
-    would leave it out), so a re-indexed or re-imported graph is a new entry."""
-    from tog_core.graphrag.open import open_graph
-
-    return open_graph(resolved_path, store=url or None)
-
-
-_LATEST: dict[tuple[str, str], str] = {}  # (path, store) -> the fingerprint last loaded, shared by every session
-_LATEST_LOCK = threading.Lock()
-
-
-def _evict(resolved_path: str, url: str, fp: str) -> None:
-    """Drop the cached graph of an older version of a project, closing a store's connections (its schema is gone
-    after a re-import; a session still holding it gets the store's "re-imported … open it again")."""
-    with _LATEST_LOCK:
-        old = _LATEST.get((resolved_path, url))
-        _LATEST[(resolved_path, url)] = fp
-    if old is None or old == fp:
-        return
-    stale = _OPEN.pop((resolved_path, url, old), None)
-    _load.clear(resolved_path, url, old)
-    _info.clear(resolved_path)
-    _problems.clear(resolved_path, old, None)
-    graph = stale() if stale is not None else None
-    if graph is not None and hasattr(graph, "close"):
-        graph.close()
-
-
-_OPEN: dict[tuple[str, str, str], Callable[[], Any]] = {}  # weak references to the graphs _load made
-
-
-def load_project(resolved_path: str) -> tuple[ProjectInfo | None, GraphStore]:
-    """The graph, cached per (path, store, content fingerprint): a re-indexed or re-imported project is loaded
-    anew on the next rerun of any session, and the older version dropped. Raises ProjectError or UsageError
-    (shown in plain words by the caller), also for a path outside TOG_PROJECT_ROOTS."""
-    check_project_root(resolved_path)
-    url = store_url()
-    fp = fingerprint(resolved_path, url)
-    _evict(resolved_path, url, fp)
-    info, graph = _load(resolved_path, url, fp)
-    if (resolved_path, url, fp) not in _OPEN:
-        try:
-            _OPEN[(resolved_path, url, fp)] = weakref.ref(graph)
-        except TypeError:  # a graph class without weak references: nothing to close later
-            _OPEN[(resolved_path, url, fp)] = lambda: None
-    return info, graph
-
-
 @st.cache_resource(show_spinner="Starting the model…", max_entries=4)
 def _shared_client(resolved_path: str, model: str, api_base: str) -> tuple[Any, Any]:
     """A client whose key comes from the environment or the project's .env: shared by every session."""
-    info, _ = load_project(resolved_path)
+    info, _ = projects.load_project(resolved_path)
     return build_llm(choose_model(model or None, info, api_base=api_base or None))
 
 
@@ -136,7 +49,7 @@ def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) 
         mine = st.session_state.get(K.CLIENT)
         wanted = (resolved_path, model, api_base, hash(api_key))
         if mine is None or mine[0] != wanted:
-            info, _ = load_project(resolved_path)
+            info, _ = projects.load_project(resolved_path)
             built = build_llm(choose_model(model or None, info, api_base=api_base or None, api_key=api_key))
             mine = (wanted, built)
             st.session_state[K.CLIENT] = mine
@@ -151,34 +64,8 @@ def _client(resolved_path: str, model: str, api_base: str, api_key: str | None) 
 
 @st.cache_resource(show_spinner="Loading the embedding model…", max_entries=2)
 def _embedder(resolved_path: str) -> Any:
-    return build_embedder(load_project(resolved_path)[0])
+    return build_embedder(projects.load_project(resolved_path)[0])
 
-
-def problems(resolved_path: str) -> list[str]:
-    """What loading found wrong (placeholders, duplicates, bad settings …), in plain words."""
-    _, graph = load_project(resolved_path)
-    return _problems(resolved_path, _LATEST.get((resolved_path, store_url()), ""), graph)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _problems(resolved_path: str, fp: str, _graph: Any) -> list[str]:  # problems, audit(): not in GraphStore
-    return list(_graph.problems) + _graph.audit()
-
-
-def project() -> tuple[ProjectInfo | None, GraphStore] | None:
-    """The current project (the last one that loaded), or None; why it cannot be read now is kept in the session
-    (K.PROJECT_ERROR) for the sidebar and `need_project` to say."""
-    ss = st.session_state
-    path = ss.get(K.PROJECT_OK)
-    if not path:
-        return None
-    try:
-        cur = load_project(path)
-    except (ProjectError, UsageError) as err:  # moved, deleted, or a store that cannot be read
-        ss[K.PROJECT_ERROR] = str(err)
-        return None
-    ss.pop(K.PROJECT_ERROR, None)
-    return cur
 
 
 def settings() -> Settings:
@@ -197,7 +84,7 @@ def _choice(s: Settings | None = None) -> ModelChoice:
     """What the settings run on (nothing is started). A base typed here never gets the server's keys
     (llm/factory.server_key_may_go): only the key typed in this session, or none."""
     s = s or settings()
-    cur = project()
+    cur = projects.project()
     return choose_model(s.model or None, cur[0] if cur else None, api_base=s.api_base or None,
                         api_key=st.session_state.get(K.API_KEY) or None)
 
@@ -221,7 +108,7 @@ def key_notice(s: Settings | None = None) -> str | None:
 def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:
     """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
     s = s or settings()
-    info, graph = load_project(s.project)
+    info, graph = projects.load_project(s.project)
     key = st.session_state.get(K.API_KEY) or None
     p = plan(run_spec(s, api_key=key), info, graph=graph)
     llm, choice = _client(s.project, s.model, s.api_base, key)
@@ -255,7 +142,7 @@ def local_client(project_path: str) -> Any:
 def store() -> Any:
     """The run store: PostgreSQL when a store URL is set (one shared pool, this session's user id) with the files
     under TOG_HOME behind it while it cannot be reached (FallbackRunStore), else the files."""
-    url = store_url()
+    url = projects.store_url()
     if not url:
         return RunStore()
     from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -429,31 +316,3 @@ def _warm() -> threading.Thread:
     return thread
 
 
-def examples(resolved_path: str) -> list[Example]:
-    """Example questions made from the current project's graph (tog_core.app.guide), computed once per version."""
-    _, graph = load_project(resolved_path)
-    return _examples(resolved_path, _LATEST.get((resolved_path, store_url()), ""), graph)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _examples(resolved_path: str, fp: str, _graph: GraphStore) -> list[Example]:
-    from tog_core.app.guide import example_questions
-
-    return example_questions(_graph)
-
-
-def cannot_open() -> str:
-    """Why the project cannot be used, said the same way in the sidebar and on the page."""
-    return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"
-
-
-def need_project() -> tuple[ProjectInfo | None, GraphStore]:
-    cur = project()
-    if cur is None:
-        why = st.session_state.get(K.PROJECT_ERROR)
-        if why:
-            st.error(cannot_open())
-        else:
-            st.info("Open a GraphRAG project in the sidebar to start.")
-        st.stop()
-    return cur

@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from explorer import shell
+from explorer import projects
 from explorer import ui
 from explorer import blocks as B
 from explorer import pick
@@ -20,7 +21,7 @@ from tog_core.tog.trace import DepthPlan, Trace
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
-info, graph = ui.need_project()
+info, graph = projects.need_project()
 project, store = ss[K.PROJECT_OK], ui.store()
 st.title("Ask the knowledge graph")
 if (withheld := ui.key_notice()):
@@ -103,7 +104,7 @@ if note := getattr(store, "note", lambda: "")():  # the run store is down: runs 
     st.warning(note)
 t: Trace | None = ss.get(K.ASK_TRACE)
 if t is None:
-    if not asked and (made := ui.examples(project)):  # an empty page: questions this graph can answer
+    if not asked and (made := projects.examples(project)):  # an empty page: questions this graph can answer
         st.caption("Not sure what to ask? Questions made from this project's best-connected entities "
                    "(a click asks):")
         with st.container(horizontal=True):
@@ -112,10 +113,10 @@ if t is None:
                           on_click=lambda q=ex.question: ss.update({K.ASK_QUESTION: q,
                                                                     K.ASK_AGAIN: AskAgain(question=q)}))
     st.stop()
-if ui.project() is None:  # the graph went away since the page began (a store stopped during the run)
+if projects.project() is None:  # the graph went away since the page began (a store stopped during the run)
     B.answer_block(t)  # what the run found: the rest of the page needs the graph
     if not t.error:  # else the run's error says it in its own words
-        st.error(ui.cannot_open())
+        st.error(projects.cannot_open())
     st.stop()
 if R.is_unfinished(t):
     st.warning(f"This run stopped before its answer ({R.where_stopped(t)}).")

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import shell
+from explorer import projects
 from explorer import ui
 from explorer import blocks as B
 from tog_core.app import runner as R
@@ -23,7 +24,7 @@ from tog_core.tog.linking import link_question, search_entities
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
-info, graph = ui.need_project()
+info, graph = projects.need_project()
 st.title("Explore step by step")
 if (withheld := ui.key_notice()):
     st.info(withheld)

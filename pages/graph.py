@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import shell
+from explorer import projects
 from explorer import ui
 from tog_core.app import views as V
 from tog_core.app.session import K
@@ -14,7 +15,7 @@ from tog_core.render.neighbourhood import neighbourhood_html
 shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 ss = st.session_state
-info, graph = ui.need_project()
+info, graph = projects.need_project()
 st.title("Graph browser")
 query = st.text_input("Find an entity", key=K.GRAPH_QUERY, placeholder="e.g. a person's or a place's name")
 if ss.get("_graph_query_seen") != query:  # a new search: forget where clicks had moved to

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import shell
+from explorer import projects
 from explorer import ui
 from explorer import blocks as B
 from explorer import pick
@@ -23,7 +24,7 @@ shell.ensure()  # a deep link on a fresh server runs this page without app.py
 ss = st.session_state
 st.title("Saved runs")
 store = ui.store()
-cur = ui.project()
+cur = projects.project()
 project = ss.get(K.PROJECT_OK) if cur else None
 listed, damaged = ui.list_runs(store)
 for p in damaged:
@@ -56,7 +57,7 @@ if tabs[0].open:
         tr = load(rid) if rid else None
         if tr is not None:
             d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
-            graph = ui.project()[1] if cur else None
+            graph = projects.project()[1] if cur else None
             st.markdown(f"**{V.md_text(tr.question)}**")
             st.caption(f"stop reason: {tr.stop_reason or 'unfinished'} · model {V.model_name(tr)}"
                        + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
@@ -107,7 +108,7 @@ if tabs[1].open:
             diff = path_diff(ta, tb)
             st.caption(f"{len(diff['shared'])} link(s) in both runs · {len(diff['only_a'])} only in A · "
                        f"{len(diff['only_b'])} only in B")
-            graph = ui.project()[1] if cur else None
+            graph = projects.project()[1] if cur else None
             both = {"chains": ta["chains"] + tb["chains"]}
             page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
                              lambda: compare_html(ta, tb, types=B.types_of(graph, both) if graph is not None else None))
