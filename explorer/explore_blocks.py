@@ -1,0 +1,195 @@
+"""The Explore page's own blocks (pages/explore.py reads as the order they are drawn in): the exploration this
+session holds or the address names, the start form, the run's header, the stage's candidates with Continue,
+Auto-finish and Stop & answer, the overrides and the ways back, "force it in", and the pictures' tabs. Each button
+acts in its callback or reruns the page, as before the move. Blocks shared with other pages are in
+explorer/blocks.py; the logic is in tog_core.app.runner.
+"""
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from explorer import blocks as B
+from explorer import ui
+from tog_core.app import runner as R
+from tog_core.app import views as V
+from tog_core.app.session import K, settings_from_trace
+from tog_core.graphrag.store import GraphStore
+from tog_core.llm.errors import LLMError
+from tog_core.render.chains import chains_html
+from tog_core.render.frontier import frontier_html
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.linking import link_question, search_entities
+from tog_core.tog.trace import Trace
+
+ss = st.session_state
+
+
+def current() -> R.Exploration | None:
+    """The exploration of this session on the project open now, else the run named in the address, continued."""
+    ex: R.Exploration | None = ss.get(K.EXPLORE)
+    if ex is not None and ex.settings.project != ui.settings().project:
+        ex = ss[K.EXPLORE] = None  # another project was opened
+        ui.put_in_address(None)
+    if ex is None and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address, continued
+        if saved := ui.run_in_address(ui.store(), wanted):
+            s0 = settings_from_trace(saved, ss[K.PROJECT_OK])
+            engine0, model_info0, _ = ui.engine_or_stop(s0)
+            try:
+                ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, saved, model_info=model_info0)
+            except (ValueError, KeyError) as err:  # a run of another version of the graph
+                st.error(f"Cannot continue this run here: {err}")
+    return ex
+
+
+def start_block(graph: GraphStore) -> None:
+    """The question and its topic entities (linked from it, or found by name), and Start."""
+    q = st.text_input("Question", key=K.EXPLORE_QUESTION,
+                      placeholder="Type a question about the entities of this project")
+    found = [s.title for s in link_question(q, graph)] if q.strip() else []
+    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH, placeholder="type a name to add it")
+    options = list(dict.fromkeys(ss.get(K.EXPLORE_SEEDS, []) + found +
+                                 [t for _, t, _ in search_entities(graph, term, limit=10)]))
+    if ss.get(K.EXPLORE_LINKED) != q:  # a new question: start from its linked entities
+        ss[K.EXPLORE_LINKED], ss[K.EXPLORE_SEEDS] = q, found
+    seeds = st.multiselect("Topic entities (depth 0)", options, key=K.EXPLORE_SEEDS,
+                           help="Linked from the question; add or remove before the search starts.")
+    if q.strip() and not found:
+        st.caption("No entity name was found in the question: pick the topic entities above.")
+    if st.button("Start", type="primary", disabled=not (q.strip() and seeds)):
+        engine, model_info, _ = ui.engine_or_stop()
+        try:
+            with st.spinner("Finding how many hops to search (one quick search per number of hops)…"):
+                ex = ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
+                ex.saver(engine, ui.store()).save(ex.state)  # saved before its first Continue
+        except (LLMError, ValueError, OSError) as err:  # a scorer or store failing while the hops are tried
+            st.error(f"Could not start the search: {err}. Your question and topic entities are kept; try again or "
+                     "change the pruner in the sidebar.")
+            st.stop()
+        st.rerun()
+
+
+def run_header(ex: R.Exploration, notes: list[str]) -> None:
+    """The question, the run (and the run it branched from), its start and settings; the hops before the first
+    step."""
+    state = ex.state
+    st.markdown(f"**{V.md_text(state.question)}**")
+    st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
+               " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
+    if not state.done:  # once answered, the answer block shows the hops with the answer's own number marked
+        B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
+                     note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
+                          "(then the usual rules decide, up to the maximum depth).")
+
+
+def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
+    """The stage's proposal: its candidates, ticked as the automatic choice, and Continue, Auto-finish and Stop &
+    answer. Returns the ids the person keeps."""
+    try:
+        R.explore_propose(engine, ex)
+    except LLMError as err:
+        st.error(f"The model failed: {err}")
+        st.stop()
+    step, pkey = ex.proposal.step, ex.proposal_key()
+    held = ss.get(K.EXPLORE_CHOICE) or {}
+    if held.get("key") != pkey:  # a new proposal: start from the automatic choice
+        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
+    st.subheader(f"Depth {step.depth} · {step.stage}")
+    if step.note:
+        st.caption(step.note)
+    for f in step.fallbacks:
+        st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
+    rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
+    edited = st.data_editor(
+        rows, key=f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}", hide_index=True, width="stretch",
+        disabled=[c for c in rows.columns if c != "keep"],
+        column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
+        column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
+                       "score": st.column_config.NumberColumn(format="%.3f")})
+    choice: set[str] = V.choice_from_rows(edited.to_dict("records"))
+    held["ids"] = choice
+    editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
+
+    def go_on() -> None:  # before the page runs: the table's last edit counts, and the page runs once
+        if ex.proposal is None or ex.proposal_key() != pkey:
+            return  # a second click on a stale page
+        kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
+        R.explore_apply(engine, ex, kept, ui.store())
+
+    with st.container(horizontal=True):
+        st.button("Continue", type="primary", help="Keep the ticked candidates", on_click=go_on)
+        if st.button("Auto-finish", help="Let the automatic policy search to the end"):
+            with st.spinner("Searching to the end…"):
+                R.explore_finish(engine, ex, ui.store(), auto=True)
+            st.rerun()
+        if st.button("Stop & answer"):
+            with st.spinner("Answering…"):
+                R.explore_finish(engine, ex, ui.store(), auto=False)
+            st.rerun()
+    return choice
+
+
+def overrides_and_back(engine: ToGEngine, ex: R.Exploration, trace: Trace) -> None:
+    """The person's overrides so far, "Back to depth" with "Re-run from there", and "New question"."""
+    over = V.overrides(trace)
+    if over:
+        st.caption("Your overrides (pink ✎ in the search picture)")
+        st.dataframe(pd.DataFrame(over), hide_index=True, width="stretch")
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        back = ex.back_depths()
+        if back:
+            k = st.selectbox("Back to depth", back, key=K.EXPLORE_BACK, width=160)
+            if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
+                ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
+                st.rerun()
+        st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
+
+
+def forcer(engine: ToGEngine, ex: R.Exploration, trace: Trace,
+           model_info: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """What "force it in" does here: a new exploration with the person's override, on the next run of the page."""
+    def force(f: dict[str, Any]) -> None:
+        try:
+            ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
+        except ValueError as err:
+            st.error(f"Cannot force it in: {err}")
+            return
+        st.rerun()
+
+    return force
+
+
+def pictures_tabs(ex: R.Exploration, graph: GraphStore, d: dict[str, Any], diag: list[dict[str, Any]],
+                  choice: set[str]) -> None:
+    """The search picture (a click on a proposed candidate keeps or drops it) and the reasoning chains."""
+    state = ex.state
+
+    def pick(value: dict[str, Any]) -> None:  # a click on a proposed candidate in the picture keeps or drops it
+        held = ss.get(K.EXPLORE_CHOICE) or {}
+        if ex.proposal is None or held.get("key") != ex.proposal_key():
+            return
+        ref = str(value.get("ref"))
+        if ref in {c.id for c in ex.proposal.step.candidates}:
+            held["ids"] = held["ids"] ^ {ref}
+            held["version"] += 1
+
+    tabs = st.tabs(["Search (click a ☐/☑ candidate to keep or drop it)", "Reasoning chains"], key=K.EXPLORE_TAB,
+                   on_change="rerun")
+    if tabs[0].open:
+        with tabs[0]:
+            pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
+            key = ("explore-data", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
+            page = ui.cached(key, lambda: frontier_html(d, height="600px", pending=pending, marks=diag,
+                                                        types=B.types_of(graph, d, diag, [
+                                                            str(c.target_id) for c in ex.proposal.step.candidates
+                                                            if c.target_id] if ex.proposal else []),
+                                                        clickable=True, for_live=True))
+            ui.picture_pick(page, 600, key=K.EXPLORE_PICK, on_pick=pick, live=True)
+    if tabs[1].open:
+        with tabs[1]:
+            page = ui.cached(("explore-chains", ex.run_id, len(state.steps), state.stage),
+                             lambda: chains_html(d, height="460px", types=B.types_of(graph, d)))
+            ui.picture(page, 460)
