@@ -59,7 +59,7 @@ if tabs[0].open:
             d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
             graph = projects.project()[1] if cur else None
             st.markdown(f"**{V.md_text(tr.question)}**")
-            st.caption(f"stop reason: {tr.stop_reason or 'unfinished'} · model {V.model_name(tr)}"
+            st.caption(f"{V.stop_words(tr.stop_reason).capitalize()} · model {V.model_name(tr)}"
                        + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
             with st.container(horizontal=True):
                 if R.is_unfinished(tr) and cur:

@@ -167,7 +167,6 @@ def _check_reading_mode(choice: ModelChoice) -> None:
                          "anything longer than a line); choose a LiteLLM model string, or the faithful mode")
 
 
-
 def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, llm: Any | None = None,
                  embedder: Any | None = None, project: str = "") -> Built:
     """An engine for the spec (or an already made plan). `llm` and `embedder` may be given to reuse clients (the

@@ -17,6 +17,7 @@ from tog_core.render.chains import walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
+from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed, Trace
 
@@ -74,7 +75,7 @@ def confidence_line(view: dict[str, Any]) -> str:
     """How sure, in words: the trace's confidence when it has one, else nothing is claimed."""
     if view["confidence"] is None:
         return ""
-    word = "low: treat it as a guess" if view["low"] else ""
+    word = f"low: {GUESS_WORDS}" if view["low"] else ""
     return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
         (f": {view['why']}" if view["why"] else "")
 
@@ -252,7 +253,7 @@ def answer_start(answer: str, n: int = 80) -> str:
     (a header line "[No LLM] …" shortened to "[No LLM]")."""
     m = re.search(r"(?m)^Most likely answer: (.+)$", answer or "")
     if m and answer.lstrip().startswith("[No LLM]"):
-        guess = "treat it as a guess" in m.group(1)  # below the threshold (TogEngine.compose_answer)
+        guess = GUESS_WORDS in m.group(1)  # below the threshold (TogEngine.compose_answer)
         tag = " (no LLM, a guess)" if guess else " (no LLM)"
         return m.group(1).split(" (confidence")[0].strip()[: n - len(tag)] + tag
     lines = answer.strip().splitlines()

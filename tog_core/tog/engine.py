@@ -28,7 +28,7 @@ from tog_core.reading import QuestionReading
 from tog_core.reading.readers import read as read_question
 from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
-from tog_core.tog.policy import AnswerChoice, FaithfulPolicy, SearchPolicy
+from tog_core.tog.policy import GUESS_WORDS, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.fast import FastPairs
 from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR, StageProposals  # noqa: F401  (re-exported fallback name)
@@ -273,7 +273,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         top = self.graph.title(choice.entity)
         others = [self.graph.title(c.entity) for c in self.answer_candidates(state)]
         ends = [t for t in OrderedDict((t, None) for t in others) if t != top][:5]
-        unsure = " — low confidence, treat it as a guess" if choice.confidence < choice.low else ""
+        unsure = f" — low confidence, {GUESS_WORDS}" if choice.confidence < choice.low else ""
         lines = [head, f"Most likely answer: {top} (confidence {choice.confidence:.2f}{unsure}; {choice.why})"]
         if ends:
             lines.append("Other candidates: " + ", ".join(ends))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the engine passes itself as the context; only for type name
 
 
 LOW_CONFIDENCE = 0.4  # below this the composed answer and the app say the answer is a guess
+GUESS_WORDS = "treat it as a guess"  # how the composed answer and the app say so (views.answer_start reads it back)
 
 
 @dataclass(frozen=True, kw_only=True)
