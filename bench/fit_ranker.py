@@ -251,6 +251,11 @@ def main_fit(write: bool) -> None:
     out = {}
     for family, (names, rule_first) in FAMILIES.items():
         sets = load(names)
+        missing = [n for n in names if n not in sets]
+        if len(sets) < 2:  # leave-one-out needs two sets; no model can be fitted from none
+            print(f"\n{family} graphs: dumped {', '.join(sets) or 'none'} of {', '.join(names)}; skipped (run "
+                  f"`python bench/fit_ranker.py dump {' '.join(missing)}` first)")
+            continue
         print(f"\n{family} graphs ({'the rule choice first' if rule_first else 'ranked'}), each set left out:")
         print(f"{'left out':8} {'n':>4} {'rule@1':>7} {'hits@1':>7} {'hits@3':>7} {'auroc':>6} {'low':>5} "
               f"{'wrong fl':>8} {'right fl':>8}")
@@ -269,6 +274,8 @@ def main_fit(write: bool) -> None:
                 f"({sum(len(v) for v in sets.values())} questions), each set weighing the same")
         out[family] = ranking.Model(features=full.features, weights=full.weights, mean=full.mean, scale=full.scale,
                                     low=full.low, sure=full.sure, rule_first=rule_first, note=note).to_dict()
+    if write and set(out) != set(FAMILIES):  # a partial file would drop a family's model from the product
+        sys.exit(f"not written: no model for {', '.join(sorted(set(FAMILIES) - set(out)))} graphs; dump their sets")
     if write:
         ranking.MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {ranking.MODEL_FILE.relative_to(ROOT)}")

@@ -62,9 +62,11 @@ def test_bench_json_has_candidates_confidence_and_the_summary_measures(tmp_path,
         gold = next(x["answers"] for x in QUESTIONS if x["id"] == q["id"])
         assert q["hits3"] == any(c in gold for c in q["candidates"][:3])
         assert q["hits3"] >= q["chain_hit"]
+        assert q["in_candidates"] == any(c in gold for c in q["candidates"]) and q["in_candidates"] >= q["hits3"]
     assert rows["q4"]["candidates"] == [] and rows["q4"]["confidence"] is None  # no seed, no answer
     s = r["summary"]["all"]
     assert s["hits3"] == round(sum(q["hits3"] for q in r["questions"]) / 5, 4)
+    assert s["candidate_recall"] == round(sum(q["in_candidates"] for q in r["questions"]) / 5, 4)
     right = [q["confidence"] or 0.0 for q in r["questions"] if q["chain_hit"]]
     wrong = [q["confidence"] or 0.0 for q in r["questions"] if not q["chain_hit"]]
     assert s["auroc"] == auroc(right, wrong)
@@ -72,7 +74,7 @@ def test_bench_json_has_candidates_confidence_and_the_summary_measures(tmp_path,
     assert cli.main(["bench", "kgqa", str(data), "--pruner", "bm25", "--width", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     header = out[1].split()
-    assert "Hits@3" in header and "AUROC" in header and out[1].count("flagged") == 2
+    assert "Hits@3" in header and "cand." in header and "AUROC" in header and out[1].count("flagged") == 2
     assert len(out[-1].split()) == len(out[2].split())  # every row has every column
 
 

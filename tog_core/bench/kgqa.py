@@ -10,6 +10,8 @@ For each question the engine starts at its topic entities and searches to depth 
 * answer Hits@1 — only when an LLM wrote the answer: a gold answer string occurs in it,
   case-insensitive (ToG's lenient match); `None` when no answer was written by an LLM;
 * Hits@3        — a gold answer among the first 3 `candidates` (the answer, then the other chains' end entities);
+* candidate recall — a gold answer anywhere among the `candidates`: the ceiling of the answer ranking (beam recall
+  reads the final beam's chain ends only; the candidates also hold every entity on a kept chain of every depth trial);
 * AUROC, wrong / right flagged — how well `confidence` separates right answers (chain Hits@1) from wrong ones,
   and the share of each below `low_confidence` (shown as a guess); tog_core/bench/measures.py;
 * mean LLM calls / sequential rounds / tokens per question, and seconds per question.
@@ -132,7 +134,8 @@ async def run_question(engine: Any, q: dict[str, Any], *, link: bool = False, re
         wall_s=round(wall, 4), seeds=linked, link_hit=bool(set(linked) & set(q["topic_entities"])) if link else None,
         depth_reached=state.depth,
         gold_path_lost=gold_path_loss(graph, list(state.steps), q["relation_path"]) if q.get("relation_path") else None,
-        candidates=candidates, hits3=hits_at(candidates, gold, 3), confidence=choice.confidence if choice else None,
+        candidates=candidates, hits3=hits_at(candidates, gold, 3),
+        in_candidates=hits_at(candidates, gold, len(candidates)), confidence=choice.confidence if choice else None,
         low_confidence=choice.low if choice else LOW_CONFIDENCE,
         reading_by=state.reading.by if state.reading else "",
         reading_hops=state.reading.hops if state.reading else None)

@@ -11,7 +11,7 @@ from typing import Any
 from tog_core.bench.measures import confidence_metrics
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
-           "tokens", "s_per_q", "hits3", "auroc", "wrong_flagged", "right_flagged", "reading_hops_right", "read_by")
+           "tokens", "s_per_q", "hits3", "candidate_recall", "auroc", "wrong_flagged", "right_flagged", "reading_hops_right", "read_by")
 
 
 @dataclass(kw_only=True)
@@ -35,6 +35,7 @@ class QuestionResult:
     gold_path_lost: dict[str, Any] | None = None  # questions with a relation_path: where it left the search
     candidates: list[str] = field(default_factory=list)  # the ordered answer list shown: the answer first
     hits3: bool = False  # a gold answer among the first 3 candidates
+    in_candidates: bool = False  # a gold answer anywhere among the candidates: what a better ranking could reach
     confidence: float | None = None  # the answer's confidence (None: no answer)
     low_confidence: float | None = None  # the threshold below which the answer is shown as a guess
     reading_by: str = ""  # who read the question (rules, llm; "" when nothing was read)
@@ -75,6 +76,7 @@ def _metrics(rows: list[QuestionResult]) -> dict[str, Any]:
         "tokens": mean([r.tokens for r in rows]),
         "s_per_q": mean([r.wall_s for r in rows]),
         "hits3": mean([float(r.hits3) for r in rows]),
+        "candidate_recall": mean([float(r.in_candidates) for r in rows]),
         # how often the reading's number of hops is the question's, and who read (the LLM reader's accuracy)
         "reading_hops_right": mean([float(r.reading_hops == r.hops) for r in read]) if read else None,
         "read_by": dict(sorted(Counter(r.reading_by for r in read).items())) if read else None,
@@ -100,7 +102,7 @@ def format_table(result: dict[str, Any]) -> str:
     head = (f"kgqa {source}: pruner={c['pruner']}{ent} width={c['width']} depth={c['depth']} "
             f"mode={c.get('mode', 'faithful')} model={c['model']} seeds={seeds}; {result['summary']['all']['n']} "
             f"questions in {result['wall_s']:.1f} s")
-    cols = ["hops", "n", "beam recall", "chain Hits@1", "Hits@3", "AUROC", "wrong flagged", "right flagged",
+    cols = ["hops", "n", "beam recall", "chain Hits@1", "Hits@3", "cand. recall", "AUROC", "wrong flagged", "right flagged",
             "answer Hits@1", "link hits", "max-depth", "LLM calls", "rounds", "tokens", "s/q"]
     lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
 
@@ -110,7 +112,7 @@ def format_table(result: dict[str, Any]) -> str:
     for level, m in result["summary"].items():
         lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m.get("hits3"), ".3f"),
-            cell(m.get("auroc"), ".3f"), cell(m.get("wrong_flagged"), ".3f"), cell(m.get("right_flagged"), ".3f"),
+            cell(m.get("candidate_recall"), ".3f"), cell(m.get("auroc"), ".3f"), cell(m.get("wrong_flagged"), ".3f"), cell(m.get("right_flagged"), ".3f"),
             cell(m["answer_hits1"], ".3f"),
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
             cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),

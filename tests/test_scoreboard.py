@@ -1,0 +1,53 @@
+"""bench/scoreboard.py: issue #21's goals applied to the right sets, and the demo row read from `bench kgqa`."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from tog_core.bench.kgqa import KGQAConfig, run_kgqa
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scoreboard():
+    if str(ROOT / "bench") not in sys.path:  # as `python bench/scoreboard.py` runs it: bench/dev_sets.py importable
+        sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location("scoreboard", ROOT / "bench" / "scoreboard.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ROW = {"hits1": 0.5, "hits3": 0.6, "auroc": 0.81, "wrong_flagged": 0.7, "right_flagged": 0.3, "s_per_q": 0.1,
+       "gold_recall": 0.75, "per_hop": {"1": 0.9, "2": 0.7}}
+
+
+def test_unseen_sets_carry_every_goal_and_typed_sets_only_their_floor():
+    sb = _scoreboard()
+    blind = {g: (v, ok) for g, v, b, hi in sb.goals("blind", ROW) for ok in [sb.met(v, b, hi)]}
+    assert set(blind) == {"Hits@1", "Hits@3", "AUROC", "wrong flagged", "right flagged", "gold beam recall", "s/q"}
+    assert blind["Hits@1"][1] and not blind["Hits@3"][1] and blind["AUROC"][1] and blind["wrong flagged"][1]
+    assert not blind["right flagged"][1] and blind["gold beam recall"][1] and blind["s/q"][1]
+    cc = {g for g, *_ in sb.goals("cc", ROW)}
+    assert cc == {"gold beam recall", "s/q"}  # a dev set: no quality goal, it was tuned on
+    metaqa = {g: sb.met(v, b, hi) for g, v, b, hi in sb.goals("metaqa", ROW)}
+    assert metaqa == {"Hits@1": False, "1-hop Hits@1": True, "2-hop Hits@1": False, "s/q": True}
+    assert not sb.met(None, 0.5, True) and sb.met(0.25, 0.25, False)
+
+
+def test_the_demo_row_is_what_bench_kgqa_measures(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    sb = _scoreboard()
+    assert sb.main(["--sets", "demo", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["demo"]
+    base = {"data_dir": str(ROOT / "demo/output"), "questions": str(ROOT / "demo/questions.jsonl")}
+    linked = run_kgqa(KGQAConfig(**base, link=True, depth=3))["summary"]["all"]
+    gold = run_kgqa(KGQAConfig(**base))["summary"]["all"]
+    assert row["n"] == linked["n"] == 17
+    assert (row["hits1"], row["hits3"], row["candidate_recall"]) == (
+        linked["chain_hits1"], linked["hits3"], linked["candidate_recall"])
+    assert (row["gold_recall"], row["gold_hits1"]) == (gold["beam_recall"], gold["chain_hits1"])
+    assert [g["goal"] for g in row["goals"]] == ["s/q"]
