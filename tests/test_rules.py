@@ -2,21 +2,11 @@
 covering every rule of the table: tests/test_rule_rows.py.)"""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench_scripts import load
 
 
 def _rule_table():
-    if str(ROOT / "bench") not in sys.path:  # as `python bench/rule_table.py` runs it: bench/dev_sets.py importable
-        sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("rule_table", ROOT / "bench" / "rule_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("rule_table")
 
 
 def test_the_verdict_removes_a_rule_that_helps_only_where_it_was_read():

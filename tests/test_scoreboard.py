@@ -1,24 +1,14 @@
 """bench/scoreboard.py: issue #21's goals applied to the right sets, and the demo row read from `bench kgqa`."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
+from bench_scripts import ROOT, load
 from tog_core.bench.kgqa import KGQAConfig, run_kgqa
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scoreboard():
-    if str(ROOT / "bench") not in sys.path:  # as `python bench/scoreboard.py` runs it: bench/dev_sets.py importable
-        sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("scoreboard", ROOT / "bench" / "scoreboard.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("scoreboard")
 
 
 ROW = {"hits1": 0.5, "hits3": 0.6, "auroc": 0.81, "wrong_flagged": 0.7, "right_flagged": 0.3, "s_per_q": 0.1,
