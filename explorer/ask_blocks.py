@@ -105,8 +105,10 @@ def resume(progress: Any, run_id: str, saved: Trace, store: Any, project: str) -
 def examples_block(project: str) -> None:
     """An empty page: questions this graph can answer."""
     if made := projects.examples(project):
+        start = ss.get(K.ASK_SEEDS) or []
         st.caption("Not sure what to ask? Questions made from this project's best-connected entities "
-                   "(a click asks):")
+                   "(a click asks" + (f"; each starts from the entity it names, not from {', '.join(start)}, which "
+                                      "stays chosen for a question you type" if start else "") + "):")
         with st.container(horizontal=True):
             for i, ex in enumerate(made):
                 st.button(ex.question, key=f"ask_example_{i}", help=f"{ex.hops} hop(s); the graph says: {ex.answer}",

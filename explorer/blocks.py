@@ -104,9 +104,11 @@ def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int
         st.stop()
     stop_slot.empty()
     box.empty()
-    done = "Done, a guess · " if result.is_guess() else "Done · "  # never "done ✓ sufficient" over a guess
+    # never "done ✓ sufficient" over a guess, nor over a run that found nothing to answer from
+    done = "No answer · " if V.no_answer(result) else "Done, a guess · " if result.is_guess() else "Done · "
     status.update(label=done + V.progress_line(now["depth"], result.stop_reason or "", result.stats),
-                  state="error" if result.stop_reason == "error" else "complete", expanded=False)
+                  state="error" if result.stop_reason == "error" or V.no_answer(result) else "complete",
+                  expanded=False)
     return result
 
 
@@ -283,9 +285,15 @@ def evidence_block(t: Trace, graph: GraphStore) -> None:
     if not chains:
         st.caption("No chains, so no evidence.")
         return
-    labels = [f"Chain {i + 1}" + (" (the answer's)" if i == V.answer_view(t)["chain_index"] else "")
-              for i in range(len(chains))]
-    pick = st.segmented_control("Chain", labels, default=labels[V.answer_view(t)["chain_index"]],
+    view = V.answer_view(t)
+    ans, at = view["chain_index"], view["answer_hop"]
+
+    def mark(i: int) -> str:  # the answer may stand part way along its chain: say up to which link
+        if i != ans:
+            return ""
+        return f" (the answer's: its first {at} link(s))" if at and at < len(chains[i]) else " (the answer's)"
+    labels = [f"Chain {i + 1}{mark(i)}" for i in range(len(chains))]
+    pick = st.segmented_control("Chain", labels, default=labels[ans],
                                 key=f"evidence_chain_{t.run_id}") or labels[0]
     for link in V.evidence(graph, ui.as_dict(t), labels.index(pick)):
         st.markdown(f"**{V.md_text(link['source'])}** → {V.md_text(link['relation'])} → "

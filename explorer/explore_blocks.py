@@ -102,21 +102,31 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
         st.caption(step.note)
     for f in step.fallbacks:
         st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
-    rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
-    edited = st.data_editor(
-        rows, key=f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}", hide_index=True, width="stretch",
-        disabled=[c for c in rows.columns if c != "keep"],
-        column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
-        column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
-                       "score": st.column_config.NumberColumn(format="%.3f")})
-    choice: set[str] = V.choice_from_rows(edited.to_dict("records"))
-    held["ids"] = choice
     editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
+    if step.stage == "evaluate":  # two outcomes, one of which is taken: a single choice, not two ticks
+        labels = {c.id: c.label for c in step.candidates}
+        picked = next((i for i in labels if i in held["ids"]), next(iter(labels)))
+        choice = {st.radio("What next?", list(labels), index=list(labels).index(picked), format_func=labels.get,
+                           key=editor, captions=[c.reason if c.auto_kept else "" for c in step.candidates],
+                           help="Pre-set to the automatic choice; the other one is recorded as your override")}
+    else:
+        rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
+        edited = st.data_editor(
+            rows, key=editor, hide_index=True, width="stretch",
+            disabled=[c for c in rows.columns if c != "keep"],
+            column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
+            column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
+                           "score": st.column_config.NumberColumn(format="%.3f")})
+        choice = V.choice_from_rows(edited.to_dict("records"))
+    held["ids"] = choice
 
-    def go_on() -> None:  # before the page runs: the table's last edit counts, and the page runs once
+    def go_on() -> None:  # before the page runs: the last edit counts, and the page runs once
         if ex.proposal is None or ex.proposal_key() != pkey:
             return  # a second click on a stale page
-        kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
+        if ex.proposal.step.stage == "evaluate":
+            kept = {str(ss.get(editor) or next(iter(held["ids"])))}
+        else:
+            kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
         R.explore_apply(engine, ex, kept, ui.store())
 
     with st.container(horizontal=True):
@@ -176,10 +186,11 @@ def pictures_tabs(ex: R.Exploration, graph: GraphStore, d: dict[str, Any], diag:
             held["ids"] = held["ids"] ^ {ref}
             held["version"] += 1
 
-    tabs = st.tabs(["Search (click a ☐/☑ candidate to keep or drop it)", "Reasoning chains"], key=K.EXPLORE_TAB,
-                   on_change="rerun")
+    tabs = st.tabs(["Search", "Reasoning chains"], key=K.EXPLORE_TAB, on_change="rerun")
     if tabs[0].open:
         with tabs[0]:
+            if ex.proposal is not None:  # only while a choice is open: a finished search has nothing to click
+                st.caption("Click a ☐/☑ candidate in the picture to keep or drop it.")
             pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
             key = ("explore-data", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))
             page = ui.cached(key, lambda: frontier_html(d, height="600px", pending=pending, marks=diag,

@@ -58,7 +58,8 @@ def reading_block(t: Trace, graph: GraphStore, settings: Settings, *,
         st.markdown(_said(view))
         with st.form(f"{K.ASK_READING}_{t.run_id}", border=False):
             left, right = st.columns([1, 3])
-            hops = left.number_input("Number of hops", value=view.hops, step=1, key=f"{K.ASK_READING}_hops_{t.run_id}",
+            hops = left.number_input("Number of hops", value=max(1, min(view.hops, settings.depth)), step=1,
+                                     key=f"{K.ASK_READING}_hops_{t.run_id}",
                                      help=f"How many relations the question chains: 1 to {settings.depth} (this "
                                           "run's maximum depth). The search then runs exactly that deep.")
             asked = right.text_input("What the question asks for", value=view.asked_text, placeholder="not said",

@@ -105,6 +105,9 @@ if tabs[1].open:
         ra, rb = load(a), load(b)
         if ra is not None and rb is not None:
             ta, tb = ui.as_dict(ra), ui.as_dict(rb)  # the picture reads the trace JSON
+            if ra.question.strip() != rb.question.strip() and a != b:
+                st.info("Run B asks another question, so their chains rarely meet; pick a run of the same question "
+                        "as Run B to see what a setting or an override changed.")
             diff = path_diff(ta, tb)
             st.caption(f"{len(diff['shared'])} link(s) in both runs · {len(diff['only_a'])} only in A · "
                        f"{len(diff['only_b'])} only in B")

@@ -28,7 +28,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from tog_core.app.session import K
-from tog_core.app.views import overrides
+from tog_core.app.views import answer_start, overrides
 from tog_core.render.page import picture_json
 from tog_core.runs.files import RunStore
 from tog_core.testing.server import FakeOpenAIServer
@@ -368,6 +368,37 @@ def test_explore_override_at_depth_1_changes_depth_2_and_is_saved(home):
     assert "Tarnby" in texts(at) and not at.exception
 
 
+def test_a_question_naming_nothing_of_the_graph_is_no_answer_not_done(home):
+    at = ask(app(**{K.MODEL: "none"}), "Who is the president of France?")
+    assert not at.exception, at.exception
+    [status] = at.status
+    assert status.label.startswith("No answer · ") and status.state == "error"  # not a green "Done"
+    assert "No answer: no entity of this project was found" in texts(at)
+    [saved] = RunStore().list()
+    assert answer_start(saved.answer).startswith("No answer: no entity")  # the runs list, not a bare "[No LLM]"
+
+
+def test_explore_evaluate_is_one_choice_and_the_other_outcome_is_an_override(home):
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(click(click(at, "Start"), "Continue"), "Continue")
+    assert "Depth 1 · evaluate" in texts(at) and not at.data_editor  # no table of two tickable outcomes
+    [verdict] = [r for r in at.radio if r.label == "What next?"]
+    assert verdict.options == ["The chains are enough: answer now", "Search one level deeper"]
+    assert verdict.value == "continue"  # the automatic choice on a two-hop question, pre-set
+    verdict.set_value("sufficient")
+    at = click(at.run(), "Continue")
+    assert not at.exception, at.exception
+    state = at.session_state[K.EXPLORE].state
+    assert state.done and state.depth == 1  # answered at depth 1, as chosen
+    [saved] = RunStore().list()
+    trace = RunStore().load(saved.run_id).to_dict()
+    over = [o for st in trace["steps"] for o in st["overrides"]]
+    assert [(o["label"], o["auto_kept"], o["kept"]) for o in over] == [
+        ("The chains are enough: answer now", False, True), ("Search one level deeper", True, False)]
+
+
 def test_explore_a_click_on_a_proposed_candidate_keeps_or_drops_it():
     at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
     at.switch_page("pages/explore.py").run()
@@ -441,6 +472,8 @@ def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
     at = click(at, "Ask from here")
     assert not at.exception, at.exception
     assert at.session_state[K.ASK_SEEDS] == [at.session_state[K.ASK_SEEDS][0]] and "Starting from:" in texts(at)
+    # the example questions say they start from what they name, the chosen start kept for a typed question
+    assert "each starts from the entity it names, not from Mara Quell" in texts(at)
 
 
 # ---------------------------------------------------------------------------------------------- saved runs
@@ -495,6 +528,7 @@ def test_runs_compare_is_one_path_diff_picture():
     assert not at.exception, at.exception
     [page] = pictures(at)
     assert "only run A" in page and "only run B" in page and "both runs" in page
+    assert "Run B asks another question" not in texts(at)  # the same question twice: nothing to warn of
     edges = picture_json(page)["edges"]
     assert any("only run A" in e["title"] for e in edges) and any("only run B" in e["title"] for e in edges)
     assert "link(s) in both runs" in texts(at)

@@ -197,3 +197,14 @@ def test_an_implied_type_is_said_in_words_and_left_as_it_is_when_the_field_is_no
     assert edit.hops is None and edit.reading.asked == ("company",) and edit.reading.edited == ("asked",)
     with pytest.raises(ValueError, match="Number of hops: “two” is not a whole number; choose 1 to 3"):
         RV.edit_reading(t, hops="two", asked_text="", max_depth=3)
+
+
+def test_a_rambling_question_reads_at_most_the_engines_depth_and_lists_ten_phrases(home):
+    rambling = CORIN + " and I would really like to know more about it, please," * 30
+    at = ask(app(**{K.MODEL: "none"}), rambling)
+    t = at.session_state[K.ASK_TRACE]
+    assert t.reading["hops"] == 10 and len(t.reading["phrases"]) > 20  # the wording names ~30 "relations"
+    view = RV.reading_view(t, [])
+    assert len(view.phrases) == RV.PHRASES_SHOWN + 1 and re.fullmatch(r"… and \d+ more", view.phrases[-1])
+    rid = t.run_id
+    assert at.number_input(key=f"{K.ASK_READING}_hops_{rid}").value == 3  # the field starts within 1 to the depth

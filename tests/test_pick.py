@@ -101,6 +101,7 @@ def test_the_search_answer_is_what_every_view_states_whatever_the_person_chose()
     rows = {r[""]: r for r in compare_rows(chosen, trace())}
     assert rows["answer (the search's)"]["A"] == rows["answer (the search's)"]["B"] == "X"
     assert (rows["answer chosen by a person"]["A"], rows["answer chosen by a person"]["B"]) == ("Y", "")
+    assert {"stopped", "LLM calls", "seconds"} <= set(rows) and not {"stop reason", "llm_calls", "wall_s"} & set(rows)
 
 
 def test_huge_graph_text_is_shown_cut_and_kept_whole_in_the_trace():

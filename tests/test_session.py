@@ -173,6 +173,8 @@ def test_app_args_and_answer_start():
                         "guess; the best chain's end)") == "Saltreach (no LLM, a guess)"  # the runs list says so
     assert answer_start("[No LLM] This answer is composed.\nNo reasoning chain was found.") == \
         "[No LLM] No reasoning chain was found."
+    assert answer_start("[No LLM] No answer: no entity of this project was found in the question.") == \
+        "No answer: no entity of this project was found in the question."  # not a bare "[No LLM]"
     assert answer_start("The answer is " + "x" * 100, 20) == "The answer is xxxxx…"
 
 
@@ -386,10 +388,14 @@ def test_answer_view_states_the_entity_its_chain_and_confidence():
         "confidence 0.20 (low: treat it as a guess)"
     v = answer_view({**t, "answer_entity": "Alice"})  # an answer on a chain's prefix: its chain stops there
     assert v["hops"] == [("Acme", "Alice founded Acme", "Alice")] and v["chain_index"] == 0
+    assert v["answer_hop"] == 1 and answer_view(t)["answer_hop"] == 2  # part way along its chain / at its end
+    assert answer_view({**t, "answer_entity": "Nobody"})["answer_hop"] is None
 
 
 def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     from pathlib import Path
+
+    from dataclasses import replace
 
     from tog_core.app.views import run_rows
     from tog_core.runs.files import RunSummary
@@ -404,6 +410,8 @@ def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     rows = run_rows(runs, project="/p/demo")
     assert [r["run"] for r in rows] == ["1", "2"] and "project" not in rows[0]
     assert rows[1]["answer"] == "(unfinished: resume it)" and rows[1]["stop"] == "unfinished"
+    done = run_rows([replace(runs[0], stop_reason="sufficient"), replace(runs[1], stop_reason="no_candidates")])
+    assert [r["stop"] for r in done] == ["the chains answer the question", "nothing further to follow"]  # words
     assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
     every = run_rows(runs)
     assert [r["project"] for r in every] == ["demo", "demo", "other"]

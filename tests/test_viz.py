@@ -408,8 +408,20 @@ def test_the_chains_picture_emphasises_the_ranked_answers_own_chain():
     trace["answer_entity"] = "C"
     trace["candidates"] = [{"title": "C", "entity_id": "C", "score": 0.6, "chain": [dict(c1[0])], "sentence": ""}]
     assert with_answer_chain(trace) == ([c0, c1], 1)
-    widths = {e["label"]: e["width"] for e in picture_json(chains_html(trace))["edges"]}
+    page = chains_html(trace)
+    widths = {e["label"]: e["width"] for e in picture_json(page)["edges"]}
     assert widths["A met C"] > widths["A founded B"]
+    # chain 2 goes on past the answer (C owns G): thick up to C only, and the legend says where the answer stands
+    assert widths["C owns G"] == widths["A founded B"] and "chain 2 (used for the answer, up to C, its hop 1)" in page
+    big = {n["label"]: n["size"] for n in picture_json(page)["nodes"]}
+    assert big["C"] > big["G"]
+    for link in (c1[0], c1[1], trace["candidates"][0]["chain"][0]):  # a hostile title in the legend stays text
+        link["target"] = link["target"].replace("C", "C<img src=x onerror=alert(1)>&") if link["target"] == "C" else \
+            link["target"]
+    trace["answer_entity"] = "C<img src=x onerror=alert(1)>&"
+    trace["candidates"][0]["title"] = trace["answer_entity"]
+    hostile = chains_html(trace)
+    assert "<img" not in hostile and "up to C" in hostile
     # an answer from a number of hops tried but not kept: its chain is drawn first, thick, with its end
     own = [{"source": "A", "source_id": "A", "relation": "A taught H", "target": "H", "target_id": "H",
             "relationship_id": "r-h"}]

@@ -30,6 +30,7 @@ BY_SHORT = {"rules": "by the rules", "llm": "by the LLM", "gold": "from the data
 EDITED_WORDS = {"hops": "the number of hops", "asked": "what is asked for"}
 LANGUAGE_NAMES = {"en": "English", "fr": "French", "zh": "Chinese"}
 TYPES_SHOWN = 12  # the graph's entity types named as suggestions, most frequent first
+PHRASES_SHOWN = 10  # relation phrases listed; a rambling question's rest is counted ("… and 170 more")
 TEXT_MAX = 200  # a title or phrase as shown (data may be huge); the trace keeps it whole
 _WORD = re.compile(r"[^\W_]+")
 
@@ -124,7 +125,9 @@ def reading_view(t: Trace, types: Iterable[str] = ()) -> ReadingView | None:
         asked_how="" if not r.asked else "set by a person" if "asked" in r.edited else
         "named in the question" if r.asked_named else "implied by the question word",
         fits=tuple(x for x in types if r.asked and type_matches(list(r.asked), x)),
-        phrases=tuple(_cut(p) for p in r.phrases), hops=r.hops, searched=_searched(t), asked_text=", ".join(words))
+        phrases=tuple(_cut(p) for p in r.phrases[:PHRASES_SHOWN]) + (
+            (f"… and {len(r.phrases) - PHRASES_SHOWN} more",) if len(r.phrases) > PHRASES_SHOWN else ()),
+        hops=r.hops, searched=_searched(t), asked_text=", ".join(words))
 
 
 @dataclass(frozen=True, kw_only=True)

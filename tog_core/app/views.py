@@ -62,7 +62,10 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
             "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
                                    if e != entity],
-            "chain_scores": scores, "chain_index": pick}
+            "chain_scores": scores, "chain_index": pick,
+            # where along that chain the answer stands (a hop number), None when it is not on it
+            "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
+            if walks else None}
 
 
 def guess_words(trace: Trace) -> str:
@@ -234,6 +237,12 @@ def best_connected(graph: Any, n: int = 6) -> list[str]:
     return out
 
 
+def no_answer(trace: Trace) -> bool:
+    """A run that found nothing to answer from (no answer entity, no chain, no LLM text): its answer says "No
+    answer: …" and its status must not read as done."""
+    return trace.answer_by != "llm" and not trace.answer_entity and not any(trace.chains)
+
+
 def run_line(trace: Trace) -> str:
     """The run in one line under its answer: id, why it stopped, LLM calls, tokens, cost, time."""
     s = trace.stats or {}
@@ -257,7 +266,9 @@ def answer_start(answer: str, n: int = 80) -> str:
         tag = " (no LLM, a guess)" if guess else " (no LLM)"
         return m.group(1).split(" (confidence")[0].strip()[: n - len(tag)] + tag
     lines = answer.strip().splitlines()
-    if lines and lines[0].startswith("[No LLM]"):
+    if lines and lines[0].startswith("[No LLM] No answer"):  # what the run could not do is the informative part
+        lines = [lines[0].removeprefix("[No LLM]").strip()] + lines[1:]
+    elif lines and lines[0].startswith("[No LLM]"):
         lines = ["[No LLM]"] + lines[1:]
     text = " ".join(" ".join(lines).split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -279,7 +290,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
                "answer": answer_start(r.answer) if r.answer else "(unfinished: resume it)",
                "calls": r.llm_calls, "cost $": None if r.cost_usd is None else round(r.cost_usd, 4),
                "width": r.width, "depth": r.depth, "pruner": r.pruner, "model": r.model,
-               "stop": r.stop_reason or "unfinished", "branch of": r.parent_run or ""}
+               "stop": stop_words(r.stop_reason), "branch of": r.parent_run or ""}
         if project is None:
             row = {"project": project_label(r.project), **row}
         rows.append(row)
@@ -312,6 +323,11 @@ def compare_default(rows: list[dict[str, Any]], a: str) -> str:
     return (same or others or [a])[0]
 
 
+# a trace's usage counters as a person reads them (the trace's keys stay as they are)
+USAGE_LABELS = {"llm_calls": "LLM calls", "prompt_tokens": "prompt tokens", "completion_tokens": "answer tokens",
+                "cost_usd": "cost $", "wall_s": "seconds"}
+
+
 def compare_rows(a: Trace, b: Trace) -> list[dict[str, Any]]:
     """Side-by-side facts of two traces; `same` marks rows that agree."""
     def facts(t: Trace) -> dict[str, Any]:
@@ -321,10 +337,10 @@ def compare_rows(a: Trace, b: Trace) -> list[dict[str, Any]]:
         mine = PersonAnswer.from_dict(t.person_answer)  # a person's choice, never the search's answer
         return {"question": t.question, "answer (the search's)": view["entity"] or "",
                 "answer chosen by a person": mine.title if mine else "",
-                "stop reason": t.stop_reason or "", "best chain": best,
+                "stopped": stop_words(t.stop_reason), "best chain": best,
                 "overrides": sum(len(s.overrides or []) for s in t.steps),
                 **{k: cfg.get(k) for k in ("model", "width", "depth", "pruner", "mode")},
-                **{k: st.get(k) for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s")}}
+                **{label: st.get(k) for k, label in USAGE_LABELS.items()}}
     fa, fb = facts(a), facts(b)
     return [{"": k, "A": str(fa[k]), "B": str(fb[k]), "same": fa[k] == fb[k]} for k in fa]
 

@@ -11,7 +11,8 @@ from typing import Any
 from tog_core.bench.measures import confidence_metrics
 
 METRICS = ("beam_recall", "chain_hits1", "answer_hits1", "link_hits", "max_depth_stops", "llm_calls", "llm_rounds",
-           "tokens", "s_per_q", "hits3", "candidate_recall", "auroc", "wrong_flagged", "right_flagged", "reading_hops_right", "read_by")
+           "tokens", "s_per_q", "hits3", "candidate_recall", "auroc", "wrong_flagged", "right_flagged",
+           "reading_hops_right", "read_by")
 
 
 @dataclass(kw_only=True)
@@ -102,8 +103,8 @@ def format_table(result: dict[str, Any]) -> str:
     head = (f"kgqa {source}: pruner={c['pruner']}{ent} width={c['width']} depth={c['depth']} "
             f"mode={c.get('mode', 'faithful')} model={c['model']} seeds={seeds}; {result['summary']['all']['n']} "
             f"questions in {result['wall_s']:.1f} s")
-    cols = ["hops", "n", "beam recall", "chain Hits@1", "Hits@3", "cand. recall", "AUROC", "wrong flagged", "right flagged",
-            "answer Hits@1", "link hits", "max-depth", "LLM calls", "rounds", "tokens", "s/q"]
+    cols = ["hops", "n", "beam recall", "chain Hits@1", "Hits@3", "cand. recall", "AUROC", "wrong flagged",
+            "right flagged", "answer Hits@1", "link hits", "max-depth", "LLM calls", "rounds", "tokens", "s/q"]
     lines = [head, "  ".join(f"{x:>13}" if i > 1 else f"{x:>4}" for i, x in enumerate(cols))]
 
     def cell(v: Any, fmt: str) -> str:
@@ -112,8 +113,8 @@ def format_table(result: dict[str, Any]) -> str:
     for level, m in result["summary"].items():
         lines.append(f"{level:>4}  {m['n']:>4}  " + "  ".join([
             cell(m["beam_recall"], ".3f"), cell(m["chain_hits1"], ".3f"), cell(m.get("hits3"), ".3f"),
-            cell(m.get("candidate_recall"), ".3f"), cell(m.get("auroc"), ".3f"), cell(m.get("wrong_flagged"), ".3f"), cell(m.get("right_flagged"), ".3f"),
-            cell(m["answer_hits1"], ".3f"),
+            cell(m.get("candidate_recall"), ".3f"), cell(m.get("auroc"), ".3f"), cell(m.get("wrong_flagged"), ".3f"),
+            cell(m.get("right_flagged"), ".3f"), cell(m["answer_hits1"], ".3f"),
             cell(m.get("link_hits"), ".3f"), cell(m.get("max_depth_stops"), ".3f"), cell(m["llm_calls"], ".1f"),
             cell(m["llm_rounds"], ".1f"), cell(m["tokens"], ".0f"),
             cell(m["s_per_q"], ".3f")]))

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from tog_core.prompting.reading_parsing import MAX_HOPS
 from tog_core.reading import QuestionReading
 from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
@@ -99,7 +100,8 @@ def read(question: str, topics: Sequence[str], *, graph: Any = None) -> Question
         question=question, language=language_of(question), topics=tuple(titles),
         spans=topic_spans(question, titles), asked=tuple(asked), asked_named=named,
         phrases=tuple(hop_phrases(question, titles)), near=near, far=far,
-        hops=expected_hops(question, titles, relation_names(graph)),
+        # a rambling question names many "relations"; no search goes deeper than the engine's largest depth
+        hops=min(MAX_HOPS, expected_hops(question, titles, relation_names(graph))),
         words=dict(question_words(question, titles)), by="rules")
 
 

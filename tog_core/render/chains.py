@@ -6,6 +6,7 @@ source text, never a text-unit hash.
 """
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from typing import Any
 
@@ -108,6 +109,14 @@ def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]]
     return [own, *chains], 0
 
 
+def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:
+    """The hop of walk `w` at which the answer entity stands, when before the walk's end (None: at its end, or
+    not on it)."""
+    key, title = str(trace.get("answer_entity_id") or ""), trace.get("answer_entity")
+    at = next((i for i, (k, t) in enumerate(w) if i and ((key and k == key) or (not key and t == title))), None)
+    return at if at is not None and at < len(w) - 1 else None
+
+
 def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: str = "420px",
                 types: dict[str, str] | None = None) -> str:
     """The final reasoning chains laid out left→right by hop; chain `emphasise` (default: the one the answer used,
@@ -122,7 +131,10 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
     seed_ids = {str(s.get("id")) for s in trace.get("seeds") or []}
     walks = [walk(c, seed_ids) for c in chains]
     place, columns = _layout(walks)
-    emph_keys = {k for k, _ in walks[emphasise]} if 0 <= emphasise < len(walks) else set()
+    # the answer may sit part way along its chain (a deeper chain passes through it): thick up to the answer only
+    upto = _answer_hop(trace, walks[emphasise]) if 0 <= emphasise < len(walks) and emphasise == answer_at else None
+    emph_walk = (walks[emphasise][: upto + 1] if upto else walks[emphasise]) if 0 <= emphasise < len(walks) else []
+    emph_keys = {k for k, _ in emph_walk}
     ids = {k: i for i, k in enumerate(place)}
     nodes = []
     for hop, keys in sorted(columns.items()):
@@ -145,7 +157,7 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
             stored_fwd = str(link.get("source_id") or link.get("source")) == a
             tip = [plain(link.get("relation"), 400), f"score {num(link.get('score', 1.0))} · chain {ci + 1}, "
                    f"hop {hop + 1}"] + evidence_lines(link, evidence)
-            on = ci == emphasise
+            on = ci == emphasise and (upto is None or hop < upto)
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1
             edges.append({"from": ids[a], "to": ids[b], "arrows": arrows(stored_fwd),
@@ -156,7 +168,8 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
                                      "roundness": 0.08 + 0.12 * ((k + 1) // 2)}})
     items = type_items(types.get(k, "") for k in place) if types is not None else []
     items += [f"{len(chains)} chain(s), left→right by hop",
-              swatch("#fff", border=FRONTIER_BORDER, ring=True) + f"chain {emphasise + 1} (used for the answer)"
+              swatch("#fff", border=FRONTIER_BORDER, ring=True) + f"chain {emphasise + 1} (used for the answer"
+              + (f", up to {html.escape(short(emph_walk[-1][1], 40))}, its hop {upto})" if upto else ")")
               if emph_keys else "no chain emphasised"]
     opts = vis_options(len(nodes), len(edges), physics=False)
     opts["interaction"]["dragNodes"] = True

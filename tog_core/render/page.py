@@ -45,7 +45,7 @@ body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#2
 .tog-legend .sw{display:inline-block;width:12px;height:12px;border-radius:50%;vertical-align:-2px;margin-right:4px;
  box-sizing:border-box}
 .tog-legend .ln{display:inline-block;width:22px;border-top:2px dashed #adb5bd;vertical-align:3px;margin-right:4px}
-.tog-legend .note{color:#c92a2a;font-weight:600}
+.tog-legend .note{color:#495057;font-style:italic}
 #tog-fit{margin-left:auto;font:inherit;padding:1px 10px;border:1px solid #ced4da;border-radius:4px;background:#fff;
  cursor:pointer}
 div.vis-tooltip{white-space:pre-wrap;max-width:440px;font-size:12px;font-family:inherit}
