@@ -18,6 +18,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from explorer import projects
+from tog_core.app import views as V
 from tog_core.app.session import K, Settings, run_spec
 from tog_core.compose import build_engine, plan
 from tog_core.errors import UsageError
@@ -115,8 +116,7 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     cfg = p.config
     emb = _embedder(s.project) if "embedding" in (cfg.relation_pruner, cfg.entity_pruner, cfg.prefilter) else None
     eng = build_engine(p, graph=graph, info=info, llm=llm, embedder=emb).engine
-    notes = [f"pruning: {cfg.relation_pruner}" + ("" if cfg.entity_pruner == cfg.relation_pruner else
-                                                  f" / {cfg.entity_pruner}") + f" · {p.policy} policy"]
+    notes = [V.pruning_words(cfg.relation_pruner, cfg.entity_pruner, p.policy)]
     return eng, choice.public_dict(), notes
 
 

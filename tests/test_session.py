@@ -162,6 +162,15 @@ def test_md_text_makes_data_inert():
     assert "\\<b\\>" in s and s.count("  \n") == 1 and "\\- item" in s
 
 
+def test_the_run_header_names_pruners_and_policy_in_words():
+    from tog_core.app.views import pruning_words
+
+    assert pruning_words("bm25", "bm25", "cheap") == "pruning: BM25 word match · no LLM"
+    assert pruning_words("llm", "embedding", "faithful") == \
+        "pruning: the LLM / embedding similarity · the paper's LLM steps"
+    assert pruning_words("new", "new", "other") == "pruning: new · other"  # an unknown name stays itself
+
+
 def test_app_args_and_answer_start():
     assert parse_app_args(["--project", "demo"]) == {"project": "demo"}
     assert parse_app_args(["--project=/x/y"]) == {"project": "/x/y"}

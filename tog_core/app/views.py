@@ -162,6 +162,19 @@ STOP_WORDS = {"sufficient": "the chains answer the question", "max_depth": "reac
               "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
 
 
+# the pruners and policies as the run header names them (the settings keep their names)
+PRUNER_WORDS = {"bm25": "BM25 word match", "embedding": "embedding similarity", "hybrid": "BM25 and embedding fused",
+                "random": "random", "llm": "the LLM"}
+POLICY_WORDS = {"cheap": "no LLM", "faithful": "the paper's LLM steps"}
+
+
+def pruning_words(relation: str, entity: str, policy: str) -> str:
+    """`pruning: BM25 word match · no LLM` (an entity pruner apart from the relation pruner after a slash)."""
+    name = lambda p: PRUNER_WORDS.get(p, p)  # noqa: E731
+    return (f"pruning: {name(relation)}" + ("" if entity == relation else f" / {name(entity)}") +
+            f" · {POLICY_WORDS.get(policy, policy)}")
+
+
 def stop_words(reason: str | None) -> str:
     return STOP_WORDS.get(reason or "", reason or "unfinished")
 
