@@ -467,3 +467,36 @@ def test_a_live_picture_is_the_same_picture_as_data():
     shell = live_shell()
     assert shell is live_shell() and external_references(shell) == [] and picture_json(shell)["nodes"] == []
     assert 'm.tog !== "draw"' in shell and "createTextNode" in shell and "innerHTML" not in shell.split("</style>")[-1]
+
+
+def test_chain_arrows_follow_the_graphs_stored_direction_not_the_walk():
+    """Links follow the walk from the topic; the trace records how the graph stores each relationship and the
+    chains picture draws that, as the search picture does (a reversed relationship points back)."""
+    import asyncio
+
+    from test_policy import free_graph
+    from tog_core.policy.cheap import CheapPolicy
+    from tog_core.tog.engine import ToGEngine
+    from tog_core.tog.state import EngineConfig
+
+    g = free_graph([("Saltmere", "Verdant Isles", "Saltmere is the capital of the Verdant Isles"),
+                    ("Verdant Isles", "Thornholm", "The Verdant Isles include Thornholm")])
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=2, exact_depth=True),
+                    policy=CheapPolicy())
+    state = asyncio.run(eng.run("Which island is in the isles whose capital is Saltmere?", seeds=["Thornholm"]))
+    trace = eng.trace(state).to_dict()
+    [chain] = [c for c in trace["chains"] if len(c) == 2]
+    # walked Thornholm -> Verdant Isles -> Saltmere; stored Verdant Isles -> Thornholm and Saltmere -> Verdant Isles
+    assert [(lk["source"], lk["target"], lk["stored_forward"]) for lk in chain] == [
+        ("Thornholm", "Verdant Isles", False), ("Verdant Isles", "Saltmere", False)]
+
+    def arrows(t: dict) -> dict[str, str]:
+        return {e["title"].split("\n")[0]: "to" if e["arrows"]["to"]["enabled"] else "from"
+                for e in picture_json(chains_html(t))["edges"]}
+
+    got = arrows(trace)
+    assert got["Saltmere is the capital of the Verdant Isles"] == "from"  # drawn Isles→Saltmere, points to Isles
+    assert got["The Verdant Isles include Thornholm"] == "from"
+    old = {**trace, "chains": [[{k: v for k, v in lk.items() if k != "stored_forward"} for lk in c]
+                               for c in trace["chains"]]}
+    assert set(arrows(old).values()) == {"to"}  # an older trace, without the field: the walk's direction

@@ -155,6 +155,8 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
                 continue
             seen.add((a, b, rid))
             stored_fwd = str(link.get("source_id") or link.get("source")) == a
+            if isinstance(link.get("stored_forward"), bool):  # links follow the walk: the graph's own direction
+                stored_fwd = stored_fwd == link["stored_forward"]
             tip = [plain(link.get("relation"), 400), f"score {num(link.get('score', 1.0))} · chain {ci + 1}, "
                    f"hop {hop + 1}"] + evidence_lines(link, evidence)
             on = ci == emphasise and (upto is None or hop < upto)

@@ -73,7 +73,7 @@ class Recording:
                 s, d = self.graph.entity(h.src), self.graph.entity(h.dst)
                 links.append(Link(source=s.title, source_id=s.id, relation=h.label, target=d.title, target_id=d.id,
                                   relationship_id=rel.id, text_unit_ids=list(rel.text_unit_ids),
-                                  score=round(h.score, 6)))
+                                  score=round(h.score, 6), stored_forward=rel.source_idx == h.src))
             out.append(links)
         return out
 
@@ -112,9 +112,9 @@ class Recording:
         ent = g.entity(c.entity)
         chain = []
         for h in c.path.hops[:c.hop]:
-            s, d = g.entity(h.src), g.entity(h.dst)
+            s, d, rel = g.entity(h.src), g.entity(h.dst), g.relationship(h.ridx)
             chain.append({"source": s.title, "source_id": s.id, "relation": h.label, "target": d.title,
-                          "target_id": d.id, "relationship_id": g.relationship(h.ridx).id})
+                          "target_id": d.id, "relationship_id": rel.id, "stored_forward": rel.source_idx == h.src})
         score = c.confidence if c.score is None else c.score
         return {"title": ent.title, "entity_id": ent.id, "score": round(float(score), 4), "chain": chain,
                 "sentence": c.sentence, "why": c.why}

@@ -110,6 +110,9 @@ class Link:
     relationship_id: str
     text_unit_ids: list[str] = field(default_factory=list)
     score: float = 1.0  # score of this hop when it was kept
+    # source/target follow the walk; whether the graph stores the relationship that way (None: not recorded,
+    # a trace written before)
+    stored_forward: bool | None = None
 
 
 @dataclass(kw_only=True)
