@@ -249,9 +249,11 @@ def rule_hits(name: str) -> float:
 def main_fit(write: bool) -> None:
     print(f"ranking features: {', '.join(ranking.FEATURES)}\nconfidence features: {', '.join(SURE)}")
     out = {}
+    undumped: list[str] = []
     for family, (names, rule_first) in FAMILIES.items():
         sets = load(names)
         missing = [n for n in names if n not in sets]
+        undumped += missing
         if len(sets) < 2:  # leave-one-out needs two sets; no model can be fitted from none
             print(f"\n{family} graphs: dumped {', '.join(sets) or 'none'} of {', '.join(names)}; skipped (run "
                   f"`python bench/fit_ranker.py dump {' '.join(missing)}` first)")
@@ -276,6 +278,9 @@ def main_fit(write: bool) -> None:
                                     low=full.low, sure=full.sure, rule_first=rule_first, note=note).to_dict()
     if write and set(out) != set(FAMILIES):  # a partial file would drop a family's model from the product
         sys.exit(f"not written: no model for {', '.join(sorted(set(FAMILIES) - set(out)))} graphs; dump their sets")
+    if write and undumped:  # a model fitted on fewer sets than the product's would change it silently
+        sys.exit(f"not written: the sets {', '.join(undumped)} are not dumped; run "
+                 f"`python bench/fit_ranker.py dump {' '.join(undumped)}` first")
     if write:
         ranking.MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {ranking.MODEL_FILE.relative_to(ROOT)}")

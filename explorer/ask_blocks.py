@@ -106,12 +106,14 @@ def examples_block(project: str) -> None:
     """An empty page: questions this graph can answer."""
     if made := projects.examples(project):
         start = ss.get(K.ASK_SEEDS) or []
+        chosen = V.md_text(", ".join(start))
         st.caption("Not sure what to ask? Questions made from this project's best-connected entities "
-                   "(a click asks" + (f"; each starts from the entity it names, not from {', '.join(start)}, which "
+                   "(a click asks" + (f"; each starts from the entity it names, not from {chosen}, which "
                                       "stays chosen for a question you type" if start else "") + "):")
         with st.container(horizontal=True):
             for i, ex in enumerate(made):
-                st.button(ex.question, key=f"ask_example_{i}", help=f"{ex.hops} hop(s); the graph says: {ex.answer}",
+                st.button(V.md_text(ex.question), key=f"ask_example_{i}",
+                          help=f"{ex.hops} hop(s); the graph says: {V.md_text(ex.answer)}",
                           on_click=lambda q=ex.question: ss.update({K.ASK_QUESTION: q,
                                                                     K.ASK_AGAIN: AskAgain(question=q)}))
 

@@ -153,9 +153,9 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
         st.warning("Low confidence: treat this answer as a guess. Check the answer candidates and the evidence, or "
                    "name the entity you expected under “Why not …?”.")
     if t.error:
-        st.error(f"The run hit an error: {t.error}")
+        st.error(f"The run hit an error: {V.md_text(t.error)}")
     for line in V.fallbacks(t):
-        st.warning("Fallback: " + line)
+        st.warning("Fallback: " + V.md_text(line))
     st.caption(V.run_line(t))
 
 
@@ -272,7 +272,8 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
             f = d.get("force")
             if f and f.get("step") is not None:
                 depth = (d.get("lost") or {}).get("depth")
-                if st.button(f"Force “{d['title'][:60]}” in at depth {depth} and continue", key=f"{key}_force_{i}",
+                if st.button(f"Force “{V.md_text(d['title'][:60])}” in at depth {depth} and continue",
+                             key=f"{key}_force_{i}",
                              icon=":material/call_split:", help="A new branch of this run with your override"):
                     on_force(f)
     return diag

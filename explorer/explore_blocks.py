@@ -78,7 +78,7 @@ def run_header(ex: R.Exploration, notes: list[str]) -> None:
     state = ex.state
     st.markdown(f"**{V.md_text(state.question)}**")
     st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
-               " · start: " + ", ".join(V.seed_titles(state.seeds)) + "".join(f" · {n}" for n in notes))
+               " · start: " + V.md_text(", ".join(V.seed_titles(state.seeds))) + "".join(f" · {n}" for n in notes))
     if not state.done:  # once answered, the answer block shows the hops with the answer's own number marked
         B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
                      note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "
@@ -99,15 +99,15 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
         held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
     st.subheader(f"Depth {step.depth} · {step.stage}")
     if step.note:
-        st.caption(step.note)
+        st.caption(V.md_text(step.note))
     for f in step.fallbacks:
-        st.warning(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}")
+        st.warning(V.md_text(f"Fallback {f['name']} ({f.get('where', '')}): {f.get('detail', '')}"))
     editor = f"{K.EXPLORE_EDITOR}_{pkey}_{held['version']}"
     if step.stage == "evaluate":  # two outcomes, one of which is taken: a single choice, not two ticks
         labels = {c.id: c.label for c in step.candidates}
         picked = next((i for i in labels if i in held["ids"]), next(iter(labels)))
         choice = {st.radio("What next?", list(labels), index=list(labels).index(picked), format_func=labels.get,
-                           key=editor, captions=[c.reason if c.auto_kept else "" for c in step.candidates],
+                           key=editor, captions=[V.md_text(c.reason) if c.auto_kept else "" for c in step.candidates],
                            help="Pre-set to the automatic choice; the other one is recorded as your override")}
     else:
         rows = pd.DataFrame(V.candidate_rows(ex.proposal, held["ids"]))
@@ -189,7 +189,8 @@ def pictures_tabs(ex: R.Exploration, graph: GraphStore, d: dict[str, Any], diag:
     tabs = st.tabs(["Search", "Reasoning chains"], key=K.EXPLORE_TAB, on_change="rerun")
     if tabs[0].open:
         with tabs[0]:
-            if ex.proposal is not None:  # only while a choice is open: a finished search has nothing to click
+            if ex.proposal is not None and ex.proposal.step.stage != "evaluate":  # only while the picture holds
+                # the choice: a finished search has nothing to click, and the evaluate stage's choice is the radio
                 st.caption("Click a ☐/☑ candidate in the picture to keep or drop it.")
             pending = {"step": ex.proposal.step.to_dict(), "choice": sorted(choice)} if ex.proposal else None
             key = ("explore-data", ex.run_id, len(state.steps), frozenset(choice), B.marks_key(diag))

@@ -16,6 +16,7 @@ import streamlit as st
 
 from explorer import projects
 from explorer import ui
+from tog_core.app import views as V
 from tog_core.app.session import (
     DEPARTURES,
     MODE_NOTES,
@@ -114,8 +115,8 @@ def draw() -> None:
         if cur is not None:
             info, graph = cur
             c = graph.counts
-            where = (f"**{project_label(ss[K.PROJECT_OK])}** · GraphRAG {info.version}" if info
-                     else f"**{getattr(graph, 'name', '')}** (store)")
+            where = (f"**{V.md_text(project_label(ss[K.PROJECT_OK]))}** · GraphRAG {info.version}" if info
+                     else f"**{V.md_text(getattr(graph, 'name', ''))}** (store)")
             st.caption(f"{where} · {c['entities']} entities · "
                        f"{c['relationships']} relationships · {c['text_units']} text units")
             found = projects.problems(ss[K.PROJECT_OK])

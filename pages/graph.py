@@ -30,7 +30,7 @@ if not query.strip():  # an empty page is a dead end: offer the best-connected e
                       args=(K.GRAPH_QUERY, title))
     st.stop()
 if not hits and K.GRAPH_CENTRE not in ss:
-    st.warning(f"No entity matches “{query.strip()}”: nothing in this project has a name close to it.")
+    st.warning(f"No entity matches “{V.md_text(query.strip())}”: nothing in this project has a name close to it.")
     st.stop()
 
 labels = {idx: f"{title}  ({score:.0f})" for idx, title, score in hits}
@@ -40,8 +40,8 @@ if hits:
     pick = pick if pick in labels else hits[0][0]
 idx = ss.get(K.GRAPH_CENTRE, pick if hits else None)
 e = graph.entity(idx)
-st.subheader(e.title)
-st.caption(f"{(e.type or 'no type').lower()} · degree {e.degree}" +
+st.subheader(V.md_text(e.title))
+st.caption(f"{V.md_text((e.type or 'no type').lower())} · degree {e.degree}" +
            (" · placeholder (named only by relationships)" if e.placeholder else ""))
 if e.description:
     st.markdown(V.md_text(e.description))

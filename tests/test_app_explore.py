@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from test_app import APP, QUESTION, app, click, texts
 from tog_core.app.session import K
-from tog_core.app.views import candidate_rows, edited_choice
+from tog_core.app.views import candidate_rows, edited_choice, md_text
 from tog_core.runs.files import RunStore
 
 
@@ -75,3 +75,37 @@ def test_continue_to_the_end_shows_the_answer_once_saved_finished_and_the_hops_o
     assert row.answer == saved.answer  # listed finished, not "(unfinished: resume it)"
     assert len([e for e in at.expander if e.label.startswith("How many hops")]) == 1
     assert "Answer" not in [s.value for s in at.subheader]  # the answer's own heading is the entity
+
+
+def test_explore_shows_data_text_as_text_in_its_header_and_evaluate_choice(tmp_path):
+    """Titles carrying Markdown and HTML: the run header's start and the evaluate stage's reasons are escaped (a
+    bare `**`, `[..](..)` or `<b>` would become markup)."""
+    from builders import write_project
+
+    start = "**Bold** [x](http://evil.example) <b>Start</b>"
+    project = write_project(tmp_path / "md", [(start, "a start"), ("_Harbour_ <i>", "a place")],
+                            [(start, "_Harbour_ <i>", "It leads to the harbour")])
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state[K.PROJECT_INPUT] = str(project)
+    for key, value in {K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value("Where does Bold Start lead?").run()
+    at.multiselect(key=K.EXPLORE_SEEDS).select(start).run()
+    at = click(at, "Start")
+    assert not at.exception, at.exception
+    header = next(c.value for c in at.caption if c.value.startswith("run "))
+    assert "start: \\*\\*Bold\\*\\* \\[x\\]\\(http\\:\u200b//evil\\.example\\) \\<b\\>Start\\</b\\>" in header
+    for _ in range(8):  # on to the evaluate stage: its reasons may carry data text too
+        if [r for r in at.radio if r.label == "What next?"]:
+            break
+        at = click(at, "Continue")
+        assert not at.exception, at.exception
+    [choice] = [r for r in at.radio if r.label == "What next?"]
+    reasons = [c.reason if c.auto_kept else "" for c in at.session_state[K.EXPLORE].proposal.step.candidates]
+    assert list(choice.proto.captions) == [md_text(r) for r in reasons] and any(reasons)
+    at.session_state[K.GRAPH_QUERY] = start  # the graph browser's heading names the entity as text
+    at.switch_page("pages/graph.py").run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value == md_text(start)

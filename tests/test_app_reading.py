@@ -208,3 +208,8 @@ def test_a_rambling_question_reads_at_most_the_engines_depth_and_lists_ten_phras
     assert len(view.phrases) == RV.PHRASES_SHOWN + 1 and re.fullmatch(r"… and \d+ more", view.phrases[-1])
     rid = t.run_id
     assert at.number_input(key=f"{K.ASK_READING}_hops_{rid}").value == 3  # the field starts within 1 to the depth
+    # submitting the form with only "what is asked" changed keeps the search's own hops (the field was clamped)
+    edit = RV.edit_reading(t, hops=3, asked_text="company", max_depth=3)
+    assert edit.hops is None and edit.reading.edited == ("asked",) and edit.reading.hops == 10
+    edit = RV.edit_reading(t, hops=2, asked_text=RV.reading_view(t, []).asked_text, max_depth=3)
+    assert edit.hops == 2 and edit.reading.edited == ("hops",)

@@ -41,3 +41,31 @@ def test_the_demo_row_is_what_bench_kgqa_measures(capsys, tmp_path, monkeypatch)
         linked["chain_hits1"], linked["hits3"], linked["candidate_recall"])
     assert (row["gold_recall"], row["gold_hits1"]) == (gold["beam_recall"], gold["chain_hits1"])
     assert [g["goal"] for g in row["goals"]] == ["s/q"]
+
+
+def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_product(tmp_path, monkeypatch, capsys):
+    """Every family fitted but one of its sets not dumped: the fit is printed, the model file is not written."""
+    import numpy as np
+    import pytest
+
+    from tog_core.policy import ranking
+
+    fr = load("fit_ranker")
+    names = sorted(set(ranking.FEATURES) | set(fr.SURE))
+    rng = np.random.default_rng(0)
+    for s in ("a", "b"):
+        rows = []
+        for i in range(12):
+            cands = [{"title": f"c{j}", "features": {n: float(rng.random()) for n in names}, "gold": j == i % 3}
+                     for j in range(4)]
+            rows.append({"id": i, "hops": 1, "question": f"q{i}", "answers": [f"c{i % 3}"], "cands": cands,
+                         "answer_entity": "c0"})
+        (tmp_path / f"{s}.json").write_text(json.dumps(rows))
+    model_file = tmp_path / "ranker.json"
+    monkeypatch.setattr(fr, "OUT", tmp_path)
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b", "c"], False)})
+    monkeypatch.setattr(fr.ranking, "MODEL_FILE", model_file)
+    with pytest.raises(SystemExit, match=r"not written: the sets c are not dumped; run `python bench/fit_ranker.py "
+                                         r"dump c` first"):
+        fr.main_fit(write=True)
+    assert "free graphs" in capsys.readouterr().out and not model_file.exists()

@@ -421,7 +421,8 @@ def test_the_chains_picture_emphasises_the_ranked_answers_own_chain():
     trace["answer_entity"] = "C<img src=x onerror=alert(1)>&"
     trace["candidates"][0]["title"] = trace["answer_entity"]
     hostile = chains_html(trace)
-    assert "<img" not in hostile and "up to C" in hostile
+    # short() turns <> into ‹›; the & is escaped in the legend (a bare one would read as markup)
+    assert "<img" not in hostile and "up to C‹img src=x onerror=alert(1)›&amp;, its hop 1" in hostile
     # an answer from a number of hops tried but not kept: its chain is drawn first, thick, with its end
     own = [{"source": "A", "source_id": "A", "relation": "A taught H", "target": "H", "target_id": "H",
             "relationship_id": "r-h"}]
@@ -437,6 +438,26 @@ def test_the_chains_picture_emphasises_the_ranked_answers_own_chain():
     trace["answer_entity"] = "B"
     assert with_answer_chain(trace)[1] == 0 and len(with_answer_chain(trace)[0]) == 2
 
+
+
+def test_the_evidence_tab_marks_the_chain_the_chains_picture_marks():
+    """Two chains reach the answer C: one ends there, the other passes through it and is the one the ranked answer
+    came along. The evidence tab (views.answer_view) and the chains picture name the same chain."""
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import with_answer_chain
+    from tog_core.tog.trace import Trace
+
+    trace = make_trace()
+    c0, c1 = trace["chains"]
+    other = [{**c1[0], "relation": "A wrote to C", "relationship_id": "r-other"}]
+    trace["chains"] = [other, c0, c1]
+    trace["answer_entity"] = "C"
+    trace["candidates"] = [{"title": "C", "entity_id": "C", "score": 0.6, "chain": [dict(c1[0])], "sentence": ""}]
+    assert with_answer_chain(trace)[1] == 2
+    view = answer_view(Trace.from_dict(trace))
+    assert view["chain_index"] == 2 and view["answer_hop"] == 1
+    trace["candidates"] = []  # no ranked answer with its chain: the chain ending at the answer, as before
+    assert answer_view(Trace.from_dict(trace))["chain_index"] == 0
 
 def test_a_live_picture_is_the_same_picture_as_data():
     """Explore's picture as data for the page kept loaded in the picture component (render.live.live_shell): the
@@ -500,3 +521,9 @@ def test_chain_arrows_follow_the_graphs_stored_direction_not_the_walk():
     old = {**trace, "chains": [[{k: v for k, v in lk.items() if k != "stored_forward"} for lk in c]
                                for c in trace["chains"]]}
     assert set(arrows(old).values()) == {"to"}  # an older trace, without the field: the walk's direction
+
+    from tog_core.render.chains import compare_html  # the compare picture draws the same arrows
+    drawn = {e["title"].split("\n")[0]: "to" if e["arrows"]["to"]["enabled"] else "from"
+             for e in picture_json(compare_html(trace, old))["edges"]}
+    assert drawn["Saltmere is the capital of the Verdant Isles"] == "from"
+    assert drawn["The Verdant Isles include Thornholm"] == "from"

@@ -162,7 +162,7 @@ def edit_reading(t: Trace, *, hops: Any, asked_text: str | None, max_depth: int,
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"Number of hops: “{_cut(str(hops))}” is not a whole number; choose 1 to {max_depth}.") \
             from None
-    if n != r.hops:
+    if n not in (r.hops, max(1, min(r.hops, max_depth))):  # the form starts at the reading's hops within the depth
         if not 1 <= n <= max_depth:
             raise ValueError(f"Number of hops: {n} is outside 1 to {max_depth} (this run's maximum depth); choose a "
                              f"number from 1 to {max_depth}.")

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
-from tog_core.render.chains import walk
+from tog_core.render.chains import answer_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
@@ -32,11 +32,15 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     who wrote the text ("llm" or "chains")."""
     chains = [c for c in trace.chains if c]
     seed_ids = {str(s.id) for s in trace.seeds}
-    walks = [walk([asdict(link) for link in c], seed_ids) for c in chains]
+    links = [[asdict(link) for link in c] for c in chains]
+    walks = [walk(c, seed_ids) for c in links]
     ends = [w[-1][1] for w in walks if w]
     entity = trace.answer_entity or (ends[0] if ends else None)
-    # the chain that names the answer: ending at it, else passing through it (the answer may be a chain's prefix)
-    pick = ends.index(entity) if entity in ends else next(
+    # the chain the ranked answer came along (as the chains picture marks it), else the chain that names the
+    # answer: ending at it, else passing through it (the answer may be a chain's prefix)
+    came = answer_chain_index({"chains": links, "candidates": trace.candidates,
+                                "answer_entity": trace.answer_entity})
+    pick = came if came is not None else ends.index(entity) if entity in ends else next(
         (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]

@@ -68,6 +68,16 @@ def evidence_lines(link: dict[str, Any], evidence: dict[str, Any] | None, *, lim
     return [f"{len(units)} source passage(s)"]
 
 
+def _stored_forward(link: dict[str, Any], walked_from: str) -> bool:
+    """Whether the graph stores this link pointing from `walked_from` onward. Links record the walk's direction
+    (source/target) and, since stored_forward, whether the graph's relationship points the same way; an older
+    trace without it keeps the walk's direction."""
+    forward = str(link.get("source_id") or link.get("source")) == walked_from
+    if isinstance(link.get("stored_forward"), bool):
+        forward = forward == link["stored_forward"]
+    return forward
+
+
 def _layout(walks: list[list[tuple[str, str]]]) -> tuple[dict[str, tuple[int, str]], dict[int, list[str]]]:
     place: dict[str, tuple[int, str]] = {}
     for w in walks:
@@ -89,23 +99,37 @@ def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colou
             "font": {"color": "#212529" if on else "#495057"}}
 
 
-def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
-    """The chains to draw and which one the answer used. The ranked answer (`candidates[0]`) carries its own chain;
-    the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops tried
-    but not kept) its chain is drawn first. Without candidates: the best chain (0)."""
+def answer_chain_index(trace: dict[str, Any]) -> int | None:
+    """Which of the trace's chains the ranked answer (`candidates[0]`, carrying its own chain) came along: the
+    first that starts with that chain. None without such a candidate, or when no chain of the beam starts with it
+    (the answer came from a number of hops tried but not kept)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     cands = trace.get("candidates") or []
     top = cands[0] if cands and isinstance(cands[0], dict) else {}
     own = [x for x in top.get("chain") or [] if isinstance(x, dict)]
     if not own or top.get("title") != trace.get("answer_entity"):
-        return chains, 0
+        return None
 
     def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return (a.get("relationship_id"), a.get("target_id")) == (b.get("relationship_id"), b.get("target_id"))
 
-    for i, c in enumerate(chains):
-        if len(c) >= len(own) and all(same(a, b) for a, b in zip(c, own)):
-            return chains, i
+    return next((i for i, c in enumerate(chains) if len(c) >= len(own) and all(same(a, b) for a, b in zip(c, own))),
+                None)
+
+
+def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
+    """The chains to draw and which one the answer used. The ranked answer (`candidates[0]`) carries its own chain;
+    the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops tried
+    but not kept) its chain is drawn first. Without candidates: the best chain (0)."""
+    chains = [c for c in (trace.get("chains") or []) if c]
+    at = answer_chain_index(trace)
+    if at is not None:
+        return chains, at
+    cands = trace.get("candidates") or []
+    top = cands[0] if cands and isinstance(cands[0], dict) else {}
+    own = [x for x in top.get("chain") or [] if isinstance(x, dict)]
+    if not own or top.get("title") != trace.get("answer_entity"):
+        return chains, 0
     return [own, *chains], 0
 
 
@@ -154,9 +178,7 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
             if (a, b, rid) in seen and ci != emphasise:
                 continue
             seen.add((a, b, rid))
-            stored_fwd = str(link.get("source_id") or link.get("source")) == a
-            if isinstance(link.get("stored_forward"), bool):  # links follow the walk: the graph's own direction
-                stored_fwd = stored_fwd == link["stored_forward"]
+            stored_fwd = _stored_forward(link, a)
             tip = [plain(link.get("relation"), 400), f"score {num(link.get('score', 1.0))} · chain {ci + 1}, "
                    f"hop {hop + 1}"] + evidence_lines(link, evidence)
             on = ci == emphasise and (upto is None or hop < upto)
@@ -231,8 +253,7 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
         colour, name = (SHARED, "both runs") if sides == {"a", "b"} else \
             ((ONLY_A, "only run A") if sides == {"a"} else (ONLY_B, "only run B"))
         link = e["link"]
-        fwd = str(link.get("source_id") or link.get("source")) == s
-        edges.append({"from": ids[s], "to": ids[t], "arrows": arrows(fwd), "label": short(rel, 36),
+        edges.append({"from": ids[s], "to": ids[t], "arrows": arrows(_stored_forward(link, s)), "label": short(rel, 36),
                       "title": plain(rel, 400) + f"\n{name} · hop {e['hop'] + 1}", "width": 3 if len(sides) == 2 else 2,
                       "dashes": sides == {"b"}, "color": {"color": colour},
                       "smooth": {"enabled": True, "type": "curvedCW" if sides == {"b"} else "curvedCCW",
