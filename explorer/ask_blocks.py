@@ -152,9 +152,16 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
             K.ASK_AGAIN, AskAgain(question=t.question, seeds=tuple(x.title for x in t.seeds), hops=edit.hops,
                                   tried=tried if edit.hops else (), settings=run_settings, reading=edit.reading)),
             st.rerun()))
-    B.seeds_block(t, graph, on_again=lambda chosen: (ss.__setitem__(K.ASK_AGAIN, AskAgain(question=t.question,
-                                                                                           seeds=tuple(chosen))),
-                                                      st.rerun()))
+    B.seeds_block(t, graph, on_again=lambda chosen: again_from(t, chosen))
+
+
+def again_from(t: Trace, chosen: list[str]) -> None:
+    """Ask the run's question again from the topic entities a person chose. A start chosen for the questions to come
+    (the "Starting from" banner) becomes these, so the banner and the next question agree with the run shown."""
+    ss[K.ASK_AGAIN] = AskAgain(question=t.question, seeds=tuple(chosen))
+    if ss.get(K.ASK_SEEDS):
+        ss[K.ASK_SEEDS] = list(chosen)
+    st.rerun()
 
 
 def forcer(t: Trace, project: str, store: Any) -> Callable[[dict[str, Any]], None]:

@@ -64,7 +64,7 @@ if tabs[0].open:
             with st.container(horizontal=True):
                 if R.is_unfinished(tr) and cur:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
-                        ss[K.ASK_RESUME] = tr.run_id
+                        ss[K.ASK_RESUME], ss[K.ASK_QUESTION] = tr.run_id, tr.question
                         st.switch_page("pages/ask.py")
                     if st.button("Continue step by step", icon=":material/footprint:"):
                         s = settings_from_trace(tr, ss[K.PROJECT_OK])

@@ -397,6 +397,13 @@ def test_explore_evaluate_is_one_choice_and_the_other_outcome_is_an_override(hom
     over = [o for st in trace["steps"] for o in st["overrides"]]
     assert [(o["label"], o["auto_kept"], o["kept"]) for o in over] == [
         ("The chains are enough: answer now", False, True), ("Search one level deeper", True, False)]
+    # one decision: one row in the overrides table and one override in compare (both outcomes changed)
+    from tog_core.app.views import compare_rows, overrides
+    saved_trace = RunStore().load(saved.run_id)
+    assert overrides(saved_trace) == [{"depth": 1, "stage": "evaluate", "candidate": "what next",
+                                       "automatic": "Search one level deeper",
+                                       "person": "The chains are enough: answer now"}]
+    assert next(r["A"] for r in compare_rows(saved_trace, saved_trace) if r[""] == "overrides") == "1"
 
 
 def test_explore_a_click_on_a_proposed_candidate_keeps_or_drops_it():
@@ -511,6 +518,8 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     at = click(at, "Resume on the Ask page")
     assert not at.exception, at.exception
     assert RunStore().load(rid).answer and at.session_state[K.ASK_TRACE].run_id == rid
+    # the box shows the resumed run's question (it showed the last one asked, which Ask would run again)
+    assert at.text_area(key=K.ASK_QUESTION).value == RunStore().load(rid).question != QUESTION
     at.switch_page("pages/runs.py").run()
     at.selectbox(key=K.RUNS_OPEN).set_value(rid).run()
     at = click(at, "Delete this run")
@@ -592,3 +601,22 @@ def test_a_provider_that_is_down_gives_a_readable_message_not_a_traceback():
     assert "Composed from the reasoning chains" in seen  # the answer was composed from the chains
     alerts = " ".join(e.value for kind in ("warning", "error", "info") for e in getattr(at, kind))
     assert "llm_error" in alerts or "could not connect" in alerts.lower(), alerts
+
+
+def test_changing_the_topic_entities_under_a_chosen_start_changes_the_start():
+    """A start chosen for the questions to come ("Starting from", from the graph browser) and then changed under
+    the answer: the banner and the next question follow the change (they went back to the old start)."""
+    at = app(**{K.MODEL: "none"})
+    at.session_state[K.ASK_SEEDS] = ["Lanternwright Guild"]
+    at = ask(at, QUESTION)
+    assert "Starting from: Lanternwright Guild" in texts(at)
+    [edit] = [m for m in at.multiselect if m.label == "Topic entities"]
+    edit.set_value(["Lanternwright Guild", "Mara Quell"])
+    at = click(at, "Ask again from these")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state[K.ASK_SEEDS] == ["Lanternwright Guild", "Mara Quell"]
+    assert "Starting from: Lanternwright Guild, Mara Quell" in texts(at)
+    at = ask(at, QUESTION)
+    assert [s["title"] for s in at.session_state[K.ASK_TRACE].to_dict()["seeds"]] == ["Lanternwright Guild",
+                                                                                         "Mara Quell"]

@@ -191,3 +191,18 @@ def test_the_app_adds_source_text_from_the_graph():
     [(uid, ev)] = list(t["evidence"].items())[:1]
     assert uid in rel.text_unit_ids and "Tarnby" in ev["support"] and ev["support"] in ev["text"]
     assert "Mara Quell" in ev["support"] and len(ev["support"]) < len(ev["text"])
+
+
+def test_a_choice_of_outcome_at_an_evaluate_step_is_one_decision_in_the_report():
+    t = make_trace()
+    ev = t["steps"][2]  # depth 1, evaluate
+    ev["candidates"] = [{"id": "eval:sufficient", "kind": "verdict", "label": "Answer now", "auto_kept": False,
+                         "kept": True}, {"id": "eval:continue", "kind": "verdict", "label": "Search deeper",
+                                         "auto_kept": True, "kept": False}]
+    ev["overrides"] = [{"id": c["id"], "label": c["label"], "auto_kept": c["auto_kept"], "kept": c["kept"]}
+                       for c in ev["candidates"]]
+    text = export_markdown(t)
+    assert "✎ what next: automatic “Search deeper”, person “Answer now”" in text
+    assert "✎ Answer now" not in text and "✎ Search deeper" not in text
+    [row] = [line for line in text.splitlines() if line.startswith("| 3 | 1 | evaluate |")]
+    assert [c.strip() for c in row.split("|")][10] == "1"  # the overrides column: one decision

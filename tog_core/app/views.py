@@ -117,10 +117,21 @@ def edited_choice(rows: list[dict[str, Any]], edits: dict[str, Any] | None) -> s
 
 
 def overrides(trace: Trace) -> list[dict[str, Any]]:
-    """Every override of a trace, with where it happened."""
-    return [{"depth": s.depth, "stage": s.stage, "candidate": o.get("label", ""),
-             "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
-            for s in trace.steps for o in s.overrides or []]
+    """Every override of a trace, one row a decision, with where it happened. At an evaluate step the person chose
+    the other outcome (answer now / search deeper): one decision, though both outcomes are recorded as changed."""
+    rows = []
+    for s in trace.steps:
+        done = [o for o in s.overrides or [] if isinstance(o, dict)]
+        if s.stage == "evaluate" and done:
+            auto = next((o.get("label", "") for o in done if o.get("auto_kept")), "")
+            mine = next((o.get("label", "") for o in done if o.get("kept")), "")
+            rows.append({"depth": s.depth, "stage": s.stage, "candidate": "what next", "automatic": auto,
+                         "person": mine})
+            continue
+        rows += [{"depth": s.depth, "stage": s.stage, "candidate": o.get("label", ""),
+                  "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
+                 for o in done]
+    return rows
 
 
 def seed_rows(trace: Trace) -> list[dict[str, Any]]:
@@ -355,7 +366,7 @@ def compare_rows(a: Trace, b: Trace) -> list[dict[str, Any]]:
         return {"question": t.question, "answer (the search's)": view["entity"] or "",
                 "answer chosen by a person": mine.title if mine else "",
                 "stopped": stop_words(t.stop_reason), "best chain": best,
-                "overrides": sum(len(s.overrides or []) for s in t.steps),
+                "overrides": len(overrides(t)),
                 **{k: cfg.get(k) for k in ("model", "width", "depth", "pruner", "mode")},
                 **{label: st.get(k) for k, label in USAGE_LABELS.items()}}
     fa, fb = facts(a), facts(b)

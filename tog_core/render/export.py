@@ -140,6 +140,13 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
+def _decisions(step: dict[str, Any]) -> int:
+    """A person's decisions at a step: at an evaluate step choosing the other outcome is one (both outcomes are
+    recorded as changed)."""
+    n = len(_overrides(step))
+    return min(n, 1) if step.get("stage") == "evaluate" else n
+
+
 def _overrides(step: dict[str, Any]) -> list[dict[str, Any]]:
     recorded = [o for o in step.get("overrides") or [] if isinstance(o, dict)]
     if recorded:
@@ -172,7 +179,7 @@ def _step_rows(steps: list[dict[str, Any]]) -> list[list[Any]]:
                     + (f" ({verdict.get('reason')})" if verdict.get("reason") else "") + (f"; {note}" if note else ""))
         rows.append([i, s.get("depth"), s.get("stage"), len(cands), sum(1 for c in cands if c.get("kept")),
                      s.get("llm_calls", 0), f"{s.get('prompt_tokens', 0)}/{s.get('completion_tokens', 0)}",
-                     s.get("cache_hits", 0), len(s.get("fallbacks") or []), len(_overrides(s)),
+                     s.get("cache_hits", 0), len(s.get("fallbacks") or []), _decisions(s),
                      f"{float(s.get('wall_s') or 0):.2f}", note])
     return rows
 
@@ -241,7 +248,13 @@ def export_markdown(trace: dict[str, Any]) -> str:
         where = f"step {i} (depth {md(s.get('depth'))}, {md(s.get('stage'))})"
         for f in s.get("fallbacks") or []:
             details.append(f"- {where}: fallback {md(f.get('name'))}: {md(f.get('detail'), 300)}")
-        for o in _overrides(s):
+        done = _overrides(s)
+        if s.get("stage") == "evaluate" and done:  # one choice of outcome
+            auto, mine = (next((o.get("label") or o.get("id") for o in done if o.get(k)), "") for k in
+                          ("auto_kept", "kept"))
+            details.append(f"- {where}: ✎ what next: automatic “{md(auto)}”, person “{md(mine)}”")
+            continue
+        for o in done:
             was, now = ("kept" if o.get(k) else "pruned" for k in ("auto_kept", "kept"))
             details.append(f"- {where}: ✎ {_mc(o.get('label') or o.get('id'), LABEL_MAX, long)}: automatic {was}, "
                            f"person {now}")
