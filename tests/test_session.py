@@ -501,3 +501,36 @@ def test_status_lines_say_why_a_search_stopped_in_words_and_no_bill_without_an_l
                                           "cost_usd": 0.0012}, max_depth=3) == \
         "depth 2 of 3 · relations · 3 LLM calls · 100 tokens · $0.0012"
     assert progress_line(3, "max_depth", {"llm_calls": 1, "prompt_tokens": 5}).endswith("cost unknown")
+
+
+def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_trials():
+    """Explore on the demo: the person drops the relation the search kept first. The depth trials (searched before
+    the run) took that way too; the answer and every candidate come along other ways only (the finished run listed
+    candidates reached through the dropped link)."""
+    from tog_core.compose import RunSpec, build_engine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import open_project
+
+    info = open_project(Path(__file__).resolve().parents[1] / "demo")
+    eng = build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
+    question = "In which town was the founder of the Lanternwright Guild born?"
+    auto = explore_start(eng, Settings(), question, ["Lanternwright Guild"])
+    explore_finish(eng, auto, None, auto=True)
+    auto_trace = eng.trace(auto.state).to_dict()
+    ex = explore_start(eng, Settings(), question, ["Lanternwright Guild"])
+    explore_propose(eng, ex)
+    rows = candidate_rows(ex.proposal)
+    top = max(rows, key=lambda r: r["score"])
+    [cand] = [c for c in ex.proposal.step.candidates if c.id == top["id"]]
+    dropped = set(cand.relationship_ids)
+
+    def first_hops(trace: dict) -> set[str]:
+        return {c["chain"][0]["relationship_id"] for c in trace["candidates"] if c.get("chain")}
+    assert first_hops(auto_trace) & dropped  # left alone, candidates come that way
+    for r in rows:
+        r["keep"] = r is not top
+    explore_apply(eng, ex, choice_from_rows(rows), None)
+    explore_finish(eng, ex, None, auto=True)
+    trace = eng.trace(ex.state).to_dict()
+    assert trace["candidates"] and not first_hops(trace) & dropped
+    assert all(lk["relationship_id"] not in dropped for c in trace["chains"] for lk in c[:1])

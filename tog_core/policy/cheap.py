@@ -315,7 +315,8 @@ class CheapPolicy:
         # everything _rank reads: the graph, the question and seeds, the chains, whether only ends answer, the LLM
         key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
-               tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches))
+               tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
+               person_dropped(state))
         if key in self._ranked:
             return self._ranked[key]
         out = self._rank(ctx, state, paths)
@@ -344,7 +345,7 @@ class CheapPolicy:
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None) -> list[ranking.RankedEntity]:
         """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py)."""
-        searches = [Search(depth=state.depth, paths=tuple(paths)), *state.other_searches]
+        searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state)]
         topics = ctx.topic_ids(state)
         # the number of hops is known (given, or chosen by a person): only the chains' ends answer
         cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
@@ -406,3 +407,36 @@ def _exact(ctx: SearchContext, state: State) -> bool:
 def _what_it_is(e: Any) -> str:
     """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
     return first_sentence(e.description, limit=EVIDENCE_CHARS)
+
+
+def person_dropped(state: State) -> frozenset[tuple[Any, ...]]:
+    """The steps a person dropped that the automatic policy kept, as (depth, source id, relationship id) for a
+    relation and (depth, source id, relationship id, target id) for an entity."""
+    out: set[tuple[Any, ...]] = set()
+    for step in state.steps:
+        over = {str(o.get("id")) for o in step.overrides or [] if o.get("auto_kept") and not o.get("kept")}
+        for c in step.candidates:
+            if c.id not in over or c.kind not in ("relation", "entity"):
+                continue
+            if c.kind == "relation":
+                out.update((step.depth, c.source_id, rid) for rid in c.relationship_ids)
+            else:
+                out.update((step.depth, c.source_id, rid, c.target_id) for rid in c.relationship_ids)
+    return frozenset(out)
+
+
+def person_allowed(graph: Any, state: State) -> tuple[Search, ...]:
+    """The other searches (the depth trials) without the chains that take a step a person dropped in this run: the
+    answer and its candidates never come along a way the person ruled out."""
+    dropped = person_dropped(state)
+    if not dropped:
+        return state.other_searches
+
+    def avoids(p: BeamPath) -> bool:
+        for depth, h in enumerate(p.hops, 1):
+            src, rid = graph.entity(h.src).id, graph.relationship(h.ridx).id
+            if (depth, src, rid) in dropped or (depth, src, rid, graph.entity(h.dst).id) in dropped:
+                return False
+        return True
+    return tuple(Search(depth=s.depth, paths=tuple(p for p in s.paths if avoids(p))) for s in state.other_searches)
+

@@ -250,9 +250,10 @@ def export_markdown(trace: dict[str, Any]) -> str:
             details.append(f"- {where}: fallback {md(f.get('name'))}: {md(f.get('detail'), 300)}")
         done = _overrides(s)
         if s.get("stage") == "evaluate" and done:  # one choice of outcome
-            auto, mine = (next((o.get("label") or o.get("id") for o in done if o.get(k)), "") for k in
-                          ("auto_kept", "kept"))
-            details.append(f"- {where}: ✎ what next: automatic “{md(auto)}”, person “{md(mine)}”")
+            auto_label, person_label = (next((o.get("label") or o.get("id") for o in done if o.get(k)), "")
+                                        for k in ("auto_kept", "kept"))
+            details.append(f"- {where}: ✎ what next: automatic “{_mc(auto_label, LABEL_MAX, long)}”, person "
+                           f"“{_mc(person_label, LABEL_MAX, long)}”")
             continue
         for o in done:
             was, now = ("kept" if o.get(k) else "pruned" for k in ("auto_kept", "kept"))
