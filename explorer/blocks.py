@@ -154,6 +154,8 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                    "name the entity you expected under “Why not …?”.")
     if t.error:
         st.error(f"The run hit an error: {V.md_text(t.error)}")
+    for line in V.person_notes(t):
+        st.info(V.md_text(line), icon=":material/call_split:")
     for line in V.fallbacks(t):
         st.warning("Fallback: " + V.md_text(line))
     st.caption(V.run_line(t))

@@ -289,6 +289,13 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     assert t["answer_entity"] == "Gray Heron"
     assert "Most likely answer: Gray Heron" in t["answer"]
     assert any(f["name"] == "forced_answer" for f in t["stats"]["other_fallbacks"])
+    # the person's answer: no confidence claimed for it, its candidate says whose it is, a note not a fallback
+    assert t["confidence"] is None and t["candidates"][0]["title"] == "Gray Heron"
+    assert t["candidates"][0]["why"] == "forced in by you"
+    assert all(c["chain"][-1]["target"] == "Gray Heron" for c in t["candidates"])  # only chains cut at it
+    said = texts(at)
+    assert "You forced Gray Heron in: the answer is read from the chain(s) that reach it" in said
+    assert "Fallback: " not in said and "forced_answer" not in said
 
 
 def test_topic_entities_are_shown_with_did_you_mean_and_can_be_changed():

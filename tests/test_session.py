@@ -490,6 +490,11 @@ def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth
     rows = plan_rows(trace)
     assert [r["which"] for r in rows] == ["father", "father, Tim's"]  # not the stems "fath", "s"
     assert [r["kept"] for r in rows] == [True, False]  # the answer's own depth, not the 2 the search settled on
+    assert [r["the answer"] for r in rows] == ["BOB CRATCHIT", ""]  # said on the kept row
+    ranked = {**trace, "plan": {**trace["plan"], "trials": [{"depth": 1, "matched": ["fath"], "end": "MRS CRATCHIT"},
+                                                            trace["plan"]["trials"][1]]}}
+    row = plan_rows(ranked)[0]  # the answer ranked over every chain's end is not that trial's best chain's end
+    assert row["best chain ends at"] == "MRS CRATCHIT" and row["the answer"] == "BOB CRATCHIT"
     assert [r["kept"] for r in plan_rows({**trace, "chains": []})] == [False, True]  # no answer yet: the plan's
 
 

@@ -289,7 +289,9 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
     if cut:
         note = {"stage": "answer", "fallback": "forced_answer", "wall_s": 0.0,
                 "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
-        return state.with_(stage="answer", paths=tuple(cut), extra_usage=state.extra_usage + (note,))
+        # the person's entity answers: only the chains cut at it (each ends there), not the depth trials' pool
+        return state.with_(stage="answer", paths=tuple(cut), other_searches=(), hops_firm=True,
+                           extra_usage=state.extra_usage + (note,))
     note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
             "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
     return state.with_(extra_usage=state.extra_usage + (note,))

@@ -220,16 +220,18 @@ def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[d
     from tog_core.scoring.text import words_as_written
 
     written = words_as_written(trace.question if trace is not None else "")
-    hops = len(answer_view(trace)["hops"]) if trace is not None and [c for c in trace.chains if c] else 0
-    kept = hops or plan.get("depth")
+    view = answer_view(trace) if trace is not None and [c for c in trace.chains if c] else None
+    kept = (len(view["hops"]) if view else 0) or plan.get("depth")
 
     def words(stems: list[str]) -> str:
         return ", ".join(dict.fromkeys(written.get(w, w) for w in stems))
 
+    # the kept row says the run's answer too: it is ranked over every chain's end, not always the best chain's
     return [{"hops": t.get("depth"), "question words matched": len(t.get("matched") or []),
              "which": words(t.get("matched") or []) or "none", "best chain ends at": t.get("end") or "no chain",
              # the asked noun ("which town") matched by the relations, where the chain's end does not say it is one
-             "not counted": words(t.get("set_aside") or []), "kept": t.get("depth") == kept}
+             "not counted": words(t.get("set_aside") or []), "kept": t.get("depth") == kept,
+             "the answer": (view["entity"] or "") if view and t.get("depth") == kept else ""}
             for t in plan.get("trials") or []]
 
 
@@ -240,13 +242,23 @@ def plan_depth(trace: Trace) -> tuple[Any, bool]:
     return plan.get("depth"), bool(plan.get("chosen"))
 
 
+PERSON_MADE = frozenset({"forced_answer", "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
+
+
 def fallbacks(trace: Trace) -> list[str]:
-    """Every named fallback of a run, as one line each."""
+    """Every named fallback of a run, as one line each (what a person did, "force it in", is a note instead)."""
     out = [f"depth {s.depth} {s.stage}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
            for s in trace.steps for f in s.fallbacks or []]
     out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
-            for f in (trace.stats or {}).get("other_fallbacks") or []]
+            for f in (trace.stats or {}).get("other_fallbacks") or [] if f.get("name") not in PERSON_MADE]
     return [line.strip() for line in out]
+
+
+def person_notes(trace: Trace) -> list[str]:
+    """What a person's "force it in" did to the answer, in words ("You forced X in: …")."""
+    notes = [str(f.get("detail") or "").strip() for f in (trace.stats or {}).get("other_fallbacks") or []
+             if f.get("name") in PERSON_MADE]
+    return [n[:1].upper() + n[1:] for n in notes if n]
 
 
 def best_connected(graph: Any, n: int = 6) -> list[str]:

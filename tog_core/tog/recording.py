@@ -94,11 +94,15 @@ class Recording:
             stats["llm_failure"] = failure
         ranked = self.answer_candidates(state) if state.paths else []
         choice = ranked[0] if ranked else None
+        # a person forced the answer in: no confidence is claimed for it, and its candidate says whose it is
+        forced = choice is not None and any(u.get("fallback") == "forced_answer" for u in fallbacks)
+        records = [self.candidate_record(c) for c in ranked[:MAX_CANDIDATES]]
+        if forced:
+            records[0]["why"] = "forced in by you"
         picked = self.graph.entity(choice.entity) if choice else None
         return Trace(answer_entity=picked.title if picked else None, answer_entity_id=picked.id if picked else None,
-                     confidence=choice.confidence if choice else None,
-                     low_confidence=choice.low if choice else LOW_CONFIDENCE,
-                     candidates=[self.candidate_record(c) for c in ranked[:MAX_CANDIDATES]],
+                     confidence=choice.confidence if choice and not forced else None,
+                     low_confidence=choice.low if choice else LOW_CONFIDENCE, candidates=records,
                      question=state.question, project=self.project, config=config, seeds=list(state.seeds),
                      steps=list(state.steps), chains=self.chains(state), answer=state.answer,
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
