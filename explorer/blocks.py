@@ -150,8 +150,11 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                note="Each row is its own search of exactly that many hops, made before the run. " + how
                + "The chains and pictures here are the run's.")
     if view["confidence"] is not None and view["low"] and not guess_said:
-        st.warning("Low confidence: treat this answer as a guess. Check the answer candidates and the evidence, or "
-                   "name the entity you expected under “Why not …?”.")
+        st.warning("Low confidence: treat this answer as a guess. " + (
+            "Check the answer candidates and the evidence, or name the entity you expected under “Why not …?”."
+            if on_hops is not None else  # the Ask page has them; elsewhere the caption names the other candidates
+            ("The other candidates are named above. " if view["others"] else "No other candidate was found. ")
+            + "The Ask page's “Why not …?” places the entity you expected."))
     if t.error:
         st.error(f"The run hit an error: {V.md_text(t.error)}")
     for line in V.person_notes(t):

@@ -46,7 +46,9 @@ def reading_block(t: Trace, graph: GraphStore, settings: Settings, *,
     valid correction (checked against the run's settings: an LLM judging decides the number of hops itself)."""
     types = RV.graph_types(graph)
     view = RV.reading_view(t, types)
-    label = "How the question was read" + (f": {view.hops} hop{'s' if view.hops > 1 else ''}, {view.by_short}"
+    # the search may run another number of hops than the wording reads (its trials chose): both are said here
+    ran = f" (the search ran {view.searched})" if view and view.searched and view.searched != view.hops else ""
+    label = "How the question was read" + (f": {view.hops} hop{'s' if view.hops > 1 else ''}{ran}, {view.by_short}"
                                            + (", corrected" if view.edited else "") if view else "")
     with st.expander(label, icon=":material/menu_book:", expanded=bool(view and view.edited)):
         if view is None:

@@ -264,7 +264,14 @@ def run_in_address(runs: Any, run_id: str) -> Trace | None:
     ss = st.session_state
     try:
         saved: Trace = runs.load(run_id)
-    except (FileNotFoundError, ValueError, UsageError):
+    except (FileNotFoundError, ValueError, UsageError) as err:
+        from tog_core.app.views import md_text
+
+        what = "is not saved here (deleted, or saved elsewhere)" if isinstance(err, FileNotFoundError) else \
+            f"cannot be read ({err})"
+        st.warning(md_text(f"The run named in the address, “{str(run_id)[:80]}”, {what}. Ask a question, or open a "
+                           "run under Saved runs."))
+        st.query_params.pop("run", None)
         return None
     here = str(ss.get(K.PROJECT_OK) or "")
     if saved.project and not same_project(saved.project, here):

@@ -627,3 +627,17 @@ def test_changing_the_topic_entities_under_a_chosen_start_changes_the_start():
     at = ask(at, QUESTION)
     assert [s["title"] for s in at.session_state[K.ASK_TRACE].to_dict()["seeds"]] == ["Lanternwright Guild",
                                                                                          "Mara Quell"]
+
+
+@pytest.mark.parametrize("page", ["pages/ask.py", "pages/explore.py"])
+def test_an_address_naming_no_saved_run_says_so(page):
+    for wanted, said in (("20200101-000000-gone01", "is not saved here (deleted, or saved elsewhere)"),
+                         ("../**x**", "cannot be read (invalid run id")):
+        at = AppTest.from_file(APP, default_timeout=90)
+        at.query_params["run"] = wanted
+        at.session_state[K.MODEL] = "none"
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        [warning] = [w.value for w in at.warning if "named in the address" in w.value]
+        assert said in warning.replace("\\", "") and "**x**" not in warning  # the address's text is text
+        assert "run" not in at.query_params  # the address no longer names it

@@ -191,6 +191,7 @@ def test_an_implied_type_is_said_in_words_and_left_as_it_is_when_the_field_is_no
     assert view.asked == "person, people, organization" and view.asked_how == "implied by the question word"
     assert view.fits == ("PERSON", "ORGANIZATION") and view.topics == ("“Corin Vell”",)
     assert view.searched == t.plan["depth"]
+    assert section(at).label == f"How the question was read: 4 hops (the search ran {view.searched}), by the rules"
     with pytest.raises(ValueError, match="Nothing was changed"):
         RV.edit_reading(t, hops=t.reading["hops"], asked_text=view.asked_text, max_depth=3)
     edit = RV.edit_reading(t, hops=t.reading["hops"], asked_text="company", max_depth=3)
