@@ -139,6 +139,11 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
         lines = [f"{i + 1}. **{V.md_text(a)}** → **{V.md_text(b)}**: {V.md_text(rel)}"
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
+        if view["from_trial"]:  # not in the search picture: say where it was found
+            n = len(view["hops"])
+            st.caption(f"This chain was found by the {n}-hop search made before the run (see “How many hops”), not "
+                       "by the run's own steps: the search picture does not show it; the reasoning chains draw it "
+                       "first.")
     (searched, chosen), n = V.plan_depth(t), len(view["hops"])
     if n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "

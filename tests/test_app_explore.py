@@ -109,3 +109,47 @@ def test_explore_shows_data_text_as_text_in_its_header_and_evaluate_choice(tmp_p
     at.switch_page("pages/graph.py").run()
     assert not at.exception, at.exception
     assert at.subheader[0].value == md_text(start)
+
+
+def test_stop_and_answer_before_any_step_says_its_chain_comes_from_the_search_before_the_run():
+    """Stop & answer at Explore's first stage: the answer comes from the numbers of hops searched before the run
+    (the run itself has no chain yet), and the page says so instead of leaving the search picture to contradict
+    it."""
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(click(at, "Start"), "Stop & answer")
+    assert not at.exception, at.exception
+    trace = RunStore().load(at.session_state[K.EXPLORE].run_id)
+    assert not [c for c in trace.chains if c] and trace.candidates and trace.answer_entity
+    assert "was found by the 2-hop search made before the run" in texts(at)
+
+
+def test_a_finished_run_reopened_from_its_address_can_branch():
+    """Without an LLM the run's history is rebuilt on reopening (its steps replayed), so "Back to depth" offers
+    what it offered in the session that stepped it (it offered nothing: the history began at the saved state)."""
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    for _ in range(12):
+        if not [b for b in at.button if b.label == "Continue"]:
+            break
+        at = click(at, "Continue")
+    first = at.session_state[K.EXPLORE]
+    assert first.state.done and first.back_depths()
+    again = AppTest.from_file(APP, default_timeout=90)
+    again.query_params["run"] = first.run_id
+    again.session_state[K.MODEL] = "none"
+    again.switch_page("pages/explore.py").run()
+    assert not again.exception, again.exception
+    reopened = again.session_state[K.EXPLORE]
+    assert reopened.run_id == first.run_id and reopened.back_depths() == first.back_depths()
+    assert [s.depth for s in reopened.states[0].steps] == [] and reopened.state.answer == first.state.answer
+    again = click(again, "Re-run from there")
+    assert not again.exception, again.exception
+    branch = again.session_state[K.EXPLORE]
+    assert branch.run_id != first.run_id and branch.parent_run == first.run_id
+    # the branch starts with the run's own searches of the other numbers of hops and its reading
+    assert branch.state.other_searches == first.states[0].other_searches and branch.state.reading == \
+        first.states[0].reading

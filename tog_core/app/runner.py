@@ -171,9 +171,18 @@ def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterabl
 
 def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                        model_info: dict[str, Any] | None = None) -> Exploration:
-    """An unfinished saved run continued step by step (same run id; its history starts at the saved state)."""
+    """A saved run continued step by step (same run id). Without an LLM its history is rebuilt by replaying its
+    steps (scores cost nothing to recompute), so "Back to depth" can branch from it; with an LLM, or when the
+    project no longer offers a recorded choice, its history starts at the saved state."""
+    restored = engine.restore(trace)
+    states = [restored]
+    if trace.steps and getattr(engine, "llm", None) is None:
+        try:
+            states = [*replay(engine, trace, len(trace.steps))[:-1], restored]
+        except (ValueError, KeyError):
+            states = [restored]
     return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
-                       states=[engine.restore(trace)], parent_run=trace.parent_run,
+                       states=states, parent_run=trace.parent_run,
                        branched_at=trace.branched_at, model_info=model_info or {},
                        wall_before=float((trace.stats or {}).get("wall_s") or 0.0))
 
@@ -243,7 +252,10 @@ def replay(engine: Any, trace: Trace, upto: int) -> list[State]:
     from tog_core.tog.recording import hops_of
 
     first = engine.start(trace.question, list(trace.seeds))
-    # the number of hops the run settled on before its first step (recorded, not tried again)
+    # the number of hops the run settled on before its first step (recorded, not tried again), the searches of the
+    # other numbers of hops (part of the answer's pool) and the run's reading (a person's correction included)
+    saved = engine.restore(trace)
+    first = first.with_(other_searches=saved.other_searches, reading=saved.reading)
     states = [first.with_(**hops_of(DepthPlan.from_dict(trace.plan))) if trace.plan else first]
     for i, step in enumerate(trace.steps[:upto]):
         prop = asyncio.run(engine.propose(states[-1]))

@@ -67,6 +67,8 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
                                    if e != entity],
             "chain_scores": scores, "chain_index": pick,
+            # the answer's own chain is none of the run's: it comes from a number of hops searched before the run
+            "from_trial": bool(hops) and came is None and isinstance(own, list) and bool(own),
             # where along that chain the answer stands (a hop number), None when it is not on it
             "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
             if walks else None}
