@@ -178,3 +178,41 @@ def test_the_158_neighbour_hub_has_labels_of_12_px_before_and_after_more(chromiu
     assert len(after["labels"]) == len(got["labels"]) + 30  # thirty more neighbours, and the next "more" node
     assert any(x["label"].startswith(f"+{n - 60} more") for x in after["labels"])
     assert min(x["px"] for x in after["labels"]) >= 12
+
+
+def test_a_tooltip_open_over_a_live_picture_goes_with_it(chromium):
+    """Explore draws each step's picture into the same page (render.live), held in a frame as the app's picture
+    component holds it: a node's tooltip open when the next picture comes is hidden, not left over the new picture
+    (seen by a newcomer: "click to drop" over a node gone)."""
+    from test_viz import make_trace
+
+    from tog_core.render.live import live_shell
+    from tog_core.render.viz import frontier_html
+
+    page = chromium.new_page(viewport={"width": 900, "height": 600})
+    page.set_content('<iframe id="pic" style="position:absolute;left:0;top:0;width:880px;height:580px;border:0">'
+                     '</iframe>')
+    page.evaluate("(html) => { document.getElementById('pic').srcdoc = html; }", live_shell())
+    page.wait_for_function("() => { const w = document.getElementById('pic').contentWindow;"
+                           " return w && typeof w.network !== 'undefined'; }")
+    frame = next(f for f in page.frames if f != page.main_frame)
+    draw = "(pic) => document.getElementById('pic').contentWindow.postMessage({tog: 'draw', picture: pic}, '*')"
+    page.evaluate(draw, frontier_html(make_trace(), clickable=True, for_live=True))
+    frame.wait_for_function("() => Object.keys(network.getPositions()).length > 0")
+    page.wait_for_timeout(800)
+    box = frame.evaluate("""() => { const id = Object.keys(network.getPositions())[0];
+        const p = network.canvasToDOM(network.getPositions()[id]);
+        const r = document.querySelector('#mynetwork canvas').getBoundingClientRect();
+        return {x: r.left + p.x, y: r.top + p.y}; }""")
+    shown = ("() => [...document.querySelectorAll('.vis-tooltip')]"
+             ".some(t => getComputedStyle(t).visibility !== 'hidden')")
+    for dx in (0, 1, 2, 3, 4):  # hover the node until vis opens its tooltip
+        page.mouse.move(box["x"] + dx, box["y"])
+        page.wait_for_timeout(500)
+        if frame.evaluate(shown):
+            break
+    assert frame.evaluate(shown), "no tooltip opened on hover"
+    page.evaluate(draw, frontier_html(make_trace({"A": "Another start"}), clickable=True, for_live=True))
+    page.wait_for_timeout(300)
+    assert not frame.evaluate(shown)
+    page.close()

@@ -45,6 +45,10 @@ _LIVE = """<script>
     if (event.source !== window.parent || !m || typeof m !== "object" || m.tog !== "draw") { return; }
     try { pic = JSON.parse(String(m.picture)); } catch (err) { return; }
     if (!pic || typeof pic !== "object") { return; }
+    // a tooltip open over the picture being replaced would stay over the next one: hide it
+    Array.prototype.forEach.call(document.querySelectorAll(".vis-tooltip"), function (t) {
+      t.style.visibility = "hidden";
+    });
     network.setOptions(pic.options || {});
     nodes = new vis.DataSet(Array.isArray(pic.nodes) ? pic.nodes : []);
     edges = new vis.DataSet(Array.isArray(pic.edges) ? pic.edges : []);
