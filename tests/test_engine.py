@@ -81,6 +81,9 @@ def test_dead_end_stops_with_no_candidates():
     assert st.answer == "[No LLM] No answer: no reasoning chain was found from the topic entities (Lonely)."
     st = run(eng, "zxqv blorp?")  # nothing of the graph named: no topic entity, and the answer says so
     assert not st.seeds and st.answer.startswith("[No LLM] No answer: no entity of this project was found")
+    stopped = eng.stop(eng.start("Who founded Acme?", ["Acme"]))  # a person stopped it before any chain
+    assert eng.compose_answer(stopped) == ("[No LLM] No answer: the search was stopped before it found a reasoning "
+                                           "chain from the topic entities (Acme). Ask again to let it search.")
 
 
 def test_cycles_never_revisit_an_entity():

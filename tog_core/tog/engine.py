@@ -269,6 +269,9 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
                 return ("[No LLM] No answer: no entity of this project was found in the question. Name one as the "
                         "graph writes it (the Graph page finds titles), or choose the topic entities yourself.")
             seeds = ", ".join(s.title for s in state.seeds)
+            if state.stop_reason == "user":  # a person stopped it before any chain: not that none exists
+                return (f"[No LLM] No answer: the search was stopped before it found a reasoning chain from the "
+                        f"topic entities ({seeds}). Ask again to let it search.")
             return f"[No LLM] No answer: no reasoning chain was found from the topic entities ({seeds})."
         top = self.graph.title(choice.entity)
         others = [self.graph.title(c.entity) for c in self.answer_candidates(state)]
