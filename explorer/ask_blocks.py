@@ -173,7 +173,7 @@ def forcer(t: Trace, project: str, store: Any) -> Callable[[dict[str, Any]], Non
             with st.spinner("Replaying the run with your override…"):
                 ex = R.force_in(engine, s, t, f, store, follow=True, model_info=model_info)
         except ValueError as err:
-            st.error(f"Cannot force it in: {err}")
+            st.error(f"Cannot force it in: {V.md_text(err)}")
             return
         show(ex.saver(engine, None).trace(ex.state))
         st.rerun()

@@ -132,7 +132,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
         st.markdown(f"### {V.md_text(view['entity'])}")
         st.caption("Composed from the reasoning chains; no language model wrote it"
                    + (f" · {conf}" if conf else "")
-                   + (f" · other candidates: {', '.join(view['others'][:4])}" if view["others"] else ""))
+                   + (f" · other candidates: {V.md_text(', '.join(view['others'][:4]))}" if view["others"] else ""))
     else:
         st.markdown(V.md_text(t.answer or "(no answer yet)"))
     if view["hops"]:
@@ -140,10 +140,9 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                  for i, (a, rel, b) in enumerate(view["hops"])]
         st.markdown("\n".join(lines))
         if view["from_trial"]:  # not in the search picture: say where it was found
-            n = len(view["hops"])
-            st.caption(f"This chain was found by the {n}-hop search made before the run (see “How many hops”), not "
-                       "by the run's own steps: the search picture does not show it; the reasoning chains draw it "
-                       "first.")
+            st.caption("This chain was found by one of the searches made before the run (see “How many hops”), "
+                       "not by the run's own steps: the search picture does not show it; the reasoning chains draw "
+                       "it first.")
     (searched, chosen), n = V.plan_depth(t), len(view["hops"])
     if n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "

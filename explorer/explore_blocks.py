@@ -41,7 +41,7 @@ def current() -> R.Exploration | None:
             try:
                 ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, saved, model_info=model_info0)
             except (ValueError, KeyError) as err:  # a run of another version of the graph
-                st.error(f"Cannot continue this run here: {err}")
+                st.error(V.md_text(f"Cannot continue this run here: {err}"))
     return ex
 
 
@@ -66,8 +66,8 @@ def start_block(graph: GraphStore) -> None:
                 ex = ss[K.EXPLORE] = R.explore_start(engine, ui.settings(), q, seeds, model_info=model_info)
                 ex.saver(engine, ui.store()).save(ex.state)  # saved before its first Continue
         except (LLMError, ValueError, OSError) as err:  # a scorer or store failing while the hops are tried
-            st.error(f"Could not start the search: {err}. Your question and topic entities are kept; try again or "
-                     "change the pruner in the sidebar.")
+            st.error(f"Could not start the search: {V.md_text(err)}. Your question and topic entities are kept; "
+                     "try again or change the pruner in the sidebar.")
             st.stop()
         st.rerun()
 
@@ -91,7 +91,7 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
     try:
         R.explore_propose(engine, ex)
     except LLMError as err:
-        st.error(f"The model failed: {err}")
+        st.error(f"The model failed: {V.md_text(err)}")
         st.stop()
     step, pkey = ex.proposal.step, ex.proposal_key()
     held = ss.get(K.EXPLORE_CHOICE) or {}
@@ -165,7 +165,7 @@ def forcer(engine: ToGEngine, ex: R.Exploration, trace: Trace,
         try:
             ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
         except ValueError as err:
-            st.error(f"Cannot force it in: {err}")
+            st.error(f"Cannot force it in: {V.md_text(err)}")
             return
         st.rerun()
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from tog_core.app import pick as P
 from tog_core.app.session import K
-from tog_core.app.views import md_text
+from tog_core.app.views import is_forced, md_text
 from tog_core.errors import UsageError
 from tog_core.graphrag.store import GraphStore
 from tog_core.tog.choice import AnswerCandidate
@@ -45,7 +45,7 @@ def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
     if not cands:
         return
     if err := ss.pop(K.ASK_PICK_ERROR, None):
-        st.error(err)
+        st.error(md_text(err))
     st.markdown("**Answer candidates**, the search's answer first. Is the right one here? Click "
                 "“This is the answer”: it is saved with the run as your choice, apart from the search's answer.")
     st.caption("Each card's weight is its share of the ranking (the weights add up to at most 1: the rest is "
@@ -67,9 +67,11 @@ def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
     chosen = P.is_chosen(trace, c)
     with st.container(border=True, key=f"pick_card_{i}"):
         left, right = st.columns([4, 1], vertical_alignment="center")
-        score = "" if c.score is None else f" · weight {c.score:.2f}" if c.score >= 0.005 else " · weight < 0.01"
-        mark = (" · the search's answer" if i == 0 and P.is_search_answer(trace, c) else "") + \
-            (" · your choice" if chosen else "")
+        forced = i == 0 and P.is_search_answer(trace, c) and is_forced(trace)  # a person's: no weight claimed
+        score = "" if c.score is None or forced else f" · weight {c.score:.2f}" if c.score >= 0.005 else \
+            " · weight < 0.01"
+        mark = (" · forced in by you" if forced else " · the search's answer" if i == 0 and
+                P.is_search_answer(trace, c) else "") + (" · your choice" if chosen else "")
         left.markdown(f"**{i + 1}. {md_text(P.cut(c.title, P.TITLE_MAX))}**{score}{mark}")
         if c.chain:
             left.caption(md_text(P.chain_words(c)))

@@ -129,7 +129,7 @@ def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any]
     try:
         return engine(s)
     except (ModelChoiceError, LLMError, UsageError, ValueError) as err:
-        st.error(f"The model cannot be used: {err}")
+        st.error(f"The model cannot be used: {V.md_text(err)}")
         st.stop()
         raise  # unreachable: st.stop raises
 
@@ -214,7 +214,7 @@ def open_run(runs: Any, run_id: str, stamp: str) -> Trace | None:
         try:
             t = runs.load(run_id)
         except (FileNotFoundError, ValueError, UsageError) as err:
-            st.error(f"Cannot open this run: {err}")
+            st.error(f"Cannot open this run: {V.md_text(err)}")
             return None
         while len(kept) >= 2:
             kept.pop(next(iter(kept)))

@@ -82,7 +82,7 @@ if tabs[0].open:
                         try:
                             store.delete(tr.run_id)
                         except (OSError, UsageError) as err:  # a read-only folder, a store that is down
-                            st.error(f"Cannot delete this run: {err}")
+                            st.error(f"Cannot delete this run: {V.md_text(err)}")
                         else:
                             st.rerun()
             B.answer_block(tr)

@@ -287,7 +287,10 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     assert not at.exception, at.exception
     t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["answer_entity"] == "Gray Heron"
-    assert "Most likely answer: Gray Heron" in t["answer"]
+    assert "Answer you forced in: Gray Heron (no confidence is claimed for an answer a person chose)" in t["answer"]
+    assert "confidence 0" not in t["answer"]
+    [card] = [m.value for m in at.markdown if m.value.startswith("**1. ")]
+    assert card == "**1. Gray Heron** · forced in by you"  # no weight, not "the search's answer"
     assert any(f["name"] == "forced_answer" for f in t["stats"]["other_fallbacks"])
     # the person's answer: no confidence claimed for it, its candidate says whose it is, a note not a fallback
     assert t["confidence"] is None and t["candidates"][0]["title"] == "Gray Heron"

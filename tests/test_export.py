@@ -206,3 +206,18 @@ def test_a_choice_of_outcome_at_an_evaluate_step_is_one_decision_in_the_report()
     assert "✎ Answer now" not in text and "✎ Search deeper" not in text
     [row] = [line for line in text.splitlines() if line.startswith("| 3 | 1 | evaluate |")]
     assert [c.strip() for c in row.split("|")][10] == "1"  # the overrides column: one decision
+
+
+def test_the_reports_mark_the_chain_the_answer_came_along():
+    t = make_trace()
+    c0, c1 = t["chains"]
+    t["answer_entity"] = "C"  # the ranked answer came along chain 2, one hop
+    t["candidates"] = [{"title": "C", "entity_id": "C", "score": 0.6, "chain": [dict(c1[0])], "sentence": ""}]
+    text, page = export_markdown(t), export_html(t)
+    assert "### Chain 2 (used for the answer)" in text and "### Chain 1 (used" not in text
+    assert "<h3>Chain 2 (used for the answer)</h3>" in page and "<h3>Chain 1 (used" not in page
+    own = [{**c1[0], "relationship_id": "r-elsewhere", "target": "H", "target_id": "H"}]
+    t["answer_entity"], t["candidates"] = "H", [{"title": "H", "entity_id": "H", "score": 0.7, "chain": own}]
+    assert "(used for the answer)" not in export_markdown(t)  # found before the run: none of the run's chains
+    t["candidates"] = []  # an older trace: the best chain, as before
+    assert "### Chain 1 (used for the answer)" in export_markdown(t)

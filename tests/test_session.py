@@ -539,3 +539,15 @@ def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_tri
     trace = eng.trace(ex.state).to_dict()
     assert trace["candidates"] and not first_hops(trace) & dropped
     assert all(lk["relationship_id"] not in dropped for c in trace["chains"] for lk in c[:1])
+    # a trace written before overrides were recorded (kept differing from auto_kept) reads the same drops
+    from dataclasses import replace
+
+    from tog_core.policy.cheap import person_dropped
+    bare = ex.state.with_(steps=tuple(replace(s, overrides=[]) for s in ex.state.steps))
+    assert person_dropped(bare) == person_dropped(ex.state) and person_dropped(ex.state)
+    # a replay of the run (force it in, back to depth, a reopened run) starts with the same searches before the run
+    from tog_core.app.runner import replay
+    saved = eng.trace(ex.state)
+    assert replay(eng, saved, 1)[0].other_searches == ex.states[0].other_searches != ()
+    old = Trace.from_dict({**saved.to_dict(), "state": None})  # written before resume states: replayed all the same
+    assert len(replay(eng, old, 2)) == 3

@@ -26,7 +26,7 @@ from tog_core.app.session import Settings
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
-from tog_core.tog.state import Callbacks, Proposal, State
+from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, State
 from tog_core.tog.trace import DepthPlan, Trace
 
 
@@ -254,8 +254,11 @@ def replay(engine: Any, trace: Trace, upto: int) -> list[State]:
     first = engine.start(trace.question, list(trace.seeds))
     # the number of hops the run settled on before its first step (recorded, not tried again), the searches of the
     # other numbers of hops (part of the answer's pool) and the run's reading (a person's correction included)
-    saved = engine.restore(trace)
-    first = first.with_(other_searches=saved.other_searches, reading=saved.reading)
+    try:  # a trace written before resume states, or naming what the project no longer has: the question alone
+        saved = engine.restore(trace)
+        first = first.with_(other_searches=saved.other_searches, reading=saved.reading)
+    except (ValueError, KeyError):
+        pass
     states = [first.with_(**hops_of(DepthPlan.from_dict(trace.plan))) if trace.plan else first]
     for i, step in enumerate(trace.steps[:upto]):
         prop = asyncio.run(engine.propose(states[-1]))
@@ -299,11 +302,11 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
            for p in state.paths if idx in {h.dst for h in p.hops}]
     cut = list({tuple((h.ridx, h.dst) for h in p.hops): p for p in cut}.values())  # the same prefix once
     if cut:
-        note = {"stage": "answer", "fallback": "forced_answer", "wall_s": 0.0,
+        note = {"stage": "answer", "fallback": FORCED_ANSWER, "wall_s": 0.0,
                 "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
-        # the person's entity answers: only the chains cut at it (each ends there), not the depth trials' pool
-        return state.with_(stage="answer", paths=tuple(cut), other_searches=(), hops_firm=True,
-                           extra_usage=state.extra_usage + (note,))
+        # the person's entity answers: only the chains cut at it, each ending there (the note makes the ranking
+        # leave the depth trials' pool aside, policy/cheap.person_allowed; they stay in the state for a replay)
+        return state.with_(stage="answer", paths=tuple(cut), hops_firm=True, extra_usage=state.extra_usage + (note,))
     note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
             "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
     return state.with_(extra_usage=state.extra_usage + (note,))

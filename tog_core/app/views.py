@@ -18,7 +18,7 @@ from tog_core.render.evidence import evidence, support_span, with_evidence  # no
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.policy import GUESS_WORDS
-from tog_core.tog.state import Proposal
+from tog_core.tog.state import FORCED_ANSWER, Proposal
 from tog_core.tog.trace import Seed, Trace
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
@@ -222,7 +222,7 @@ def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[d
     from tog_core.scoring.text import words_as_written
 
     written = words_as_written(trace.question if trace is not None else "")
-    view = answer_view(trace) if trace is not None and [c for c in trace.chains if c] else None
+    view = answer_view(trace) if trace is not None and ([c for c in trace.chains if c] or trace.candidates) else None
     kept = (len(view["hops"]) if view else 0) or plan.get("depth")
 
     def words(stems: list[str]) -> str:
@@ -244,7 +244,7 @@ def plan_depth(trace: Trace) -> tuple[Any, bool]:
     return plan.get("depth"), bool(plan.get("chosen"))
 
 
-PERSON_MADE = frozenset({"forced_answer", "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
+PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
 
 
 def fallbacks(trace: Trace) -> list[str]:
@@ -254,6 +254,11 @@ def fallbacks(trace: Trace) -> list[str]:
     out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
             for f in (trace.stats or {}).get("other_fallbacks") or [] if f.get("name") not in PERSON_MADE]
     return [line.strip() for line in out]
+
+
+def is_forced(trace: Trace) -> bool:
+    """Whether a person forced the run's answer in (its first candidate is theirs; no confidence is claimed)."""
+    return any(f.get("name") == FORCED_ANSWER for f in (trace.stats or {}).get("other_fallbacks") or [])
 
 
 def person_notes(trace: Trace) -> list[str]:

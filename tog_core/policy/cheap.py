@@ -316,7 +316,7 @@ class CheapPolicy:
         key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
-               person_dropped(state))
+               person_dropped(state), state.forced)
         if key in self._ranked:
             return self._ranked[key]
         out = self._rank(ctx, state, paths)
@@ -410,33 +410,36 @@ def _what_it_is(e: Any) -> str:
 
 
 def person_dropped(state: State) -> frozenset[tuple[Any, ...]]:
-    """The steps a person dropped that the automatic policy kept, as (depth, source id, relationship id) for a
-    relation and (depth, source id, relationship id, target id) for an entity."""
+    """The steps a person dropped that the automatic policy kept (kept, in a trace written before overrides were
+    recorded, differs from auto_kept the same way): ("rel", depth, source id, relation label, stored outgoing) for
+    a relation group, whatever its size, and ("ent", depth, source id, relationship id, target id) for an entity."""
     out: set[tuple[Any, ...]] = set()
     for step in state.steps:
-        over = {str(o.get("id")) for o in step.overrides or [] if o.get("auto_kept") and not o.get("kept")}
         for c in step.candidates:
-            if c.id not in over or c.kind not in ("relation", "entity"):
+            if not c.auto_kept or c.kept:
                 continue
             if c.kind == "relation":
-                out.update((step.depth, c.source_id, rid) for rid in c.relationship_ids)
-            else:
-                out.update((step.depth, c.source_id, rid, c.target_id) for rid in c.relationship_ids)
+                out.add(("rel", step.depth, c.source_id, c.relation, bool(c.outgoing)))
+            elif c.kind == "entity":
+                out.update(("ent", step.depth, c.source_id, rid, c.target_id) for rid in c.relationship_ids)
     return frozenset(out)
 
 
 def person_allowed(graph: Any, state: State) -> tuple[Search, ...]:
-    """The other searches (the depth trials) without the chains that take a step a person dropped in this run: the
-    answer and its candidates never come along a way the person ruled out."""
+    """The other searches (the depth trials) the answer is ranked over: none when a person forced the answer in,
+    else without the chains that take a step the person dropped in this run (the answer and its candidates never
+    come along a way the person ruled out)."""
+    if state.forced:
+        return ()
     dropped = person_dropped(state)
     if not dropped:
         return state.other_searches
 
     def avoids(p: BeamPath) -> bool:
         for depth, h in enumerate(p.hops, 1):
-            src, rid = graph.entity(h.src).id, graph.relationship(h.ridx).id
-            if (depth, src, rid) in dropped or (depth, src, rid, graph.entity(h.dst).id) in dropped:
+            src, rel = graph.entity(h.src).id, graph.relationship(h.ridx)
+            if ("rel", depth, src, rel.label, rel.source_idx == h.src) in dropped or \
+                    ("ent", depth, src, rel.id, graph.entity(h.dst).id) in dropped:
                 return False
         return True
     return tuple(Search(depth=s.depth, paths=tuple(p for p in s.paths if avoids(p))) for s in state.other_searches)
-

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from tog_core.render.chains import chains_html
+from tog_core.render.chains import answer_chain_index, chains_html
 from tog_core.render.frontier import frontier_html, overridden_ids
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -140,6 +140,18 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
+def _used_chain(t: dict[str, Any]) -> int | None:
+    """The chain (1-based) the answer came along, as the chains picture marks it: the one the ranked answer's own
+    chain starts, else the best (1); None when the answer's chain is none of the run's (a number of hops searched
+    before the run)."""
+    at = answer_chain_index(t)
+    if at is not None:
+        return at + 1
+    cands = t.get("candidates") or []
+    top = cands[0] if cands and isinstance(cands[0], dict) else {}
+    return None if top.get("chain") and top.get("title") == t.get("answer_entity") else 1
+
+
 def _decisions(step: dict[str, Any]) -> int:
     """A person's decisions at a step: at an evaluate step choosing the other outcome is one (both outcomes are
     recorded as changed)."""
@@ -217,8 +229,9 @@ def export_markdown(trace: dict[str, Any]) -> str:
     chains = [c for c in t.get("chains") or [] if c]
     if not chains:
         out += ["*(no chains)*", ""]
+    used = _used_chain(t)
     for ci, chain in enumerate(chains, start=1):
-        out += [f"### Chain {ci}" + (" (used for the answer)" if ci == 1 else ""), ""]
+        out += [f"### Chain {ci}" + (" (used for the answer)" if ci == used else ""), ""]
         for hop, link in enumerate(chain, start=1):
             units = ", ".join(md(u, LABEL_MAX) for u in link.get("text_unit_ids") or []) or "none"
             out.append(f"{hop}. **{_mc(link.get('source'), LABEL_MAX, long)}** → "
@@ -363,6 +376,7 @@ def export_html(trace: dict[str, Any]) -> str:
                      f"<li>the search's answer: {_hc(t.get('answer_entity') or 'none', LABEL_MAX, long)}</li></ul>")
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
+    used = _used_chain(t)
     for ci, chain in enumerate(chains, start=1):
         items = "".join(
             f"<li><strong>{_hc(link.get('source'), LABEL_MAX, long)}</strong> → "
@@ -371,7 +385,7 @@ def export_html(trace: dict[str, Any]) -> str:
             f"{_h(', '.join(map(str, link.get('text_unit_ids') or [])), LABEL_MAX)})</span>"
             + "".join(f"<blockquote><mark>{_hc(x, TEXT_MAX, long)}</mark></blockquote>" for x in _supports(t, link))
             + "</li>" for link in chain)
-        parts.append(f"<h3>Chain {ci}{' (used for the answer)' if ci == 1 else ''}</h3><ol>{items}</ol>")
+        parts.append(f"<h3>Chain {ci}{' (used for the answer)' if ci == used else ''}</h3><ol>{items}</ol>")
     if chains:
         parts.append(_frame(chains_html(t, height="420px"), 420))
     else:

@@ -277,7 +277,9 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         others = [self.graph.title(c.entity) for c in self.answer_candidates(state)]
         ends = [t for t in OrderedDict((t, None) for t in others) if t != top][:5]
         unsure = f" — low confidence, {GUESS_WORDS}" if choice.confidence < choice.low else ""
-        lines = [head, f"Most likely answer: {top} (confidence {choice.confidence:.2f}{unsure}; {choice.why})"]
+        lines = [head, f"Answer you forced in: {top} (no confidence is claimed for an answer a person chose)"
+                 if state.forced else f"Most likely answer: {top} (confidence {choice.confidence:.2f}{unsure}; "
+                                      f"{choice.why})"]
         if ends:
             lines.append("Other candidates: " + ", ".join(ends))
         if all(p.hops[:choice.hop] != choice.path.hops[:choice.hop] for p in best):

@@ -95,7 +95,7 @@ class Recording:
         ranked = self.answer_candidates(state) if state.paths else []
         choice = ranked[0] if ranked else None
         # a person forced the answer in: no confidence is claimed for it, and its candidate says whose it is
-        forced = choice is not None and any(u.get("fallback") == "forced_answer" for u in fallbacks)
+        forced = choice is not None and state.forced
         records = [self.candidate_record(c) for c in ranked[:MAX_CANDIDATES]]
         if forced:
             records[0]["why"] = "forced in by you"

@@ -251,8 +251,17 @@ class State:
     def done(self) -> bool:
         return self.stage in ("answer", "done")
 
+    @property
+    def forced(self) -> bool:
+        """Whether a person forced the answer in ("force it in", app/runner.py records FORCED_ANSWER): that entity
+        answers, read from the chains cut at it alone, and no confidence is claimed for it."""
+        return any(u.get("fallback") == FORCED_ANSWER for u in self.extra_usage)
+
     def with_(self, **kw: Any) -> State:
         return replace(self, **kw)
+
+
+FORCED_ANSWER = "forced_answer"  # the named fallback of a person's forced answer
 
 
 @dataclass(frozen=True, kw_only=True)
