@@ -1,6 +1,6 @@
 """Issue #21's goals in one table: every data set in the configuration users run, next to the gold-seed ceiling.
 
-    python bench/scoreboard.py [--sets cc cc2 dulce demo fr zh metaqa pq2 pq3 pql2 pql3] [--json]
+    python bench/scoreboard.py [--sets cc cc2 dulce cc12 demo fr zh metaqa pq2 pq3 pql2 pql3] [--json]
     python bench/scoreboard.py --unseen        # adds the held-out and blind sets: only at the end of a stop
 
 Per set, two runs of `bench kgqa` (no LLM, the app's default pruner):
@@ -34,7 +34,7 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "heldout": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_test.jsonl"),
     "blind": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind.jsonl"),
 }
-REAL_GRAPHRAG = ("cc", "cc2", "dulce", "heldout", "blind")  # the real GraphRAG outputs (not written for this project)
+REAL_GRAPHRAG = ("cc", "cc2", "dulce", "cc12", "heldout", "blind")  # the real GraphRAG outputs (not written for this project)
 GOLD_SEEDED = ("pq2", "pq3", "pql2", "pql3")  # reported from their gold topic entities
 
 
