@@ -34,7 +34,8 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "heldout": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_test.jsonl"),
     "blind": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind.jsonl"),
 }
-REAL_GRAPHRAG = ("cc", "cc2", "dulce", "cc12", "heldout", "blind")  # the real GraphRAG outputs (not written for this project)
+# the real GraphRAG outputs (not written for this project)
+REAL_GRAPHRAG = ("cc", "cc2", "dulce", "cc12", "heldout", "blind")
 GOLD_SEEDED = ("pq2", "pq3", "pql2", "pql3")  # reported from their gold topic entities
 
 
