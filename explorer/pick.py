@@ -67,11 +67,12 @@ def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
     chosen = P.is_chosen(trace, c)
     with st.container(border=True, key=f"pick_card_{i}"):
         left, right = st.columns([4, 1], vertical_alignment="center")
-        forced = i == 0 and P.is_search_answer(trace, c) and is_forced(trace)  # a person's: no weight claimed
+        the_search = i == 0 and P.is_search_answer(trace, c)
+        forced = the_search and is_forced(trace)  # a person's: no weight claimed
         score = "" if c.score is None or forced else f" · weight {c.score:.2f}" if c.score >= 0.005 else \
             " · weight < 0.01"
-        mark = (" · forced in by you" if forced else " · the search's answer" if i == 0 and
-                P.is_search_answer(trace, c) else "") + (" · your choice" if chosen else "")
+        mark = (" · forced in by you" if forced else " · the search's answer" if the_search else "") + \
+            (" · your choice" if chosen else "")
         left.markdown(f"**{i + 1}. {md_text(P.cut(c.title, P.TITLE_MAX))}**{score}{mark}")
         if c.chain:
             left.caption(md_text(P.chain_words(c)))

@@ -178,7 +178,7 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
     states = [restored]
     if trace.steps and getattr(engine, "llm", None) is None:
         try:
-            states = [*replay(engine, trace, len(trace.steps))[:-1], restored]
+            states = [*replay(engine, trace, len(trace.steps), restored=restored)[:-1], restored]
         except (ValueError, KeyError):
             states = [restored]
     return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
@@ -245,7 +245,7 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
 
 # ---------------------------------------------------------------------------------------------- force in
 
-def replay(engine: Any, trace: Trace, upto: int) -> list[State]:
+def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = None) -> list[State]:
     """The states of a saved run from its topic entities through its first `upto` steps, each step applied
     with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
     make this free); a recorded choice the search no longer offers raises ValueError."""
@@ -255,7 +255,7 @@ def replay(engine: Any, trace: Trace, upto: int) -> list[State]:
     # the number of hops the run settled on before its first step (recorded, not tried again), the searches of the
     # other numbers of hops (part of the answer's pool) and the run's reading (a person's correction included)
     try:  # a trace written before resume states, or naming what the project no longer has: the question alone
-        saved = engine.restore(trace)
+        saved = restored or engine.restore(trace)  # `restored`: the caller's engine.restore(trace), not read twice
         first = first.with_(other_searches=saved.other_searches, reading=saved.reading)
     except (ValueError, KeyError):
         pass

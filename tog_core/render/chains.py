@@ -99,15 +99,22 @@ def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colou
             "font": {"color": "#212529" if on else "#495057"}}
 
 
+def answer_own_chain(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chain the ranked answer (`candidates[0]`, when it is the trace's answer) carries; [] without one."""
+    cands = trace.get("candidates") or []
+    top = cands[0] if cands and isinstance(cands[0], dict) else {}
+    if top.get("title") != trace.get("answer_entity"):
+        return []
+    return [x for x in top.get("chain") or [] if isinstance(x, dict)]
+
+
 def answer_chain_index(trace: dict[str, Any]) -> int | None:
     """Which of the trace's chains the ranked answer (`candidates[0]`, carrying its own chain) came along: the
     first that starts with that chain. None without such a candidate, or when no chain of the beam starts with it
     (the answer came from a number of hops tried but not kept)."""
     chains = [c for c in (trace.get("chains") or []) if c]
-    cands = trace.get("candidates") or []
-    top = cands[0] if cands and isinstance(cands[0], dict) else {}
-    own = [x for x in top.get("chain") or [] if isinstance(x, dict)]
-    if not own or top.get("title") != trace.get("answer_entity"):
+    own = answer_own_chain(trace)
+    if not own:
         return None
 
     def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -125,12 +132,8 @@ def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]]
     at = answer_chain_index(trace)
     if at is not None:
         return chains, at
-    cands = trace.get("candidates") or []
-    top = cands[0] if cands and isinstance(cands[0], dict) else {}
-    own = [x for x in top.get("chain") or [] if isinstance(x, dict)]
-    if not own or top.get("title") != trace.get("answer_entity"):
-        return chains, 0
-    return [own, *chains], 0
+    own = answer_own_chain(trace)
+    return ([own, *chains], 0) if own else (chains, 0)
 
 
 def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:

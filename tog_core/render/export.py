@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from tog_core.render.chains import answer_chain_index, chains_html
+from tog_core.render.chains import answer_chain_index, answer_own_chain, chains_html
 from tog_core.render.frontier import frontier_html, overridden_ids
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -147,9 +147,7 @@ def _used_chain(t: dict[str, Any]) -> int | None:
     at = answer_chain_index(t)
     if at is not None:
         return at + 1
-    cands = t.get("candidates") or []
-    top = cands[0] if cands and isinstance(cands[0], dict) else {}
-    return None if top.get("chain") and top.get("title") == t.get("answer_entity") else 1
+    return None if answer_own_chain(t) else 1
 
 
 def _decisions(step: dict[str, Any]) -> int:
