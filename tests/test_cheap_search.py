@@ -377,3 +377,59 @@ def test_a_typed_graph_lends_its_relation_names_of_several_words_to_the_wording(
 
     free = ToGEngine(free_graph([("A", "B", "A met B")]), config=eng.config, policy=policy)
     assert relation_names(free.graph) == ()
+
+
+# ---------------------------------------------------------------- the asked type at the last hop
+def _haunting_graph() -> KnowledgeGraph:
+    """Two titles for one ghost (as GraphRAG splits a character), most of whose edges lead to people who match the
+    question's word "appears", and one to the house it asks about ("where"), typed as GraphRAG types them."""
+    edges = [("Marley's Ghost", "Scrooge", "Marley's Ghost appears to Scrooge and appears again at night"),
+             ("Marley's Ghost", "Jacob Marley", "Marley's Ghost appears as the apparition of Jacob Marley"),
+             ("Marley's Ghost", "Scrooge's House",
+              "Marley's Ghost appears in the dark rooms of Scrooge's house, rattling its chains"),
+             ("Ghost of Jacob Marley", "Ebenezer Scrooge", "The Ghost of Jacob Marley appears to Ebenezer Scrooge"),
+             ("Ghost of Jacob Marley", "Bob Cratchit", "The Ghost of Jacob Marley appears unseen by Bob Cratchit")]
+    kinds = {"Scrooge's House": "GEO"}
+    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
+                    "type": [kinds.get(n, "PERSON") for n in names], "description": [""] * len(names)})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
+                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
+                    "text_unit_ids": pa.array([[] for _ in edges], pa.list_(pa.string()))})
+    return KnowledgeGraph.from_tables(ent, rel, None)
+
+
+def test_at_the_last_hop_an_entity_of_another_type_than_asked_keeps_half_its_score():
+    g = _haunting_graph()
+    q = "Where does Marley's Ghost appear?"
+    seeds = ["Marley's Ghost", "Ghost of Jacob Marley"]
+    eng, st = run(g, q, seeds, depth=1, width=3)
+    assert "Scrooge's House" in [c[-1] for c in chains(eng, st)]
+    step = next(s for s in st.steps if s.stage == "entities")
+    person = next(c for c in step.candidates if c.target == "Jacob Marley")
+    house = next(c for c in step.candidates if c.target == "Scrooge's House")
+    assert "type PERSON, not what the question asks for (x0.5)" in person.reason and "type" not in house.reason
+    # switched off, the people who match "appears" fill the beam and the house is lost
+    eng0, st0 = run(g, q, seeds, depth=1, width=3, policy=CheapPolicy(type_prior=False))
+    assert "Scrooge's House" not in [c[-1] for c in chains(eng0, st0)]
+    assert eng.policy.params()["type_prior"] and not eng0.policy.params()["type_prior"]
+
+
+def test_the_type_prior_holds_only_at_the_last_hop_of_a_graphrag_search_for_a_type_the_graph_has():
+    g = _haunting_graph()
+    pol = CheapPolicy()
+    person = g.find_title("Jacob Marley")
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", exact_depth=True, depth=2),
+                    policy=pol)
+    st = eng.start("Where does Marley's Ghost appear?", seeds=["Marley's Ghost"])
+    assert pol.entity_prior(eng, st.with_(depth=1), person) == (1.0, "")  # on the way: any type may lead on
+    assert pol.entity_prior(eng, st.with_(depth=2), person)[0] == 0.5  # the last hop
+    # a question for a type the graph does not have ("which language") leaves every candidate as it was
+    st_lang = eng.start("Which language does Marley's Ghost speak?", seeds=["Marley's Ghost"])
+    assert pol.entity_prior(eng, st_lang.with_(depth=2), person) == (1.0, "")
+    # a typed graph's relation templates already say the types (MetaQA: no gain, 0.883 -> 0.880): nothing there
+    t = typed_graph([("Jaws", "directed_by", "Steven Spielberg"), ("Jaws", "has_genre", "Thriller")])
+    teng = ToGEngine(t, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", exact_depth=True, depth=1),
+                     policy=pol)
+    tst = teng.start("Who directed Jaws?", seeds=["Jaws"])
+    assert pol.entity_prior(teng, tst.with_(depth=1), t.find_title("Thriller")) == (1.0, "")

@@ -105,6 +105,7 @@ class EntityScoring(Protocol):
                         options: Sequence[NextEdges]) -> dict[tuple[str, int], NextHop]: ...
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]: ...
+    def entity_prior(self, ctx: SearchContext, state: State, entity: int) -> tuple[float, str]: ...
 
 
 class StopJudge(Protocol):
@@ -172,6 +173,10 @@ class PaperEntities:
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]:
         return rel_score * ent_score, ""
+
+    def entity_prior(self, ctx: SearchContext, state: State, entity: int) -> tuple[float, str]:
+        """A factor on a candidate entity's hop score from what the entity is, before any scorer: none here."""
+        return 1.0, ""
 
 
 class PaperJudge:

@@ -253,6 +253,10 @@ class StageProposals(EdgeRules):
                 if cfg.normalise_entities:
                     es = es / best[rc.key] if best[rc.key] > 0 else 1.0
                 combined, why = self.policy.hop_score(self, rc.score, es, ahead.get((rc.key, o)) if ahead else None)
+                prior, kind = self.policy.entity_prior(self, state, o)
+                if prior != 1.0:
+                    combined *= prior
+                    why = f"{why}; {kind}" if why else kind
                 reason = res.reasons[pos] if pos < len(res.reasons) else ""
                 reason = f"{why}; {reason}" if why and reason else (why or reason)
                 rows.append((self._path_score(state.paths[i], combined), combined, i, rc, o, r, reason,
