@@ -3,6 +3,7 @@
     python bench/fit_ranker.py dump [SET ...]     # run the app's default search on each dev set, keep the features
     python bench/fit_ranker.py fit                # LODO table (Hits@1/@3, AUROC, guesses flagged), no file written
     python bench/fit_ranker.py fit --write        # ... and write the model fitted on all sets to ranker.json
+    python bench/fit_ranker.py fit --write=free   # ... writing only the free-text model; the typed one stays as shipped
     python bench/fit_ranker.py fit --without=a,b  # the LODO table without these ranking features
 
 `dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
@@ -248,14 +249,19 @@ def rule_hits(name: str) -> float:
     return sum(bool(q["answer_entity"]) and q["answer_entity"] in set(q["answers"]) for q in qs) / len(qs)
 
 
-def main_fit(write: bool) -> None:
+def main_fit(write: bool, only: str | None = None) -> None:
+    """The LODO table of every family; with `write`, ranker.json from the fits on all sets (`only`: that family's
+    model only, every other family's model kept as the file has it)."""
+    if only is not None and only not in FAMILIES:
+        sys.exit(f"unknown family '{only}'; choose from: {', '.join(FAMILIES)}")
     print(f"ranking features: {', '.join(ranking.FEATURES)}\nconfidence features: {', '.join(SURE)}")
     out = {}
     undumped: list[str] = []
     for family, (names, rule_first) in FAMILIES.items():
         sets = load(names)
         missing = [n for n in names if n not in sets]
-        undumped += missing
+        if only in (None, family):
+            undumped += missing
         if len(sets) < 2:  # leave-one-out needs two sets; no model can be fitted from none
             print(f"\n{family} graphs: dumped {', '.join(sets) or 'none'} of {', '.join(names)}; skipped (run "
                   f"`python bench/fit_ranker.py dump {' '.join(missing)}` first)")
@@ -278,6 +284,13 @@ def main_fit(write: bool) -> None:
                 f"({sum(len(v) for v in sets.values())} questions), each set weighing the same")
         out[family] = ranking.Model(features=full.features, weights=full.weights, mean=full.mean, scale=full.scale,
                                     low=full.low, sure=full.sure, rule_first=rule_first, note=note).to_dict()
+    if write and only is not None:  # the other families keep the shipped model, said in the output
+        if only not in out:
+            sys.exit(f"not written: no model for {only} graphs; dump their sets")
+        shipped = json.loads(ranking.MODEL_FILE.read_text(encoding="utf-8")) if ranking.MODEL_FILE.exists() else {}
+        kept = {f: shipped[f] for f in FAMILIES if f != only and f in shipped}
+        out = {f: out[f] if f == only else kept[f] for f in FAMILIES if f == only or f in kept}
+        print(f"writing the {only} model only; kept as shipped: {', '.join(kept) or 'none'}")
     if write and set(out) != set(FAMILIES):  # a partial file would drop a family's model from the product
         sys.exit(f"not written: no model for {', '.join(sorted(set(FAMILIES) - set(out)))} graphs; dump their sets")
     if write and undumped:  # a model fitted on fewer sets than the product's would change it silently
@@ -285,7 +298,8 @@ def main_fit(write: bool) -> None:
                  f"`python bench/fit_ranker.py dump {' '.join(undumped)}` first")
     if write:
         ranking.MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {ranking.MODEL_FILE.relative_to(ROOT)}")
+        where = ranking.MODEL_FILE
+        print(f"wrote {where.relative_to(ROOT) if where.is_relative_to(ROOT) else where}")
 
 
 if __name__ == "__main__":
@@ -313,4 +327,5 @@ if __name__ == "__main__":
                     sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; "
                              f"choose from {', '.join(ranking.FEATURES)}")
                 ranking.FEATURES = tuple(f for f in ranking.FEATURES if f not in drop)
-        main_fit("--write" in args)
+        families = [a[8:] for a in args if a.startswith("--write=")]
+        main_fit("--write" in args or bool(families), families[0] if families else None)

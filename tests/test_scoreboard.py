@@ -69,3 +69,39 @@ def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_produ
                                          r"dump c` first"):
         fr.main_fit(write=True)
     assert "free graphs" in capsys.readouterr().out and not model_file.exists()
+
+
+def test_fit_ranker_can_write_one_family_and_keep_the_others_model_as_shipped(tmp_path, monkeypatch, capsys):
+    """`fit --write=free`: the free-text model is refitted, the typed one is copied from the shipped file unchanged;
+    a set of another family left undumped does not block it, one of the written family does."""
+    import numpy as np
+    import pytest
+
+    from tog_core.policy import ranking
+
+    fr = load("fit_ranker")
+    names = sorted(set(ranking.FEATURES) | set(fr.SURE))
+    rng = np.random.default_rng(1)
+    for s in ("a", "b"):
+        rows = []
+        for i in range(12):
+            cands = [{"title": f"c{j}", "features": {n: float(rng.random()) for n in names}, "gold": j == i % 3}
+                     for j in range(4)]
+            rows.append({"id": i, "hops": 1, "question": f"q{i}", "answers": [f"c{i % 3}"], "cands": cands,
+                         "answer_entity": "c0"})
+        (tmp_path / f"{s}.json").write_text(json.dumps(rows))
+    model_file = tmp_path / "ranker.json"
+    typed = {"features": ["x"], "weights": [1.0], "note": "the shipped typed model"}
+    model_file.write_text(json.dumps({"free": {"note": "old"}, "typed": typed}))
+    monkeypatch.setattr(fr, "OUT", tmp_path)
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b"], False), "typed": (["t1", "t2"], True)})
+    monkeypatch.setattr(fr.ranking, "MODEL_FILE", model_file)
+    fr.main_fit(write=True, only="free")
+    written = json.loads(model_file.read_text())
+    assert written["typed"] == typed and written["free"]["note"].startswith("fitted by bench/fit_ranker.py on")
+    assert "kept as shipped: typed" in capsys.readouterr().out
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b", "c"], False), "typed": (["t1", "t2"], True)})
+    with pytest.raises(SystemExit, match=r"the sets c are not dumped"):
+        fr.main_fit(write=True, only="free")
+    with pytest.raises(SystemExit, match=r"unknown family 'tiped'"):
+        fr.main_fit(write=True, only="tiped")
