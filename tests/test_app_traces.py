@@ -55,3 +55,22 @@ def test_an_old_trace_opens_on_the_ask_page_and_on_saved_runs(home):
     assert not at.exception, at.exception
     seen = texts(at)
     assert "Who founded the Lanternwright Guild?" in seen and "stopped: the chains answer the question" in seen
+
+
+def test_an_answer_part_way_along_its_chain_says_how_deep_the_search_went(home):
+    """A run whose answer stands one hop along a two-hop chain (as a forced or a ranked answer may): the hops block
+    says the search went 2 hops deep and the answer is 1 hop along (was checked only in Chromium)."""
+    run_id = "20240102-030405-def456"
+    link2 = {"source": "Mara Quell", "source_id": "x2", "relation": "born in", "target": "Tarnby",
+             "target_id": "x3", "relationship_id": "r2"}
+    trace = {**OLD, "run_id": run_id, "answer_entity": "Mara Quell", "chains": [OLD["chains"][0] + [link2]],
+             "plan": {"depth": 2, "trials": [{"depth": 1, "matched": ["found"], "end": "Mara Quell"},
+                                             {"depth": 2, "matched": ["found"], "end": "Tarnby"}]}}
+    (home / "runs").mkdir(parents=True)
+    (home / "runs" / f"{run_id}.json").write_text(json.dumps(trace), encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["run"] = run_id
+    at.run()
+    assert not at.exception, at.exception
+    assert "### Mara Quell" in [m.value for m in at.markdown]
+    assert "The search went 2 hops deep; the answer is 1 hop along its chain" in texts(at)

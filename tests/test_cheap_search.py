@@ -7,6 +7,7 @@ import asyncio
 from collections import Counter
 
 import pyarrow as pa
+import pytest
 
 from tog_core.policy import coverage
 from tog_core.reading.readers import question_words, relation_names
@@ -355,7 +356,7 @@ def test_the_lookahead_sees_the_topic_rule_of_the_last_hop():
         return {c.target: c.reason for c in hop1.candidates if c.relation.startswith("Ann met")}, chains(eng, st)
 
     rated, found = reasons(["Ann", "Castle"])
-    assert rated["Bob"].startswith("next: dead end") and "lives" in rated["Cid"]
+    assert "next: dead end" in rated["Bob"] and "lives" in rated["Cid"]
     assert ["Ann", "Cid", "House"] in found and ["Ann", "Bob", "Castle"] not in found
     # with the Castle not a topic, Bob's way on is open and rated like Cid's
     rated1, found1 = reasons(["Ann"])
@@ -403,14 +404,15 @@ def test_at_the_last_hop_an_entity_of_another_type_than_asked_keeps_half_its_sco
     g = _haunting_graph()
     q = "Where does Marley's Ghost appear?"
     seeds = ["Marley's Ghost", "Ghost of Jacob Marley"]
-    eng, st = run(g, q, seeds, depth=1, width=3)
+    # the type prior alone (the whole chain read by e5 finds the house too: chain_fusion, tested below)
+    eng, st = run(g, q, seeds, depth=1, width=3, policy=CheapPolicy(chain_fusion=False))
     assert "Scrooge's House" in [c[-1] for c in chains(eng, st)]
     step = next(s for s in st.steps if s.stage == "entities")
     person = next(c for c in step.candidates if c.target == "Jacob Marley")
     house = next(c for c in step.candidates if c.target == "Scrooge's House")
     assert "type PERSON, not what the question asks for (x0.5)" in person.reason and "type" not in house.reason
     # switched off, the people who match "appears" fill the beam and the house is lost
-    eng0, st0 = run(g, q, seeds, depth=1, width=3, policy=CheapPolicy(type_prior=False))
+    eng0, st0 = run(g, q, seeds, depth=1, width=3, policy=CheapPolicy(type_prior=False, chain_fusion=False))
     assert "Scrooge's House" not in [c[-1] for c in chains(eng0, st0)]
     assert eng.policy.params()["type_prior"] and not eng0.policy.params()["type_prior"]
 
@@ -433,3 +435,61 @@ def test_the_type_prior_holds_only_at_the_last_hop_of_a_graphrag_search_for_a_ty
                      policy=pol)
     tst = teng.start("Who directed Jaws?", seeds=["Jaws"])
     assert pol.entity_prior(teng, tst.with_(depth=1), t.find_title("Thriller")) == (1.0, "")
+
+
+# ---------------------------------------------------------------- the whole chain read by the embedder
+class _ChainReader:
+    """A stand-in for e5 whose similarity to any question is set per entity named in the passage (0 for others)."""
+
+    def __init__(self, sims: dict[str, float]) -> None:
+        self.sims = sims
+
+    def embed(self, texts, kind="passage"):
+        import numpy as np
+
+        rows = []
+        for t in texts:
+            s = 1.0 if kind == "query" else next((v for k, v in self.sims.items() if k in t), 0.0)
+            rows.append([s, (1 - s * s) ** 0.5])
+        return np.asarray(rows)
+
+
+def test_ranks_are_fused_without_a_weight_and_the_best_is_one():
+    from tog_core.policy import ranking
+
+    fused = ranking.fused_ranks([3.0, 2.0, 1.0], [0.1, 0.9, 0.5])  # ranks (1, 3), (2, 1), (3, 2)
+    k = ranking.RRF_K
+    raw = [1 / (k + 1) + 1 / (k + 3), 1 / (k + 2) + 1 / (k + 1), 1 / (k + 3) + 1 / (k + 2)]
+    assert list(fused) == pytest.approx([v / max(raw) for v in raw]) and fused.max() == 1.0
+    assert fused[1] > fused[0] > fused[2]  # second by score, first by the other reading: it leads
+    # ties keep their order: the first of two equal items ranks 1 under both readings
+    assert list(ranking.fused_ranks([1.0, 1.0], [0.5, 0.5])) == pytest.approx([1.0, (k + 1) / (k + 2)])
+
+
+def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_read_by_the_embedder(monkeypatch):
+    from test_policy import free_graph
+    from tog_core.policy import ranking
+
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Yara": 1.0, "Zed": 0.9, "Vic": 0.8,
+                                                                           "Uma": 0.7}))
+    g = free_graph([("Ann", "Xavier", "Ann visited Xavier in the village"), ("Ann", "Yara", "Ann visited Yara once"),
+                    ("Bea", "Wes", "Bea visited Wes in the village"), ("Bea", "Zed", "Bea knows Zed from the village"),
+                    ("Cal", "Vic", "Cal visited Vic"), ("Cal", "Uma", "Cal knows Uma")])
+    q, seeds = "Whom did Ann, Bea and Cal visit in the village?", ["Ann", "Bea", "Cal"]
+    eng, st = run(g, q, seeds, depth=1, width=2)
+    # Yara is 4th of 6 by path score but the first chain by meaning; Wes, 2nd by path score, is last by meaning
+    assert chains(eng, st) == [["Ann", "Xavier"], ["Ann", "Yara"]]
+    step = next(s for s in st.steps if s.stage == "entities")
+    yara = next(c for c in step.candidates if c.target == "Yara")
+    assert yara.kept and yara.score == 1.0 and yara.scored_by == "bm25+e5 chain"
+    assert yara.reason.startswith("path score 0.248 (rank 4 of 6) fused with the whole chain read by e5 1.00 (rank 1)")
+    assert max(c.score for c in step.candidates if not c.kept) < min(c.score for c in step.candidates if c.kept)
+    assert [round(p.score, 3) for p in st.paths] == [1.0, 0.248]  # a chain keeps its path score
+    # switched off (or on a typed graph, or with an LLM entity scorer): the path scores alone, the paper's top N
+    eng0, st0 = run(g, q, seeds, depth=1, width=2, policy=CheapPolicy(chain_fusion=False))
+    assert chains(eng0, st0) == [["Ann", "Xavier"], ["Bea", "Wes"]]
+    assert {c.scored_by for c in st0.steps[1].candidates} == {"bm25"}
+    # without the packaged embedder the same: nothing to read the chains with
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: None)
+    eng1, st1 = run(g, q, seeds, depth=1, width=2)
+    assert chains(eng1, st1) == [["Ann", "Xavier"], ["Bea", "Wes"]]

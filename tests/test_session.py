@@ -542,7 +542,7 @@ def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_tri
     # a trace written before overrides were recorded (kept differing from auto_kept) reads the same drops
     from dataclasses import replace
 
-    from tog_core.policy.cheap import person_dropped
+    from tog_core.policy.answers import person_dropped
     bare = ex.state.with_(steps=tuple(replace(s, overrides=[]) for s in ex.state.steps))
     assert person_dropped(bare) == person_dropped(ex.state) and person_dropped(ex.state)
     # a replay of the run (force it in, back to depth, a reopened run) starts with the same searches before the run

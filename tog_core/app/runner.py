@@ -305,7 +305,7 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
         note = {"stage": "answer", "fallback": FORCED_ANSWER, "wall_s": 0.0,
                 "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
         # the person's entity answers: only the chains cut at it, each ending there (the note makes the ranking
-        # leave the depth trials' pool aside, policy/cheap.person_allowed; they stay in the state for a replay)
+        # leave the depth trials' pool aside, policy/answers.person_allowed; they stay in the state for a replay)
         return state.with_(stage="answer", paths=tuple(cut), hops_firm=True, extra_usage=state.extra_usage + (note,))
     note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
             "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}

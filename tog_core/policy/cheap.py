@@ -19,14 +19,15 @@ from typing import Any
 from collections.abc import Sequence
 
 from tog_core.policy import ranking
+from tog_core.policy.answers import CheapAnswers, exact_depth
 from tog_core.policy.coverage import covered, rest_of_question
 from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, read as read_question
 from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words, words_as_written
-from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, chain_ends, uses_llm
-from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
+from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, uses_llm
+from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
 
 EVIDENCE_CHARS = 300  # the most of a neighbour's first sentence read beside a relation
@@ -34,7 +35,7 @@ EVIDENCE_KEPT_FROM = 5_000  # relation groups from which one entity's evidence i
 
 
 @dataclass(kw_only=True)
-class CheapPolicy:
+class CheapPolicy(CheapAnswers):
     """Question structure, lookahead, a coverage judge and score shaping for cheap scorers."""
 
     name = "cheap"
@@ -93,6 +94,12 @@ class CheapPolicy:
     # 189 (factor 0: 119, 0.3: 123, 0.7: 123; docs/experiment-log.md); on typed graphs no gain (MetaQA 0.883 -> 0.880)
     type_prior: bool = True
     type_prior_factor: float = 0.5
+    # GraphRAG graphs, cheap entity scorer, the packaged e5 installed: the entity beam is cut on the rank fusion of two
+    # readings of each candidate, its path score (the cheap scorers, hop by hop) and the e5 similarity of the question
+    # (query:) to the whole chain so far plus the candidate (passage:), k = 60, no weight between them. Linked seeds,
+    # depth 3, over the seven GraphRAG dev sets: gold-seed beam recall 162 -> 167 of 189 (no set lower), Hits@1 124
+    # -> 125 before the answer ranker was refitted (docs/experiment-log.md, "The whole chain read by e5")
+    chain_fusion: bool = True
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
     # the last hub's relation evidence: (graph, the groups' target entities, their evidence), or ()
@@ -113,7 +120,7 @@ class CheapPolicy:
                 "entity_weight": self.entity_weight, "type_templates": self.type_templates,
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
-                "type_prior_factor": self.type_prior_factor}
+                "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
@@ -231,6 +238,25 @@ class CheapPolicy:
             return 1.0, ""
         return self.type_prior_factor, f"type {kind}, not what the question asks for (x{self.type_prior_factor:g})"
 
+    def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
+                    ) -> tuple[list[float], list[str], str] | None:
+        """chain_fusion: the entity beam's order is the reciprocal rank fusion of the path scores and the e5 similarity
+        of the question to each whole chain (ranking.chain_text), scaled so the best is 1; None (the path scores) on a
+        typed graph, with an LLM entity scorer, or without the packaged e5."""
+        if not self.chain_fusion or ctx.graph.has_relation_labels or uses_llm(ctx.entity_scorer):
+            return None
+        embedder = ranking.ranking_embedder()
+        if embedder is None:
+            return None
+        q = embedder.embed([state.question], kind="query")[0]
+        sims = embedder.embed([ranking.chain_text(ctx.graph, p) for p in chains], kind="passage") @ q
+        fused = ranking.fused_ranks(path_scores, sims)
+        n = len(chains)
+        by_path, by_chain = _ranks(path_scores), _ranks(sims)
+        why = [f"path score {s:.3g} (rank {a} of {n}) fused with the whole chain read by e5 {c:.2f} (rank {b})"
+               for s, a, c, b in zip(path_scores, by_path, sims, by_chain)]
+        return [float(v) for v in fused], why, "e5 chain"
+
     def looks_ahead(self, ctx: SearchContext, state: State) -> bool:
         """Before the last hop, with cheap scorers on both stages."""
         return (self.lookahead and state.depth < ctx.last_depth(state) and not uses_llm(ctx.relation_scorer)
@@ -252,7 +278,7 @@ class CheapPolicy:
     # ------------------------------------------------------------------ stop and answer
     def needs_ahead(self, ctx: SearchContext, state: State) -> bool:
         """Whether the judge reads the edges one hop further (stop_when_nothing_ahead, GraphRAG, no known depth)."""
-        return self.stop_when_nothing_ahead and not ctx.graph.has_relation_labels and not _exact(ctx, state)
+        return self.stop_when_nothing_ahead and not ctx.graph.has_relation_labels and not exact_depth(ctx, state)
 
     def judge(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges] = ()) -> dict[str, Any]:
         """Sufficient once a chain's relations match every question word (coverage.verdict; a chain back at its
@@ -320,145 +346,15 @@ class CheapPolicy:
         return (-p.score, -cov)
 
 
-    def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
-        """The first of rank_answers."""
-        ranked = self.rank_answers(ctx, state, paths)
-        return ranked[0] if ranked else None
-
-    def rank_answers(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
-        """The ordered answer list. With answer_model, the fitted model, the packaged embedder and no LLM pruning:
-        every entity of every kept chain (this search's and State.other_searches'), best first by the model
-        (ranking.py), the confidence its probability. Else the rule choice first, then the chains' ends."""
-        if not paths and not state.other_searches:
-            return []
-        # everything _rank reads: the graph, the question and seeds, the chains, whether only ends answer, the LLM
-        key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
-               bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
-               tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
-               person_dropped(state), state.forced)
-        if key in self._ranked:
-            return self._ranked[key]
-        out = self._rank(ctx, state, paths)
-        if len(self._ranked) >= 16:
-            self._ranked.pop(next(iter(self._ranked)))
-        self._ranked[key] = out
-        return out
-
-    def _rank(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
-        rule = self.rule_choice(ctx, state, paths)
-        model = ranking.shipped_model(ctx.graph.has_relation_labels) if self.answer_model and ctx.llm is None else None
-        embedder = ranking.ranking_embedder() if model is not None else None
-        if model is None or embedder is None:
-            return chain_ends(paths, rule)
-        cands = self.answer_features(ctx, state, paths, rule, embedder)
-        if not cands:
-            return chain_ends(paths, rule)
-        ranked = ranking.rank(cands, model)
-        n = len(ranked)
-        sure = model.confidence(ranked)
-        return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
-                             score=round(c.prob, 4), low=model.low, sentence=c.sentence,
-                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first))
-                for i, c in enumerate(ranked)]
-
-    def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
-                        embedder: Any | None) -> list[ranking.RankedEntity]:
-        """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py)."""
-        searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state)]
-        topics = ctx.topic_ids(state)
-        # the number of hops is known (given, or chosen by a person): only the chains' ends answer
-        cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
-        reading = self.reading(ctx, state)
-        asked, want = list(reading.asked), reading.want
-        pick = rule.entity if rule is not None else None
-        for c in cands:
-            fit = type_matches(asked, ctx.graph.entity(c.entity).type)
-            c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
-            got = covered(want, [self.hop_words(ctx, h) for h in c.path.hops])
-            c.features["coverage"] = got.total() / max(1, want.total())
-            c.features["is_pick"] = float(c.entity == pick)
-        ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
-                              graph=ctx.graph, embedder=embedder)
-        return cands
-
-    def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
-        """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop
-        back, and so on) whose type is what the question asks for ("which town" -> a place, "who" -> a person or
-        an organisation; GraphRAG's `type` column, or a typed graph's), else the best chain's end; with an exact
-        depth (the hops are known) only chain ends. Confidence adds up the chain's share of the beam (0.3), the type
-        fitting (0.3) and how much of the question the chain's relations cover (0.4)."""
-        if not paths:
-            return None
-        reading = self.reading(ctx, state)
-        asked, want = list(reading.asked), reading.want
-        total = sum(p.score for p in paths) or 1.0
-        best = paths[:3]
-        back = 1 if _exact(ctx, state) else max(len(p.hops) for p in best)
-        # the chains' ends first, then one hop back, ...
-        topics = ctx.topic_ids(state)  # a prefix ending at a topic entity answers nothing (the question names it)
-        pick = next(((p, len(p.hops) - j) for j in range(back) for p in best
-                     if j < len(p.hops)
-                     and not BeamPath(start=p.start, hops=p.hops[:len(p.hops) - j]).answers_nothing(topics)
-                     and type_matches(asked, ctx.graph.entity(p.hops[len(p.hops) - j - 1].dst).type)), None)
-        first = next((q for q in paths if not q.answers_nothing(topics)), paths[0])
-        p, k = pick or (first, len(first.hops))
-        fit = type_matches(asked, ctx.graph.entity(p.hops[k - 1].dst).type)
-        got = covered(want, [self.hop_words(ctx, h) for h in p.hops[:k]]).total() / max(1, want.total())
-        conf = 0.3 * (p.score / total if total > 0 else 0) + 0.3 * (0.5 if fit is None else float(fit)) + 0.4 * got
-        why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
-               if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
-        return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
-
-
-def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
-    if rule_first and is_pick:
-        return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
-    return f"ranked {i + 1} of {n} candidates by chain, text, type and agreement" + (
-        "; also the rule choice" if is_pick else "")
-
-
-def _exact(ctx: SearchContext, state: State) -> bool:
-    """Whether the search runs to a known number of hops: given (bench, gold depth) or before the search (State.hops:
-    tried by policy/depths.py, or chosen by a person)."""
-    return bool(ctx.config.exact_depth) or state.hops is not None
+def _ranks(values: Sequence[float]) -> list[int]:
+    """Each value's rank, 1 = the highest (ties keep their order), as ranking.fused_ranks counts them."""
+    order = sorted(range(len(values)), key=lambda k: -values[k])
+    out = [0] * len(values)
+    for r, k in enumerate(order, 1):
+        out[k] = r
+    return out
 
 
 def _what_it_is(e: Any) -> str:
     """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
     return first_sentence(e.description, limit=EVIDENCE_CHARS)
-
-
-def person_dropped(state: State) -> frozenset[tuple[Any, ...]]:
-    """The steps a person dropped that the automatic policy kept (kept, in a trace written before overrides were
-    recorded, differs from auto_kept the same way): ("rel", depth, source id, relation label, stored outgoing) for
-    a relation group, whatever its size, and ("ent", depth, source id, relationship id, target id) for an entity."""
-    out: set[tuple[Any, ...]] = set()
-    for step in state.steps:
-        for c in step.candidates:
-            if not c.auto_kept or c.kept:
-                continue
-            if c.kind == "relation":
-                out.add(("rel", step.depth, c.source_id, c.relation, bool(c.outgoing)))
-            elif c.kind == "entity":
-                out.update(("ent", step.depth, c.source_id, rid, c.target_id) for rid in c.relationship_ids)
-    return frozenset(out)
-
-
-def person_allowed(graph: Any, state: State) -> tuple[Search, ...]:
-    """The other searches (the depth trials) the answer is ranked over: none when a person forced the answer in,
-    else without the chains that take a step the person dropped in this run (the answer and its candidates never
-    come along a way the person ruled out)."""
-    if state.forced:
-        return ()
-    dropped = person_dropped(state)
-    if not dropped:
-        return state.other_searches
-
-    def avoids(p: BeamPath) -> bool:
-        for depth, h in enumerate(p.hops, 1):
-            src, rel = graph.entity(h.src).id, graph.relationship(h.ridx)
-            if ("rel", depth, src, rel.label, rel.source_idx == h.src) in dropped or \
-                    ("ent", depth, src, rel.id, graph.entity(h.dst).id) in dropped:
-                return False
-        return True
-    return tuple(Search(depth=s.depth, paths=tuple(p for p in s.paths if avoids(p))) for s in state.other_searches)

@@ -48,6 +48,7 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCES_PER_CANDIDATE = 6
 _UNITS_PER_LINK = 4
+RRF_K = 60  # reciprocal rank fusion's usual constant (Cormack et al. 2009); not tuned here
 
 
 @dataclass(kw_only=True)
@@ -199,6 +200,24 @@ def ranking_embedder() -> Any | None:
         return _EMBEDDER[0]
 
 
+def chain_text(graph: Any, path: BeamPath) -> str:
+    """A chain as the embedder reads it (a passage): "SOURCE relation TARGET" per hop, joined by " ; "."""
+    return " ; ".join(f"{graph.title(h.src)} {h.label[:200]} {graph.title(h.dst)}" for h in path.hops)
+
+
+def fused_ranks(*scores: Sequence[float], k: int = RRF_K) -> np.ndarray:
+    """Reciprocal rank fusion: each item's 1 / (k + its rank) under every list of scores (1 = best; ties keep their
+    order), summed and scaled so the best item is 1. No weight between the lists: a rank counts the same in each."""
+    n = len(scores[0])
+    total = np.zeros(n)
+    for values in scores:
+        order = np.argsort(-np.asarray(values, dtype=float), kind="stable")
+        ranks = np.empty(n)
+        ranks[order] = np.arange(1, n + 1)
+        total += 1.0 / (k + ranks)
+    return total / total.max() if n else total
+
+
 def sentences_naming(text: str, a: str, b: str) -> list[str]:
     """The sentences of `text` that name both `a` and `b` (case-insensitive), at most 400 characters each."""
     al, bl = a.lower(), b.lower()
@@ -285,7 +304,7 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
     for c in cands:
         ent = graph.entity(c.entity)
         ent_texts.append(f"{ent.title}: {first_sentence(ent.description or '', limit=300)}")
-        chain = " ; ".join(f"{graph.title(h.src)} {h.label[:200]} {graph.title(h.dst)}" for h in c.path.hops)
+        chain = chain_text(graph, c.path)
         chain_texts.append(chain)
         type_texts.append((ent.type or "thing").lower().replace("_", " "))
         last = c.path.hops[-1]

@@ -106,6 +106,8 @@ class EntityScoring(Protocol):
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]: ...
     def entity_prior(self, ctx: SearchContext, state: State, entity: int) -> tuple[float, str]: ...
+    def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
+                    ) -> tuple[list[float], list[str], str] | None: ...
 
 
 class StopJudge(Protocol):
@@ -177,6 +179,12 @@ class PaperEntities:
     def entity_prior(self, ctx: SearchContext, state: State, entity: int) -> tuple[float, str]:
         """A factor on a candidate entity's hop score from what the entity is, before any scorer: none here."""
         return 1.0, ""
+
+    def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
+                    ) -> tuple[list[float], list[str], str] | None:
+        """What the entity beam is cut on, given each candidate chain and its path score: (scores, a reason per
+        candidate, who scored them), or None for the path scores themselves (the paper's top N)."""
+        return None
 
 
 class PaperJudge:

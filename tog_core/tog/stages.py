@@ -261,20 +261,30 @@ class StageProposals(EdgeRules):
                 reason = f"{why}; {reason}" if why and reason else (why or reason)
                 rows.append((self._path_score(state.paths[i], combined), combined, i, rc, o, r, reason,
                              res.scored_by))
-        # entity pruning: the top N paths of the whole frontier
-        top = beam_cut([(-row[0], -row[1]) for row in rows], cfg.width, self._reach([row[4] for row in rows]))
+        # entity pruning: the top N paths of the whole frontier, by path score or by what the policy cuts on
+        hops = [Hop(ridx=r, src=state.paths[i].end, dst=o, score=float(combined), label=self._hop_label(r, rc.text))
+                for _, combined, i, rc, o, r, _, _ in rows]
+        chains = [BeamPath(start=state.paths[row[2]].start, hops=state.paths[row[2]].hops + (h,), score=row[0])
+                  for row, h in zip(rows, hops)]
+        cut = self.policy.beam_scores(self, state, chains, [row[0] for row in rows]) if len(rows) > 1 else None
+        shown_scores = cut[0] if cut else [row[0] for row in rows]
+        top = beam_cut([(-v, -row[0], -row[1]) for v, row in zip(shown_scores, rows)], cfg.width,
+                       self._reach([row[4] for row in rows]))
         payload = []
-        for k, (path_score, combined, i, rc, o, r, reason, by) in enumerate(rows):
+        for k, (path_score, _, i, rc, o, r, reason, by) in enumerate(rows):
+            if cut:  # the trace shows what the beam was cut on; the chain keeps its path score
+                reason = f"{cut[1][k]}; {reason}" if reason else cut[1][k]
+                by = f"{by}+{cut[2]}"
             p = state.paths[i]
             src_e, dst_e = self.graph.entity(p.end), self.graph.entity(o)
             rel = self.graph.relationship(r)
             step.candidates.append(Candidate(
-                id=f"e|p{i}|{rc.key}|{dst_e.id}", label=dst_e.title, score=round(float(path_score), 6), reason=reason,
+                id=f"e|p{i}|{rc.key}|{dst_e.id}", label=dst_e.title, score=round(float(shown_scores[k]), 6),
+                reason=reason,
                 kept=k in top, auto_kept=k in top, kind="entity", source_entity=src_e.title, source_id=src_e.id,
                 target=dst_e.title, target_id=dst_e.id, relation=rc.text, relationship_ids=[rel.id],
                 outgoing=rel.source_idx == p.end, path=i, scored_by=by))
-            payload.append((i, Hop(ridx=r, src=p.end, dst=o, score=float(combined), label=self._hop_label(r, rc.text)),
-                            float(path_score)))
+            payload.append((i, hops[k], float(path_score)))
         return Proposal(step=step, payload=tuple(payload))
 
     def _path_score(self, p: BeamPath, hop: float) -> float:
