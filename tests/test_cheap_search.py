@@ -493,3 +493,34 @@ def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_rea
     monkeypatch.setattr(ranking, "ranking_embedder", lambda: None)
     eng1, st1 = run(g, q, seeds, depth=1, width=2)
     assert chains(eng1, st1) == [["Ann", "Xavier"], ["Bea", "Wes"]]
+
+
+def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_the_embedder(monkeypatch):
+    from test_policy import free_graph
+    from tog_core.policy import ranking
+
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Zed": 0.9, "Yara": 0.6}))
+    # no relation shares a word with the question: BM25 gives each the floor, and the graph's order would decide
+    g = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann paid Wes"),
+                    ("Ann", "Yara", "Ann thanked Yara"), ("Ann", "Zed", "Ann taught Zed")])
+    q = "Whom did Ann train as an apprentice?"
+    eng, st = run(g, q, ["Ann"], depth=1, width=2)
+    rel = next(s for s in st.steps if s.stage == "relations")
+    assert {c.score for c in rel.candidates} == {0.05}
+    assert sorted(c.label for c in rel.candidates if c.kept) == ["Ann taught Zed", "Ann thanked Yara"]
+    zed = next(c for c in rel.candidates if c.label == "Ann taught Zed")
+    assert zed.reason == "tied at 0.05 with 3 other(s) at the cut-off: the whole chain read by e5 0.90"
+    assert sorted(c[-1] for c in chains(eng, st)) == ["Yara", "Zed"]
+    # off: the first two in the graph's order
+    eng0, st0 = run(g, q, ["Ann"], depth=1, width=2, policy=CheapPolicy(chain_fusion=False))
+    assert sorted(c.label for c in st0.steps[0].candidates if c.kept) == ["Ann hired Xavier", "Ann paid Wes"]
+    # a relation that matches the question is kept by its score; only the tie below it is read, and only the tie
+    g2 = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann trained Wes as an apprentice"),
+                     ("Ann", "Zed", "Ann taught Zed")])
+    eng2, st2 = run(g2, q, ["Ann"], depth=1, width=2)
+    kept = {c.label: c.reason for c in st2.steps[0].candidates if c.kept}
+    assert set(kept) == {"Ann trained Wes as an apprentice", "Ann taught Zed"}
+    assert kept["Ann trained Wes as an apprentice"] == "" and kept["Ann taught Zed"].startswith("tied at 0.05 with 1")
+    # nothing tied across the cut-off: nothing read (no reason written)
+    eng3, st3 = run(g2, q, ["Ann"], depth=1, width=3)
+    assert all(not c.reason.startswith("tied") for c in st3.steps[0].candidates)

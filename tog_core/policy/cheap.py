@@ -94,11 +94,12 @@ class CheapPolicy(CheapAnswers):
     # 189 (factor 0: 119, 0.3: 123, 0.7: 123; docs/experiment-log.md); on typed graphs no gain (MetaQA 0.883 -> 0.880)
     type_prior: bool = True
     type_prior_factor: float = 0.5
-    # GraphRAG graphs, cheap entity scorer, the packaged e5 installed: the entity beam is cut on the rank fusion of two
-    # readings of each candidate, its path score (the cheap scorers, hop by hop) and the e5 similarity of the question
-    # (query:) to the whole chain so far plus the candidate (passage:), k = 60, no weight between them. Linked seeds,
-    # depth 3, over the seven GraphRAG dev sets: gold-seed beam recall 162 -> 167 of 189 (no set lower), Hits@1 124
-    # -> 125 before the answer ranker was refitted (docs/experiment-log.md, "The whole chain read by e5")
+    # GraphRAG graphs, cheap scorers, the packaged e5 installed: the whole chain so far plus the candidate is read by
+    # e5 against the question (query: / passage:). The entity beam is cut on the rank fusion of that similarity and
+    # the path score (k = 60, no weight between them): over the seven GraphRAG dev sets, linked, depth 3, gold-seed
+    # beam recall 162 -> 167 of 189 (no set lower). Relations tied with the cut-off (BM25 found no word of the
+    # question in any of them) are ordered by it instead of by their place in the graph: Hits@1 left out 118 -> 122
+    # (docs/experiment-log.md, "The whole chain read by e5")
     chain_fusion: bool = True
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
@@ -237,6 +238,34 @@ class CheapPolicy(CheapAnswers):
         if type_matches(asked, kind) is not False or not self._graph_has_type(ctx, asked):
             return 1.0, ""
         return self.type_prior_factor, f"type {kind}, not what the question asks for (x{self.type_prior_factor:g})"
+
+    def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
+                      scores: Sequence[float]) -> tuple[list[float], list[str]] | None:
+        """chain_fusion: when more relations tie with the cut-off score than the beam keeps, each is read as the
+        chain so far plus the relation by e5 against the question, the closest first; None otherwise (or on a typed
+        graph, with an LLM relation scorer, without the packaged e5)."""
+        width = ctx.config.width
+        if (not self.chain_fusion or not width or len(scores) <= width or ctx.graph.has_relation_labels
+                or uses_llm(ctx.relation_scorer)):
+            return None
+        cutoff = sorted(scores, reverse=True)[width - 1]
+        tied = [k for k, v in enumerate(scores) if v == cutoff]
+        if len(tied) <= width - sum(1 for v in scores if v > cutoff):
+            return None  # every relation at the cut-off is kept: nothing to break
+        embedder = ranking.ranking_embedder()
+        if embedder is None:
+            return None
+        p = state.paths[i]
+        head = ranking.chain_text(ctx.graph, p)
+        title = ctx.graph.title(p.end)
+        texts = [(f"{head} ; " if head else "") + f"{title} {groups[k].text[:200]}" for k in tied]
+        sims = embedder.embed(texts, kind="passage") @ embedder.embed([state.question], kind="query")[0]
+        keys, why = [0.0] * len(scores), [""] * len(scores)
+        for k, sim in zip(tied, sims):
+            keys[k] = float(sim)
+            why[k] = (f"tied at {cutoff:.3g} with {len(tied) - 1} other(s) at the cut-off: the whole chain read by e5 "
+                      f"{float(sim):.2f}")
+        return keys, why
 
     def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
                     ) -> tuple[list[float], list[str], str] | None:

@@ -94,6 +94,8 @@ class RelationScoring(Protocol):
     def relation_evidence(self, ctx: SearchContext, groups: Sequence[RelChoice]) -> list[str]: ...
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]: ...
+    def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
+                      scores: Sequence[float]) -> tuple[list[float], list[str]] | None: ...
 
 
 class EntityScoring(Protocol):
@@ -164,6 +166,12 @@ class PaperRelations:
 
 class PaperEntities:
     """The paper's entity pruning: no lookahead; a hop's score is relation score x entity score."""
+
+    def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
+                      scores: Sequence[float]) -> tuple[list[float], list[str]] | None:
+        """How relations tied at the cut-off are ordered: (a second key per group, higher first, and a reason per
+        group, "" where it decided nothing), or None: their order in the graph."""
+        return None
 
     def looks_ahead(self, ctx: SearchContext, state: State) -> bool:
         return False

@@ -150,7 +150,13 @@ class StageProposals(EdgeRules):
             self._account(step, res, where=src_e.title)
             scores = self.policy.relation_scores(self, state, i, groups, scores,
                                                  [b == res.scored_by for b in by])
-            top = beam_cut([(-v,) for v in scores], cfg.width)  # relation pruning: the top N per entity
+            ties = self.policy.relation_ties(self, state, i, groups, scores)
+            if ties:  # relations tied at the cut-off, ordered by what the policy reads beside the scores
+                for k, why in enumerate(ties[1]):
+                    if why:
+                        reasons[k] = f"{why}; {reasons[k]}" if reasons[k] else why
+            top = beam_cut([(-v, -t) for v, t in zip(scores, ties[0])] if ties else [(-v,) for v in scores],
+                           cfg.width)  # relation pruning: the top N per entity
             order = best_first(scores)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
