@@ -461,7 +461,8 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
 # ---------------------------------------------------------------------------------------------- graph
 
 def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
-    at = app()
+    at = ask(app(**{K.MODEL: "none"}), QUESTION)  # an answer on the Ask page, from the question's own start
+    assert at.session_state[K.ASK_TRACE].answer_entity
     at.switch_page("pages/graph.py").run()
     starts = [b for b in at.button if b.key and b.key.startswith("graph_start_")]  # an empty page offers hubs
     assert len(starts) == 6 and not pictures(at)
@@ -489,7 +490,9 @@ def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
     assert at.subheader[0].value == "Mara Quell"
     at = click(at, "Ask from here")
     assert not at.exception, at.exception
-    assert at.session_state[K.ASK_SEEDS] == [at.session_state[K.ASK_SEEDS][0]] and "Starting from:" in texts(at)
+    assert at.session_state[K.ASK_SEEDS] == ["Mara Quell"] and "Starting from: Mara Quell" in texts(at)
+    # the earlier answer (from another start) is not left under the new start: the page waits for a question
+    assert K.ASK_TRACE not in at.session_state and not [m for m in at.markdown if m.value.startswith("### ")]
     # the example questions say they start from what they name, the chosen start kept for a typed question
     assert "each starts from the entity it names, not from Mara Quell" in texts(at)
 
