@@ -27,6 +27,8 @@ from tog_core.app.session import (
     project_label,
     recent_projects,
     remember_project,
+    remember_settings,
+    remembered_settings,
     resolve_project_path,
     sidebar_defaults,
     with_recent,
@@ -79,6 +81,9 @@ def draw() -> None:
                                or str(ui.APP_DIR / "demo"))
     if (switch := ss.pop(K.PROJECT_SWITCH, None)):  # a page opens a run of another project: open that project
         ss[K.PROJECT_INPUT] = switch
+    if K.MODEL not in ss:  # a new session (a reload): the sidebar as this person left it, on a single-user app
+        for _k, _v in {**sidebar_defaults(), **(remembered_settings() if single_user() else {})}.items():
+            ss.setdefault(_k, _v)
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
     if K.RECENT not in ss:
@@ -168,6 +173,8 @@ def draw() -> None:
                            format_func=departure_words,
                            help="This app changes a few things from the Think-on-Graph paper; each one switched off "
                                 "here does what the paper does instead.")
+        if single_user():  # kept for the next session on this machine (never the API key)
+            remember_settings(ss)
 
 
 def departure_words(name: str) -> str:

@@ -202,3 +202,30 @@ def test_runs_saved_from_a_relative_project_path_are_listed_under_the_project(ca
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     assert sorted(at.dataframe[0].value["question"]) == sorted([QUESTION, CORIN])
+
+
+# ---------------------------------------------------------------------------------------------- the sidebar kept
+
+def test_the_sidebar_is_kept_across_a_reload_on_a_single_user_app_only(home):
+    a = session(ROOT / "demo", **{K.MODEL: "none", K.WIDTH: 5, K.REL_PRUNER: "bm25", K.API_KEY: "sk-typed-0123456789"})
+    a.run()  # the person's choices, drawn once
+    assert not a.exception, a.exception
+    def fresh() -> AppTest:  # a new browser session, nothing set by hand
+        at = AppTest.from_file(APP, default_timeout=90)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    b = fresh()  # a reload: a new session on 127.0.0.1 (the default), one person's app
+    assert (b.session_state[K.MODEL], b.session_state[K.WIDTH], b.session_state[K.REL_PRUNER]) == ("none", 5, "bm25")
+    assert b.session_state[K.API_KEY] == "" and "sk-typed" not in (home / "sidebar.json").read_text()
+    old = st_config.get_option("server.address")
+    st_config.set_option("server.address", "0.0.0.0")
+    try:
+        c = fresh()  # a shared server: every session starts from the defaults, nothing read or written
+        assert (c.session_state[K.MODEL], c.session_state[K.WIDTH]) == ("", 3)
+        c.session_state[K.WIDTH] = 7
+        c.run()
+        assert json.loads((home / "sidebar.json").read_text())[K.WIDTH] == 5
+    finally:
+        st_config.set_option("server.address", old)

@@ -551,3 +551,22 @@ def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_tri
     assert replay(eng, saved, 1)[0].other_searches == ex.states[0].other_searches != ()
     old = Trace.from_dict({**saved.to_dict(), "state": None})  # written before resume states: replayed all the same
     assert len(replay(eng, old, 2)) == 3
+
+
+def test_remembered_sidebar_values_are_checked_and_never_hold_a_key(home):
+    from tog_core.app.session import K, remember_settings, remembered_settings, usable_settings
+
+    good = {K.MODEL: "ollama/llama3.1", K.API_BASE: "http://127.0.0.1:11434", K.WIDTH: 5, K.DEPTH: 2,
+            K.REL_PRUNER: "bm25", K.ENT_PRUNER: "embedding", K.T_EXPLORE: 0.3, K.T_REASON: 0.0, K.MODE: "fast",
+            K.WITHOUT: ["degree_filter"]}
+    remember_settings({**good, K.API_KEY: "sk-secret-0123456789", K.PROJECT_INPUT: "/somewhere"})
+    written = (home / "sidebar.json").read_text()
+    assert "sk-secret" not in written and "/somewhere" not in written
+    assert remembered_settings() == good
+    bad = {K.WIDTH: 99, K.DEPTH: True, K.REL_PRUNER: "magic", K.MODE: None, K.T_EXPLORE: 7, K.WITHOUT: ["nope"],
+           K.MODEL: "x\n" * 3, K.API_BASE: "https://user:pw@proxy.example/v1"}
+    assert usable_settings(bad) == {}  # each outside what its widget accepts, or a base with credentials
+    assert usable_settings({K.API_BASE: "https://proxy.example/v1?token=abc"}) == {}
+    assert usable_settings("not a dict") == {} and usable_settings([1]) == {}
+    (home / "sidebar.json").write_text("{broken")
+    assert remembered_settings() == {}

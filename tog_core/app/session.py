@@ -25,7 +25,7 @@ from tog_core.tog.trace import Trace
 
 __all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "PRUNERS", "RECENT_MAX", "Settings",
            "check_project_root", "parse_app_args", "project_label", "project_roots", "recent_projects",
-           "remember_project",
+           "remember_project", "remember_settings", "remembered_settings", "usable_settings",
            "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace", "sidebar_defaults",
            "with_recent", "with_settings"]
 
@@ -266,3 +266,63 @@ def parse_app_args(argv: list[str]) -> dict[str, str]:
         elif a.startswith("--project="):
             out["project"] = a.split("=", 1)[1]
     return out
+
+
+# the sidebar's choices kept across reloads on a single-user app (never the API key; an API base only without
+# credentials or a query in it), each checked against what its widget accepts before it is used
+_NUMBERS = {K.WIDTH: (1, 10), K.DEPTH: (1, 6)}
+_TEMPERATURES = (K.T_EXPLORE, K.T_REASON)
+_CHOICES = {K.REL_PRUNER: PRUNERS, K.ENT_PRUNER: PRUNERS, K.MODE: MODES}
+REMEMBERED = (K.MODEL, K.API_BASE, *_NUMBERS, *_TEMPERATURES, *_CHOICES, K.WITHOUT)
+
+
+def _settings_file() -> Path:
+    return tog_home() / "sidebar.json"
+
+
+def _plain_base(url: str) -> bool:
+    """An API base that can be written down: no user, password or query (a token) in it."""
+    head = url.split("//", 1)[-1].split("/", 1)[0]
+    return "@" not in head and "?" not in url and "#" not in url
+
+
+def usable_settings(raw: Any) -> dict[str, Any]:
+    """The remembered sidebar values a widget accepts (anything else in `raw` is dropped, so a hand-edited or old
+    file can neither break the sidebar nor carry a key)."""
+    out: dict[str, Any] = {}
+    if not isinstance(raw, dict):
+        return out
+    for k in (K.MODEL, K.API_BASE):
+        v = raw.get(k)
+        if isinstance(v, str) and len(v) <= 300 and v.isprintable() and (k != K.API_BASE or _plain_base(v)):
+            out[k] = v
+    for k, (lo, hi) in _NUMBERS.items():
+        v = raw.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi:
+            out[k] = v
+    for k in _TEMPERATURES:
+        v = raw.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0:
+            out[k] = round(float(v), 1)
+    for k, allowed in _CHOICES.items():
+        if raw.get(k) in allowed:
+            out[k] = raw[k]
+    v = raw.get(K.WITHOUT)
+    if isinstance(v, list) and all(isinstance(x, str) and x in DEPARTURES for x in v):
+        out[K.WITHOUT] = list(dict.fromkeys(v))
+    return out
+
+
+def remembered_settings() -> dict[str, Any]:
+    """The sidebar as it was left on this machine (single-user app), {} when nothing was kept or the file is bad."""
+    try:
+        return usable_settings(json.loads(_settings_file().read_text(encoding="utf-8")))
+    except (OSError, ValueError, RecursionError):
+        return {}
+
+
+def remember_settings(values: Mapping[str, Any]) -> None:
+    """Keep the sidebar's choices for the next session (single-user app); written only when they changed."""
+    keep = usable_settings({k: values.get(k) for k in REMEMBERED})
+    if keep != remembered_settings():
+        atomic_write_text(_settings_file(), json.dumps(keep, indent=1))
