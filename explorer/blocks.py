@@ -312,6 +312,7 @@ def evidence_block(t: Trace, graph: GraphStore) -> None:
             if span:
                 st.markdown("> " + V.marked_md(text[span[0]:span[1]], (0, span[1] - span[0])))
             with st.expander(f"Whole passage ({len(text)} characters, source {uid[:10]}…)"):
+                st.caption(f"Text unit {V.md_text(uid)} (its `id` in the project's text_units table)")
                 st.markdown(V.marked_md(text, span))
         if link["more"]:
             st.caption(f"… and {link['more']} more source passage(s)")

@@ -62,6 +62,13 @@ def app(**sidebar) -> AppTest:
     return at
 
 
+def graph_text_unit_ids() -> list[str]:
+    """The demo's text-unit ids, as its parquet holds them."""
+    import pyarrow.parquet as pq
+
+    return [str(x) for x in pq.read_table(Path(APP).parent / "demo/output/text_units.parquet").column("id").to_pylist()]
+
+
 def click(at: AppTest, label: str) -> AppTest:
     [b] = [b for b in at.button if b.label == label]
     b.click()
@@ -170,6 +177,8 @@ def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home
     marked = [m.value for m in at.markdown if ":yellow-background[" in m.value]
     assert any("Tarnby" in m for m in marked)  # the supporting sentence, highlighted
     assert any("Whole passage" in e.label for e in at.expander)  # the passage itself, collapsed
+    ids = [c.value for c in at.caption if c.value.startswith("Text unit ")]  # whole, to find it in the parquet
+    assert ids and all(c.split()[2] in set(graph_text_unit_ids()) for c in ids)
     for p in home.rglob("*"):  # the typed key reached the server but was never written to disk
         if p.is_file():
             assert FAKE_KEY not in p.read_text(encoding="utf-8", errors="ignore"), p
