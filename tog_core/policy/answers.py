@@ -43,22 +43,23 @@ class CheapAnswers:
         key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
-               person_dropped(state), state.forced)
+               (dropped := person_dropped(state)), state.forced)
         if key in self._ranked:
             return self._ranked[key]
-        out = self._rank(ctx, state, paths)
+        out = self._rank(ctx, state, paths, dropped)
         if len(self._ranked) >= 16:
             self._ranked.pop(next(iter(self._ranked)))
         self._ranked[key] = out
         return out
 
-    def _rank(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> list[AnswerChoice]:
+    def _rank(self, ctx: SearchContext, state: State, paths: list[BeamPath],
+              dropped: frozenset[tuple[Any, ...]] | None = None) -> list[AnswerChoice]:
         rule = self.rule_choice(ctx, state, paths)
         model = ranking.shipped_model(ctx.graph.has_relation_labels) if self.answer_model and ctx.llm is None else None
         embedder = ranking.ranking_embedder() if model is not None else None
         if model is None or embedder is None:
             return chain_ends(paths, rule)
-        cands = self.answer_features(ctx, state, paths, rule, embedder)
+        cands = self.answer_features(ctx, state, paths, rule, embedder, dropped=dropped)
         if not cands:
             return chain_ends(paths, rule)
         ranked = ranking.rank(cands, model)
@@ -70,9 +71,11 @@ class CheapAnswers:
                 for i, c in enumerate(ranked)]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
-                        embedder: Any | None) -> list[ranking.RankedEntity]:
-        """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py)."""
-        searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state)]
+                        embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None
+                        ) -> list[ranking.RankedEntity]:
+        """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py);
+        `dropped`: person_dropped(state) when the caller has it already."""
+        searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state, dropped)]
         topics = ctx.topic_ids(state)
         # the number of hops is known (given, or chosen by a person): only the chains' ends answer
         cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
@@ -147,13 +150,14 @@ def person_dropped(state: State) -> frozenset[tuple[Any, ...]]:
     return frozenset(out)
 
 
-def person_allowed(graph: Any, state: State) -> tuple[Search, ...]:
+def person_allowed(graph: Any, state: State, dropped: frozenset[tuple[Any, ...]] | None = None
+                   ) -> tuple[Search, ...]:
     """The other searches (the depth trials) the answer is ranked over: none when a person forced the answer in,
     else without the chains that take a step the person dropped in this run (the answer and its candidates never
-    come along a way the person ruled out)."""
+    come along a way the person ruled out). `dropped`: person_dropped(state), when the caller has it."""
     if state.forced:
         return ()
-    dropped = person_dropped(state)
+    dropped = person_dropped(state) if dropped is None else dropped
     if not dropped:
         return state.other_searches
 
