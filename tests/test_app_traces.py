@@ -28,6 +28,17 @@ OLD = {  # as an early version saved it: no plan, state, stats, created_at, answ
 }
 
 
+def opened(home, trace: dict) -> AppTest:
+    """A new session whose address names the run `trace` (a JSON dict written into the run store as it is)."""
+    (home / "runs").mkdir(parents=True, exist_ok=True)
+    (home / "runs" / f"{trace['run_id']}.json").write_text(json.dumps(trace), encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["run"] = trace["run_id"]
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 @pytest.fixture(autouse=True)
 def home(app_home):
     return app_home
@@ -41,12 +52,7 @@ def test_the_ask_page_keeps_a_trace_object():
 
 
 def test_an_old_trace_opens_on_the_ask_page_and_on_saved_runs(home):
-    (home / "runs").mkdir(parents=True)
-    (home / "runs" / f"{OLD_ID}.json").write_text(json.dumps(OLD), encoding="utf-8")
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["run"] = OLD_ID
-    at.run()
-    assert not at.exception, at.exception
+    at = opened(home, OLD)
     t = at.session_state[K.ASK_TRACE]
     assert isinstance(t, Trace) and t.run_id == OLD_ID
     assert "### Mara Quell" in [m.value for m in at.markdown]
@@ -66,11 +72,6 @@ def test_an_answer_part_way_along_its_chain_says_how_deep_the_search_went(home):
     trace = {**OLD, "run_id": run_id, "answer_entity": "Mara Quell", "chains": [OLD["chains"][0] + [link2]],
              "plan": {"depth": 2, "trials": [{"depth": 1, "matched": ["found"], "end": "Mara Quell"},
                                              {"depth": 2, "matched": ["found"], "end": "Tarnby"}]}}
-    (home / "runs").mkdir(parents=True)
-    (home / "runs" / f"{run_id}.json").write_text(json.dumps(trace), encoding="utf-8")
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["run"] = run_id
-    at.run()
-    assert not at.exception, at.exception
+    at = opened(home, trace)
     assert "### Mara Quell" in [m.value for m in at.markdown]
     assert "The search went 2 hops deep; the answer is 1 hop along its chain" in texts(at)

@@ -43,16 +43,14 @@ def test_the_demo_row_is_what_bench_kgqa_measures(capsys, tmp_path, monkeypatch)
     assert [g["goal"] for g in row["goals"]] == ["s/q"]
 
 
-def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_product(tmp_path, monkeypatch, capsys):
-    """Every family fitted but one of its sets not dumped: the fit is printed, the model file is not written."""
+def _fake_dumps(fr, tmp_path, *, seed: int) -> None:
+    """Dumps of two sets "a" and "b" (12 questions, 4 candidates each, random features) as fit_ranker writes them."""
     import numpy as np
-    import pytest
 
     from tog_core.policy import ranking
 
-    fr = load("fit_ranker")
     names = sorted(set(ranking.FEATURES) | set(fr.SURE))
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     for s in ("a", "b"):
         rows = []
         for i in range(12):
@@ -61,6 +59,15 @@ def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_produ
             rows.append({"id": i, "hops": 1, "question": f"q{i}", "answers": [f"c{i % 3}"], "cands": cands,
                          "answer_entity": "c0"})
         (tmp_path / f"{s}.json").write_text(json.dumps(rows))
+
+
+def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_product(tmp_path, monkeypatch, capsys):
+    """Every family fitted but one of its sets not dumped: the fit is printed, the model file is not written."""
+    import pytest
+
+
+    fr = load("fit_ranker")
+    _fake_dumps(fr, tmp_path, seed=0)
     model_file = tmp_path / "ranker.json"
     monkeypatch.setattr(fr, "OUT", tmp_path)
     monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b", "c"], False)})
@@ -74,22 +81,11 @@ def test_fit_ranker_refuses_to_write_a_model_fitted_on_fewer_sets_than_the_produ
 def test_fit_ranker_can_write_one_family_and_keep_the_others_model_as_shipped(tmp_path, monkeypatch, capsys):
     """`fit --write=free`: the free-text model is refitted, the typed one is copied from the shipped file unchanged;
     a set of another family left undumped does not block it, one of the written family does."""
-    import numpy as np
     import pytest
 
-    from tog_core.policy import ranking
 
     fr = load("fit_ranker")
-    names = sorted(set(ranking.FEATURES) | set(fr.SURE))
-    rng = np.random.default_rng(1)
-    for s in ("a", "b"):
-        rows = []
-        for i in range(12):
-            cands = [{"title": f"c{j}", "features": {n: float(rng.random()) for n in names}, "gold": j == i % 3}
-                     for j in range(4)]
-            rows.append({"id": i, "hops": 1, "question": f"q{i}", "answers": [f"c{i % 3}"], "cands": cands,
-                         "answer_entity": "c0"})
-        (tmp_path / f"{s}.json").write_text(json.dumps(rows))
+    _fake_dumps(fr, tmp_path, seed=1)
     model_file = tmp_path / "ranker.json"
     typed = {"features": ["x"], "weights": [1.0], "note": "the shipped typed model"}
     model_file.write_text(json.dumps({"free": {"note": "old"}, "typed": typed}))
