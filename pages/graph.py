@@ -47,7 +47,8 @@ if e.description:
     st.markdown(V.md_text(e.description))
 if st.button("Ask from here", type="primary", help="Start a question with this entity as the topic entity"):
     ss[K.ASK_SEEDS] = [e.title]
-    ss.pop(K.ASK_TRACE, None)  # the last answer came from another start: the Ask page opens ready for a question
+    ss.pop(K.ASK_TRACE, None)  # the last answer and question came from another start: the Ask page opens empty
+    ss[K.ASK_QUESTION] = ""
     st.switch_page("pages/ask.py")
 
 

@@ -502,6 +502,7 @@ def test_graph_page_search_no_match_click_to_move_and_ask_from_here():
     assert at.session_state[K.ASK_SEEDS] == ["Mara Quell"] and "Starting from: Mara Quell" in texts(at)
     # the earlier answer (from another start) is not left under the new start: the page waits for a question
     assert K.ASK_TRACE not in at.session_state and not [m for m in at.markdown if m.value.startswith("### ")]
+    assert at.text_area(key=K.ASK_QUESTION).value == ""  # Ask would not run the old question from the new start
     # the example questions say they start from what they name, the chosen start kept for a typed question
     assert "each starts from the entity it names, not from Mara Quell" in texts(at)
 

@@ -462,8 +462,8 @@ def test_ranks_are_fused_without_a_weight_and_the_best_is_one():
     raw = [1 / (k + 1) + 1 / (k + 3), 1 / (k + 2) + 1 / (k + 1), 1 / (k + 3) + 1 / (k + 2)]
     assert list(fused) == pytest.approx([v / max(raw) for v in raw]) and fused.max() == 1.0
     assert fused[1] > fused[0] > fused[2]  # second by score, first by the other reading: it leads
-    # ties keep their order: the first of two equal items ranks 1 under both readings
-    assert list(ranking.fused_ranks([1.0, 1.0], [0.5, 0.5])) == pytest.approx([1.0, (k + 1) / (k + 2)])
+    # equal items share their rank under both readings: equal fused scores, whatever their order
+    assert list(ranking.fused_ranks([1.0, 1.0], [0.5, 0.5])) == [1.0, 1.0]
 
 
 def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_read_by_the_embedder(monkeypatch):
@@ -477,11 +477,13 @@ def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_rea
                     ("Cal", "Vic", "Cal visited Vic"), ("Cal", "Uma", "Cal knows Uma")])
     q, seeds = "Whom did Ann, Bea and Cal visit in the village?", ["Ann", "Bea", "Cal"]
     eng, st = run(g, q, seeds, depth=1, width=2)
-    # Yara is 4th of 6 by path score but the first chain by meaning; Wes, 2nd by path score, is last by meaning
-    assert chains(eng, st) == [["Ann", "Xavier"], ["Ann", "Yara"]]
+    # Xavier, Wes and Vic share the best path score (rank 1); of them only Vic reads close to the question (e5 rank
+    # 3), Xavier and Wes not at all (rank 5). Yara is 4th by path score but the first chain by meaning
+    assert chains(eng, st) == [["Cal", "Vic"], ["Ann", "Yara"]]
     step = next(s for s in st.steps if s.stage == "entities")
-    yara = next(c for c in step.candidates if c.target == "Yara")
-    assert yara.kept and yara.score == 1.0 and yara.scored_by == "bm25+e5 chain"
+    yara, vic = (next(c for c in step.candidates if c.target == t) for t in ("Yara", "Vic"))
+    assert vic.kept and vic.score == 1.0 and yara.kept and yara.scored_by == "bm25+e5 chain"
+    assert vic.reason.startswith("path score 1 (rank 1 of 6) fused with the whole chain read by e5 0.80 (rank 3)")
     assert yara.reason.startswith("path score 0.248 (rank 4 of 6) fused with the whole chain read by e5 1.00 (rank 1)")
     assert max(c.score for c in step.candidates if not c.kept) < min(c.score for c in step.candidates if c.kept)
     assert [round(p.score, 3) for p in st.paths] == [1.0, 0.248]  # a chain keeps its path score
@@ -524,3 +526,32 @@ def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_th
     # nothing tied across the cut-off: nothing read (no reason written)
     eng3, st3 = run(g2, q, ["Ann"], depth=1, width=3)
     assert all(not c.reason.startswith("tied") for c in st3.steps[0].candidates)
+
+
+def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_filter_is_not_read(monkeypatch):
+    from test_policy import free_graph
+    from tog_core.policy import cheap, ranking
+
+    assert list(ranking.ranks([1.0, 0.5, 1.0, 0.2])) == [1, 3, 1, 4]  # the graph's order decides nothing
+    assert list(ranking.fused_ranks([1.0, 1.0], [0.2, 0.9])) == pytest.approx(
+        [(1 / 61 + 1 / 62) / (2 / 61), 1.0])  # tied on one reading, the other decides
+    calls = []
+
+    class Counting(_ChainReader):
+        def embed(self, texts, kind="passage"):
+            calls.append(len(texts))
+            return super().embed(texts, kind)
+
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: Counting({"Zed": 0.9}))
+    g = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann paid Wes"),
+                    ("Ann", "Zed", "Ann taught Zed")])
+    eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", exact_depth=True, depth=1,
+                                           width=2), policy=CheapPolicy())
+    st = eng.start("Whom did Ann train?", seeds=["Ann"])
+    pol = eng.policy
+    groups = eng._groups(st, 0)
+    assert pol.relation_ties(eng, st, 0, groups, [0.05, 0.05, 0.05]) is not None and calls
+    calls.clear()
+    assert pol.relation_ties(eng, st, 0, groups, [0.4, 0.0, 0.0]) is None  # 0: set aside by the pre-filter
+    monkeypatch.setattr(cheap, "TIES_READ", 2)
+    assert pol.relation_ties(eng, st, 0, groups, [0.05, 0.05, 0.05]) is None and not calls  # too many to read

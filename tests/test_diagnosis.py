@@ -137,3 +137,23 @@ def test_unreachable_says_so(g):
     lonely = make_graph(extra_entities=["Zed"])
     [d] = diagnose(trace(lonely, [], []), ["Zed"], lonely)
     assert d["lost"]["stage"] == "unreachable" and d["nearest"] is None and d["force"] is None
+
+
+def test_a_candidate_tied_with_the_cut_off_says_so_and_what_broke_the_tie(g):
+    d1 = [rel(g, "Alice", "Acme", 0.05, True), rel(g, "Acme", "Berlin", 0.05, False),
+          rel(g, "Bob", "Acme", 0.05, False)]
+    for c in d1:
+        c["source_entity"], c["source_id"] = "Acme", eid(g, "Acme")
+    d1[1]["reason"] = "tied at 0.05 with 2 other(s) at the cut-off: the whole chain read by e5 0.71; read with: x"
+    steps = [{"depth": 1, "stage": "relations", "candidates": d1}, verdict(1, True)]
+    t2 = trace(g, steps, [[link(g, "Alice", "Acme")]], depth=1)
+    [berlin, bob] = diagnose(t2, ["Berlin", "Bob"], g)
+    assert berlin["lost"]["rank"] == 1 and berlin["lost"]["cutoff"] == 0.05  # as high as the kept one: a tie
+    text = diagnosis_text([berlin])
+    assert "Tied with the cut-off and not kept: tied at 0.05 with 2 other(s) at the cut-off: the whole chain read " \
+           "by e5 0.71; the relation towards Berlin was pruned" in text and "read with" not in text
+    assert "ties go by the order the graph lists them in" in bob["lost"]["note"]
+    [paris] = diagnose(trace(g, [{"depth": 1, "stage": "relations", "candidates": [
+        rel(g, "Alice", "Acme", 0.9, True), {**rel(g, "Acme", "Berlin", 0.2, False), "source_id": eid(g, "Acme")}]},
+        verdict(1, True)], [[link(g, "Alice", "Acme")]], depth=1), ["Berlin"], g)
+    assert "tied" not in (paris["lost"]["note"] or "")  # below the cut-off: no tie to speak of

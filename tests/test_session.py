@@ -567,6 +567,52 @@ def test_remembered_sidebar_values_are_checked_and_never_hold_a_key(home):
            K.MODEL: "x\n" * 3, K.API_BASE: "https://user:pw@proxy.example/v1"}
     assert usable_settings(bad) == {}  # each outside what its widget accepts, or a base with credentials
     assert usable_settings({K.API_BASE: "https://proxy.example/v1?token=abc"}) == {}
+    assert usable_settings({K.API_BASE: "https://gw.example/v1/sk-live-0123456789abc"}) == {}  # a key in the path
+    assert usable_settings({K.MODEL: "openai/sk-0123456789abcdef"}) == {}
     assert usable_settings("not a dict") == {} and usable_settings([1]) == {}
     (home / "sidebar.json").write_text("{broken")
     assert remembered_settings() == {}
+    (home / "sidebar.json").unlink()
+    (home / "sidebar.json").mkdir()  # TOG_HOME not writable there: nothing kept, no crash
+    assert remember_settings({K.WIDTH: 4}) is False and remembered_settings() == {}
+    from tog_core.app.session import remember_project
+
+    (home / "recent.json").mkdir()
+    assert remember_project("/a/project") == ["/a/project"]  # kept in the session, not on disk, no crash
+
+
+def test_a_run_saved_under_another_automatic_choice_replays_with_its_own_history(monkeypatch):
+    """A run saved before the search changed (here: without chain_fusion) and reopened today: the steps replay as
+    recorded, and a choice today's search would make differently is not written down as a person's override."""
+    from test_cheap_search import _ChainReader, run
+    from test_policy import free_graph
+    from tog_core.app.runner import replay
+    from tog_core.policy import ranking
+    from tog_core.policy.answers import person_dropped
+    from tog_core.policy.cheap import CheapPolicy
+    from tog_core.tog.engine import ToGEngine
+
+    monkeypatch.setattr(ranking, "ranking_embedder",
+                        lambda: _ChainReader({"Xavier": 0.5, "Wes": 0.6, "Vic": 0.7, "Uma": 0.65}))
+    g = free_graph([("Ann", "Xavier", "Ann visited Xavier in the village"),
+                    ("Bea", "Wes", "Bea visited Wes in the village"), ("Cal", "Vic", "Cal visited Vic in the village"),
+                    ("Dan", "Uma", "Dan visited Uma in the village")])
+    q, seeds = "Whom did Ann, Bea, Cal and Dan visit in the village?", ["Ann", "Bea", "Cal", "Dan"]
+    old_eng, old_st = run(g, q, seeds, depth=1, width=2, policy=CheapPolicy(chain_fusion=False))
+    saved = old_eng.trace(old_st)
+    assert not any(s.overrides for s in saved.steps)
+    today = ToGEngine(g, config=old_eng.config, policy=CheapPolicy())
+    fresh = run(g, q, seeds, depth=1, width=2)[1]  # today's search keeps other entities: the choice differs
+    assert {c.target for c in fresh.steps[1].candidates if c.kept} != \
+        {c.target for c in saved.steps[1].candidates if c.kept}
+    states = replay(today, saved, len(saved.steps))
+    assert not any(s.overrides for s in states[-1].steps) and not person_dropped(states[-1])
+    assert [[c.kept for c in s.candidates] for s in states[-1].steps] == [[c.kept for c in s.candidates]
+                                                                          for s in saved.steps]
+    # a person's own override in the saved run stays one
+    ent = saved.steps[1]
+    dropped = next(c for c in ent.candidates if c.kept)
+    dropped.kept = False
+    states = replay(today, saved, len(saved.steps))
+    assert [(o["label"], o["auto_kept"], o["kept"]) for o in states[-1].steps[1].overrides] == \
+        [(dropped.label, True, False)]

@@ -527,3 +527,22 @@ def test_chain_arrows_follow_the_graphs_stored_direction_not_the_walk():
              for e in picture_json(compare_html(trace, old))["edges"]}
     assert drawn["Saltmere is the capital of the Verdant Isles"] == "from"
     assert drawn["The Verdant Isles include Thornholm"] == "from"
+
+
+def test_relations_tied_at_the_cut_off_show_the_kept_ones_first_in_the_picture_and_the_table():
+    """30 relations at the floor, the three kept ones (chosen by what their reason names) listed last in the graph's
+    order: the picture's ten boxes and the Explore table start with them."""
+    from tog_core.app.views import candidate_rows
+    from tog_core.tog.state import Proposal
+
+    trace = make_trace()
+    rels = [Candidate(id=f"rel:E:{k}", label=f"E relation {k}", score=0.05, source_entity="E", source_id="E",
+                      auto_kept=k >= 27, kept=k >= 27) for k in range(30)]
+    step = Step(depth=3, stage="relations", candidates=rels)
+    page = frontier_html(trace, pending={"step": step.to_dict(), "choice": [c.id for c in rels if c.kept]},
+                         clickable=True)
+    boxes = [n["label"] for n in picture_json(page)["nodes"] if n.get("shape") == "box"]
+    assert boxes[:3] == ["☑ E relation 27", "☑ E relation 28", "☑ E relation 29"] and len(boxes) == 10
+    rows = candidate_rows(Proposal(step=step, payload=()))
+    assert [r["candidate"] for r in rows[:3]] == ["E relation 27", "E relation 28", "E relation 29"]
+    assert all(r["keep"] for r in rows[:3]) and not any(r["keep"] for r in rows[3:])

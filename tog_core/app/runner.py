@@ -27,7 +27,7 @@ from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, State
-from tog_core.tog.trace import DepthPlan, Trace
+from tog_core.tog.trace import DepthPlan, Step, Trace
 
 
 @dataclass(kw_only=True)
@@ -270,8 +270,26 @@ def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = Non
             missing = sorted(kept - offered)[:2]
             raise ValueError(f"step {i + 1} (depth {step.depth} {step.stage}) no longer offers "
                              f"{missing}: the project or the search changed since this run")
-        states.append(engine.apply(states[-1], prop, kept))
+        states.append(_as_recorded(engine.apply(states[-1], prop, kept), step))
     return states
+
+
+def _as_recorded(state: State, recorded: Step) -> State:
+    """`state` with its last step's automatic choice as the run recorded it: a run saved before the policy changed
+    (or on a machine with another embedder) replays with its own history, so a choice the search makes differently
+    today is not written down as a person's override (nor read as one by the answer's pool). A candidate the run
+    did not offer then was no automatic choice."""
+    then = {str(c.id): bool(c.auto_kept) for c in recorded.candidates}
+    last = state.steps[-1]
+    if all(then.get(str(c.id), False) == c.auto_kept for c in last.candidates):
+        return state
+    fixed = Step.from_dict(last.to_dict())
+    fixed.overrides = []
+    for c in fixed.candidates:
+        c.auto_kept = then.get(str(c.id), False)
+        if c.kept != c.auto_kept:
+            fixed.overrides.append({"id": c.id, "label": c.label, "auto_kept": c.auto_kept, "kept": c.kept})
+    return state.with_(steps=state.steps[:-1] + (fixed,))
 
 
 def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:

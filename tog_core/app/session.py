@@ -19,6 +19,7 @@ from typing import Any
 
 from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS, RunSpec
 from tog_core.graphrag.errors import ProjectError
+from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
 from tog_core.tog.trace import Trace
@@ -252,7 +253,10 @@ def remember_project(path: str | Path) -> list[str]:
     """Put `path` first in the recent projects kept in TOG_HOME (single-user default)."""
     recent = with_recent(recent_projects(), path)
     if recent != recent_projects():
-        atomic_write_text(_recent_file(), json.dumps(recent, indent=1))
+        try:
+            atomic_write_text(_recent_file(), json.dumps(recent, indent=1))
+        except OSError:  # TOG_HOME cannot be written: the list lives in this session only
+            pass
     return recent
 
 
@@ -294,7 +298,8 @@ def usable_settings(raw: Any) -> dict[str, Any]:
         return out
     for k in (K.MODEL, K.API_BASE):
         v = raw.get(k)
-        if isinstance(v, str) and len(v) <= 300 and v.isprintable() and (k != K.API_BASE or _plain_base(v)):
+        if (isinstance(v, str) and len(v) <= 300 and v.isprintable() and not looks_secret(v)
+                and (k != K.API_BASE or _plain_base(v))):
             out[k] = v
     for k, (lo, hi) in _NUMBERS.items():
         v = raw.get(k)
@@ -321,8 +326,14 @@ def remembered_settings() -> dict[str, Any]:
         return {}
 
 
-def remember_settings(values: Mapping[str, Any]) -> None:
-    """Keep the sidebar's choices for the next session (single-user app); written only when they changed."""
+def remember_settings(values: Mapping[str, Any]) -> bool:
+    """Keep the sidebar's choices for the next session (single-user app); written only when they changed. False
+    when TOG_HOME cannot be written (the sidebar works on; it is only not kept)."""
     keep = usable_settings({k: values.get(k) for k in REMEMBERED})
-    if keep != remembered_settings():
+    if keep == remembered_settings():
+        return True
+    try:
         atomic_write_text(_settings_file(), json.dumps(keep, indent=1))
+    except OSError:
+        return False
+    return True

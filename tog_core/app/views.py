@@ -95,7 +95,8 @@ def candidate_rows(proposal: Proposal, choice: set[str] | None = None) -> list[d
     """One row per candidate for the editable table, best first: keep pre-set to `choice` (default: the
     automatic choice)."""
     rows = []
-    for c in sorted(proposal.step.candidates, key=lambda c: -float(c.score)):  # stable: ties keep their order
+    # equal scores: the ones the search keeps first (a tie at the cut-off is broken by what the reason names)
+    for c in sorted(proposal.step.candidates, key=lambda c: (-float(c.score), not c.auto_kept)):
         what = c.label if c.kind != "entity" else f"{c.target or c.label}  (via: {c.relation or ''})"
         keep = bool(c.auto_kept) if choice is None else c.id in choice
         rows.append({"keep": keep, "score": round(float(c.score), 3), "candidate": what,

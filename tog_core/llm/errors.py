@@ -43,6 +43,11 @@ _SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
                     re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-]{6,}"))
 
 
+def looks_secret(text: str) -> bool:
+    """Whether `text` holds something shaped like a key (sk-…, a bearer token, api_key=…)."""
+    return any(p.search(text) for p in _SECRET_PATTERNS)
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if secret:

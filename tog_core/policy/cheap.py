@@ -32,6 +32,7 @@ from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
 EVIDENCE_CHARS = 300  # the most of a neighbour's first sentence read beside a relation
 EVIDENCE_KEPT_FROM = 5_000  # relation groups from which one entity's evidence is kept for the next search
+TIES_READ = 100  # the most relations tied at a cut-off that chain_fusion reads with e5 (one call); more: graph order
 
 
 @dataclass(kw_only=True)
@@ -243,15 +244,20 @@ class CheapPolicy(CheapAnswers):
                       scores: Sequence[float]) -> tuple[list[float], list[str]] | None:
         """chain_fusion: when more relations tie with the cut-off score than the beam keeps, each is read as the
         chain so far plus the relation by e5 against the question, the closest first; None otherwise (or on a typed
-        graph, with an LLM relation scorer, without the packaged e5)."""
+        graph, with an LLM relation scorer, without the packaged e5, when the cut-off is a score of 0 that only the
+        hub pre-filter gives, or when more than TIES_READ relations tie)."""
         width = ctx.config.width
         if (not self.chain_fusion or not width or len(scores) <= width or ctx.graph.has_relation_labels
                 or uses_llm(ctx.relation_scorer)):
             return None
         cutoff = sorted(scores, reverse=True)[width - 1]
+        if cutoff <= 0:  # the cut runs through the groups the hub pre-filter set aside (score 0): never read
+            return None
         tied = [k for k, v in enumerate(scores) if v == cutoff]
         if len(tied) <= width - sum(1 for v in scores if v > cutoff):
             return None  # every relation at the cut-off is kept: nothing to break
+        if len(tied) > TIES_READ:  # a hub read without its pre-filter: its order stays the graph's
+            return None
         embedder = ranking.ranking_embedder()
         if embedder is None:
             return None
@@ -281,7 +287,7 @@ class CheapPolicy(CheapAnswers):
         sims = embedder.embed([ranking.chain_text(ctx.graph, p) for p in chains], kind="passage") @ q
         fused = ranking.fused_ranks(path_scores, sims)
         n = len(chains)
-        by_path, by_chain = _ranks(path_scores), _ranks(sims)
+        by_path, by_chain = ranking.ranks(path_scores).astype(int), ranking.ranks(sims).astype(int)
         why = [f"path score {s:.3g} (rank {a} of {n}) fused with the whole chain read by e5 {c:.2f} (rank {b})"
                for s, a, c, b in zip(path_scores, by_path, sims, by_chain)]
         return [float(v) for v in fused], why, "e5 chain"
@@ -373,15 +379,6 @@ class CheapPolicy(CheapAnswers):
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""
         cov = self.coverage(ctx, state, p).total() if ctx.llm is None else 0
         return (-p.score, -cov)
-
-
-def _ranks(values: Sequence[float]) -> list[int]:
-    """Each value's rank, 1 = the highest (ties keep their order), as ranking.fused_ranks counts them."""
-    order = sorted(range(len(values)), key=lambda k: -values[k])
-    out = [0] * len(values)
-    for r, k in enumerate(order, 1):
-        out[k] = r
-    return out
 
 
 def _what_it_is(e: Any) -> str:

@@ -205,16 +205,21 @@ def chain_text(graph: Any, path: BeamPath) -> str:
     return " ; ".join(f"{graph.title(h.src)} {h.label[:200]} {graph.title(h.dst)}" for h in path.hops)
 
 
+def ranks(values: Sequence[float]) -> np.ndarray:
+    """Each value's rank, 1 = the highest; equal values share the best rank among them (1, 1, 3): the order a graph
+    happens to list its candidates in decides nothing."""
+    v = np.asarray(values, dtype=float)
+    return 1.0 + (v[None, :] > v[:, None]).sum(axis=1) if len(v) else np.zeros(0)
+
+
 def fused_ranks(*scores: Sequence[float], k: int = RRF_K) -> np.ndarray:
-    """Reciprocal rank fusion: each item's 1 / (k + its rank) under every list of scores (1 = best; ties keep their
-    order), summed and scaled so the best item is 1. No weight between the lists: a rank counts the same in each."""
+    """Reciprocal rank fusion: each item's 1 / (k + its rank) under every list of scores (`ranks`: 1 = best, equal
+    values share a rank), summed and scaled so the best item is 1. No weight between the lists: a rank counts the
+    same in each."""
     n = len(scores[0])
     total = np.zeros(n)
     for values in scores:
-        order = np.argsort(-np.asarray(values, dtype=float), kind="stable")
-        ranks = np.empty(n)
-        ranks[order] = np.arange(1, n + 1)
-        total += 1.0 / (k + ranks)
+        total += 1.0 / (k + ranks(values))
     return total / total.max() if n else total
 
 

@@ -169,7 +169,7 @@ def _pending(ents: _Ents, edges: dict, pending: dict[str, Any]) -> list[dict[str
                                                                "pending": on}
         elif step.get("stage") == "relations":
             rels.append({"id": cid, "src": src, "label": c.get("label", ""), "on": on, "depth": d,
-                         "score": c.get("score"), "reason": c.get("reason", "")})
+                         "score": c.get("score"), "reason": c.get("reason", ""), "auto": bool(c.get("auto_kept"))})
     return rels
 
 
@@ -344,14 +344,14 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     per_src: dict[str, list[dict[str, Any]]] = defaultdict(list)
     # at most BOXES_MAX boxes at once (the page's table lists every candidate): the best of each source entity
     per = min(RELATIONS_SHOWN, max(2, BOXES_MAX // max(len({r["src"] for r in pend_rels}), 1)))
-    for r in sorted(pend_rels, key=lambda r: -float(r["score"] or 0)):
+    for r in sorted(pend_rels, key=lambda r: (-float(r["score"] or 0), not r["auto"])):  # ties: the kept first
         if len(per_src[r["src"]]) < per:
             per_src[r["src"]].append(r)
         else:
             hidden += 1
     # one column of boxes to the right of the frontier, grouped by source entity in the frontier's order
     pend_rels = sorted([r for r in pend_rels if r in per_src[r["src"]] and r["src"] in ids],
-                       key=lambda r: (ypos.get(r["src"], 0.0), -float(r["score"] or 0)))
+                       key=lambda r: (ypos.get(r["src"], 0.0), -float(r["score"] or 0), not r["auto"]))
     for j, r in enumerate(pend_rels):  # relation candidates of a pending relation stage
         rid = len(nodes)
         r["y"] = (j - (len(pend_rels) - 1) / 2) * ROW_BOX

@@ -47,6 +47,12 @@ def _lost(steps: list[dict[str, Any]], i: int, c: dict[str, Any], note: str = ""
     if step.get("stage") == "relations":  # relations compete per beam path
         group = [o for o in group if o.get("path") == c.get("path")]
     rank, of, cutoff = _rank(group, c)
+    score = float(c.get("score") or 0.0)
+    if cutoff is not None and not c.get("kept") and round(score, 6) == round(cutoff, 6):
+        reason = str(c.get("reason") or "")
+        tie = ("tied with the cut-off and not kept: " + (reason.split(";")[0] if reason.startswith("tied at")
+                                                        else "ties go by the order the graph lists them in"))
+        note = f"{tie}; {note}" if note else tie
     return {"depth": step.get("depth"), "stage": step.get("stage"), "rank": rank, "of": of,
             "score": round(float(c.get("score") or 0.0), 6), "cutoff": None if cutoff is None else round(cutoff, 6),
             "step": i, "label": str(c.get("label") or ""), "note": note}

@@ -270,9 +270,9 @@ class StageProposals(EdgeRules):
         # entity pruning: the top N paths of the whole frontier, by path score or by what the policy cuts on
         hops = [Hop(ridx=r, src=state.paths[i].end, dst=o, score=float(combined), label=self._hop_label(r, rc.text))
                 for _, combined, i, rc, o, r, _, _ in rows]
-        chains = [BeamPath(start=state.paths[row[2]].start, hops=state.paths[row[2]].hops + (h,), score=row[0])
-                  for row, h in zip(rows, hops)]
-        cut = self.policy.beam_scores(self, state, chains, [row[0] for row in rows]) if len(rows) > 1 else None
+        grown = [BeamPath(start=state.paths[row[2]].start, hops=state.paths[row[2]].hops + (h,), score=row[0])
+                 for row, h in zip(rows, hops)]
+        cut = self.policy.beam_scores(self, state, grown, [row[0] for row in rows]) if len(rows) > 1 else None
         shown_scores = cut[0] if cut else [row[0] for row in rows]
         top = beam_cut([(-v, -row[0], -row[1]) for v, row in zip(shown_scores, rows)], cfg.width,
                        self._reach([row[4] for row in rows]))
