@@ -99,8 +99,9 @@ class CheapPolicy(CheapAnswers):
     # e5 against the question (query: / passage:). The entity beam is cut on the rank fusion of that similarity and
     # the path score (k = 60, no weight between them): over the seven GraphRAG dev sets, linked, depth 3, gold-seed
     # beam recall 162 -> 167 of 189 (no set lower). Relations tied with the cut-off (BM25 found no word of the
-    # question in any of them) are ordered by it instead of by their place in the graph: Hits@1 left out 118 -> 122
-    # (docs/experiment-log.md, "The whole chain read by e5")
+    # question in any of them) are ordered by it instead of by their place in the graph: Hits@1 left out 118 -> 122;
+    # equal scores share a rank (121, the graph's order deciding nothing; docs/experiment-log.md, "The whole chain
+    # read by e5")
     chain_fusion: bool = True
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
