@@ -20,6 +20,20 @@ def app_with_key(tmp_path):
     yield from serve_app(tmp_path, OPENAI_API_KEY=CANARY, GRAPHRAG_API_KEY=CANARY)
 
 
+def _type_into(page, label: str, value: str) -> None:
+    """Type `value` into the sidebar field `label` and submit it, again if a rerun still running when it was typed
+    drew the field back without it. Once, on a fresh CI clone, the notice for the typed base never showed (the next
+    clean run passed); a field redrawn by the model's rerun is the likely cause, not a proven one."""
+    field = page.get_by_role("textbox", name=label)
+    for _ in range(3):
+        field.fill(value)
+        field.press("Enter")
+        _idle(page)
+        if field.input_value() == value:
+            return
+    assert field.input_value() == value, f"the field {label!r} did not keep {value!r}"
+
+
 @pytest.mark.parametrize("model", ["", "openai/toy"])  # the project's model; a model typed in the session
 def test_a_typed_api_base_never_receives_the_servers_key(model, app_with_key, browser_page, tmp_path):  # noqa: F811
     page = browser_page
@@ -28,14 +42,8 @@ def test_a_typed_api_base_never_receives_the_servers_key(model, app_with_key, br
         box = page.get_by_role("textbox", name="Question")
         box.wait_for(timeout=60_000)
         if model:
-            field = page.get_by_role("textbox", name="Model (LiteLLM string, `local` or `none`)")
-            field.fill(model)
-            field.press("Enter")
-            _idle(page)
-        base = page.get_by_role("textbox", name="API base")
-        base.fill(listener.base_url)
-        base.press("Enter")
-        _idle(page)
+            _type_into(page, "Model (LiteLLM string, `local` or `none`)", model)
+        _type_into(page, "API base", listener.base_url)
         page.get_by_text("no key sent to this API base").first.wait_for(timeout=30_000)
         box.fill(CORIN)
         page.get_by_role("button", name="Ask", exact=True).click()
