@@ -116,7 +116,10 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
             disabled=[c for c in rows.columns if c != "keep"],
             column_order=["keep", "score", "candidate", "from", "reason", "scored by"],
             column_config={"keep": st.column_config.CheckboxColumn("keep", help="pre-set to the automatic choice"),
-                           "score": st.column_config.NumberColumn(format="%.3f")})
+                           "score": st.column_config.NumberColumn(
+                               format="%.3f", help="What the beam is cut on, best first. Entities without an LLM: "
+                               "the path score fused by rank with the whole chain read by the embedder (the reason "
+                               "gives both ranks); relations: the scorer's score")})
         choice = V.choice_from_rows(edited.to_dict("records"))
     held["ids"] = choice
 
