@@ -19,7 +19,7 @@ from tog_core.render.support import answer_support  # noqa: F401  (the answer bl
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import FORCED_ANSWER, Proposal
-from tog_core.tog.trace import Seed, Trace
+from tog_core.tog.trace import Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
 
@@ -126,10 +126,9 @@ def overrides(trace: Trace) -> list[dict[str, Any]]:
     for s in trace.steps:
         done = [o for o in s.overrides or [] if isinstance(o, dict)]
         if s.stage == "evaluate" and done:
-            auto = next((o.get("label", "") for o in done if o.get("auto_kept")), "")
-            mine = next((o.get("label", "") for o in done if o.get("kept")), "")
-            rows.append({"depth": s.depth, "stage": s.stage, "candidate": "what next", "automatic": auto,
-                         "person": mine})
+            auto, mine = outcome_change(done)
+            rows.append({"depth": s.depth, "stage": s.stage, "candidate": "what next",
+                         "automatic": auto.get("label", ""), "person": mine.get("label", "")})
             continue
         rows += [{"depth": s.depth, "stage": s.stage, "candidate": o.get("label", ""),
                   "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
@@ -248,24 +247,28 @@ def plan_depth(trace: Trace) -> tuple[Any, bool]:
 PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
 
 
+def _run_fallbacks(trace: Trace) -> list[dict[str, Any]]:
+    """The named fallbacks recorded outside the stages (the trace's stats.other_fallbacks)."""
+    return [f for f in (trace.stats or {}).get("other_fallbacks") or [] if isinstance(f, dict)]
+
+
 def fallbacks(trace: Trace) -> list[str]:
     """Every named fallback of a run, as one line each (what a person did, "force it in", is a note instead)."""
     out = [f"depth {s.depth} {s.stage}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
            for s in trace.steps for f in s.fallbacks or []]
     out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
-            for f in (trace.stats or {}).get("other_fallbacks") or [] if f.get("name") not in PERSON_MADE]
+            for f in _run_fallbacks(trace) if f.get("name") not in PERSON_MADE]
     return [line.strip() for line in out]
 
 
 def is_forced(trace: Trace) -> bool:
     """Whether a person forced the run's answer in (its first candidate is theirs; no confidence is claimed)."""
-    return any(f.get("name") == FORCED_ANSWER for f in (trace.stats or {}).get("other_fallbacks") or [])
+    return any(f.get("name") == FORCED_ANSWER for f in _run_fallbacks(trace))
 
 
 def person_notes(trace: Trace) -> list[str]:
     """What a person's "force it in" did to the answer, in words ("You forced X in: …")."""
-    notes = [str(f.get("detail") or "").strip() for f in (trace.stats or {}).get("other_fallbacks") or []
-             if f.get("name") in PERSON_MADE]
+    notes = [str(f.get("detail") or "").strip() for f in _run_fallbacks(trace) if f.get("name") in PERSON_MADE]
     return [n[:1].upper() + n[1:] for n in notes if n]
 
 

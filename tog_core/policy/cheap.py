@@ -241,6 +241,10 @@ class CheapPolicy(CheapAnswers):
             return 1.0, ""
         return self.type_prior_factor, f"type {kind}, not what the question asks for (x{self.type_prior_factor:g})"
 
+    def _reads_chains(self, ctx: SearchContext, scorer: Any) -> bool:
+        """chain_fusion applies to a stage: a GraphRAG graph (free-text relations) and a cheap scorer there."""
+        return self.chain_fusion and not ctx.graph.has_relation_labels and not uses_llm(scorer)
+
     def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                       scores: Sequence[float]) -> tuple[list[float], list[str]] | None:
         """chain_fusion: when more relations tie with the cut-off score than the beam keeps, each is read as the
@@ -248,8 +252,7 @@ class CheapPolicy(CheapAnswers):
         graph, with an LLM relation scorer, without the packaged e5, when the cut-off is a score of 0 that only the
         hub pre-filter gives, or when more than TIES_READ relations tie)."""
         width = ctx.config.width
-        if (not self.chain_fusion or not width or len(scores) <= width or ctx.graph.has_relation_labels
-                or uses_llm(ctx.relation_scorer)):
+        if not self._reads_chains(ctx, ctx.relation_scorer) or not width or len(scores) <= width:
             return None
         cutoff = sorted(scores, reverse=True)[width - 1]
         if cutoff <= 0:  # the cut runs through the groups the hub pre-filter set aside (score 0): never read
@@ -279,16 +282,14 @@ class CheapPolicy(CheapAnswers):
         """chain_fusion: the entity beam's order is the reciprocal rank fusion of the path scores and the e5 similarity
         of the question to each whole chain (ranking.chain_text), scaled so the best is 1; None (the path scores) on a
         typed graph, with an LLM entity scorer, or without the packaged e5."""
-        if not self.chain_fusion or ctx.graph.has_relation_labels or uses_llm(ctx.entity_scorer):
-            return None
-        embedder = ranking.ranking_embedder()
+        embedder = ranking.ranking_embedder() if self._reads_chains(ctx, ctx.entity_scorer) else None
         if embedder is None:
             return None
         q = embedder.embed([state.question], kind="query")[0]
         sims = embedder.embed([ranking.chain_text(ctx.graph, p) for p in chains], kind="passage") @ q
-        fused = ranking.fused_ranks(path_scores, sims)
-        n = len(chains)
         by_path, by_chain = ranking.ranks(path_scores).astype(int), ranking.ranks(sims).astype(int)
+        fused = ranking.rank_fusion(by_path, by_chain)
+        n = len(chains)
         why = [f"path score {s:.3g} (rank {a} of {n}) fused with the whole chain read by e5 {c:.2f} (rank {b})"
                for s, a, c, b in zip(path_scores, by_path, sims, by_chain)]
         return [float(v) for v in fused], why, "e5 chain"

@@ -213,14 +213,15 @@ def ranks(values: Sequence[float]) -> np.ndarray:
 
 
 def fused_ranks(*scores: Sequence[float], k: int = RRF_K) -> np.ndarray:
-    """Reciprocal rank fusion: each item's 1 / (k + its rank) under every list of scores (`ranks`: 1 = best, equal
-    values share a rank), summed and scaled so the best item is 1. No weight between the lists: a rank counts the
-    same in each."""
-    n = len(scores[0])
-    total = np.zeros(n)
-    for values in scores:
-        total += 1.0 / (k + ranks(values))
-    return total / total.max() if n else total
+    """Reciprocal rank fusion of lists of scores, each ranked by `ranks` (1 = best, equal values share a rank)."""
+    return rank_fusion(*(ranks(values) for values in scores), k=k)
+
+
+def rank_fusion(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
+    """Reciprocal rank fusion: each item's 1 / (k + its rank) under every ranking, summed and scaled so the best item
+    is 1. No weight between the rankings: a rank counts the same in each."""
+    total = sum((1.0 / (k + np.asarray(r, dtype=float)) for r in rankings), np.zeros(len(rankings[0])))
+    return total / total.max() if len(total) else total
 
 
 def sentences_naming(text: str, a: str, b: str) -> list[str]:

@@ -25,6 +25,7 @@ from tog_core.render.chains import answer_chain_index, answer_own_chain, chains_
 from tog_core.render.frontier import frontier_html, overridden_ids
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
+from tog_core.tog.trace import outcome_change
 
 FORMATS = ("json", "md", "html")
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -261,8 +262,7 @@ def export_markdown(trace: dict[str, Any]) -> str:
             details.append(f"- {where}: fallback {md(f.get('name'))}: {md(f.get('detail'), 300)}")
         done = _overrides(s)
         if s.get("stage") == "evaluate" and done:  # one choice of outcome
-            auto_label, person_label = (next((o.get("label") or o.get("id") for o in done if o.get(k)), "")
-                                        for k in ("auto_kept", "kept"))
+            auto_label, person_label = (o.get("label") or o.get("id") or "" for o in outcome_change(done))
             details.append(f"- {where}: ✎ what next: automatic “{_mc(auto_label, LABEL_MAX, long)}”, person "
                            f"“{_mc(person_label, LABEL_MAX, long)}”")
             continue

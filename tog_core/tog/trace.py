@@ -84,6 +84,12 @@ class Step:
         return cls(**data)
 
 
+def outcome_change(overrides: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An evaluate step's overrides read as the one decision they are: (the override of the outcome the policy
+    chose, the override of the one the person chose); {} for either when it is missing."""
+    return (next((o for o in overrides if o.get("auto_kept")), {}), next((o for o in overrides if o.get("kept")), {}))
+
+
 def shown_in_trace(order: list[int], paths: list[int], always: set[int], top_k: int) -> set[int]:
     """Which candidates a step records: per beam path the first `top_k` of `order` (best first) that are on it, and
     every one in `always` (the kept ones, and those the main scorer scored: with the hub pre-filter off, as in the
