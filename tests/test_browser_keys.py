@@ -20,18 +20,26 @@ def app_with_key(tmp_path):
     yield from serve_app(tmp_path, OPENAI_API_KEY=CANARY, GRAPHRAG_API_KEY=CANARY)
 
 
+def _field(page, label: str):
+    """The sidebar's text field `label`, once a rerun has finished redrawing it (meanwhile Streamlit briefly shows the
+    old and the new element together)."""
+    page.wait_for_function("l => Array.from(document.querySelectorAll('input'))"
+                           ".filter(e => e.getAttribute('aria-label') === l).length === 1", arg=label, timeout=30_000)
+    return page.get_by_role("textbox", name=label)
+
+
 def _type_into(page, label: str, value: str) -> None:
     """Type `value` into the sidebar field `label` and submit it, again if a rerun still running when it was typed
     drew the field back without it. Once, on a fresh CI clone, the notice for the typed base never showed (the next
     clean run passed); a field redrawn by the model's rerun is the likely cause, not a proven one."""
-    field = page.get_by_role("textbox", name=label)
     for _ in range(3):
+        field = _field(page, label)
         field.fill(value)
         field.press("Enter")
         _idle(page)
-        if field.input_value() == value:
+        if _field(page, label).input_value() == value:
             return
-    assert field.input_value() == value, f"the field {label!r} did not keep {value!r}"
+    assert _field(page, label).input_value() == value, f"the field {label!r} did not keep {value!r}"
 
 
 @pytest.mark.parametrize("model", ["", "openai/toy"])  # the project's model; a model typed in the session
