@@ -158,6 +158,9 @@ def overrides_and_back(engine: ToGEngine, ex: R.Exploration, trace: Trace) -> No
             if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
                 ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
                 st.rerun()
+        elif ex.no_history:
+            st.caption(f"This run continues from where it was saved; it cannot go back to an earlier depth: "
+                       f"{V.md_text(ex.no_history)}.")
         st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ui.put_in_address(None)))
 
 

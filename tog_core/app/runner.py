@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
 
 from tog_core.app.progress import Saver, failed, saver_for, saving_callbacks, with_ticker
 from tog_core.app.session import Settings
+from tog_core.llm.errors import NotCached
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
@@ -135,6 +137,7 @@ class Exploration:
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
     unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
+    no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
     # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
@@ -171,20 +174,29 @@ def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterabl
 
 def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                        model_info: dict[str, Any] | None = None) -> Exploration:
-    """A saved run continued step by step (same run id). Without an LLM its history is rebuilt by replaying its
-    steps (scores cost nothing to recompute), so "Back to depth" can branch from it; with an LLM, or when the
-    project no longer offers a recorded choice, its history starts at the saved state."""
+    """A saved run continued step by step (same run id). Its history is rebuilt by replaying its steps, so "Back to
+    depth" can branch from it: without an LLM the scores cost nothing to recompute; with one, only from the response
+    cache (`cache_only`: the provider is never called here), and the replayed steps are then the recorded ones (their
+    calls, tokens and cost as they were spent). When a reply is not cached, or the project no longer offers a
+    recorded choice, the history starts at the saved state and `Exploration.no_history` says why."""
     restored = engine.restore(trace)
-    states = [restored]
-    if trace.steps and getattr(engine, "llm", None) is None:
+    states, why = [restored], ""
+    llm = getattr(engine, "llm", None)
+    if trace.steps:
         try:
-            states = [*replay(engine, trace, len(trace.steps), restored=restored)[:-1], restored]
-        except (ValueError, KeyError):
-            states = [restored]
+            with llm.cache_only() if llm is not None else nullcontext():
+                replayed = replay(engine, trace, len(trace.steps), restored=restored)[:-1]
+            if llm is not None:
+                replayed = [s.with_(steps=tuple(trace.steps[:len(s.steps)])) for s in replayed]
+            states = [*replayed, restored]
+        except NotCached:
+            why = "not every LLM reply of this run is in the response cache, and replaying it would call the LLM again"
+        except (ValueError, KeyError) as err:
+            why = f"it cannot be replayed here ({err})"
     return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
                        states=states, parent_run=trace.parent_run,
                        branched_at=trace.branched_at, model_info=model_info or {},
-                       wall_before=float((trace.stats or {}).get("wall_s") or 0.0))
+                       wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why)
 
 
 def explore_propose(engine: Any, ex: Exploration) -> Exploration:

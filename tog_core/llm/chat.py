@@ -5,6 +5,7 @@ real implementation; ``tog_core.testing.ScriptedLLM`` the test double. No LiteLL
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -124,6 +125,11 @@ class ChatModel(Protocol):
 
     async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
                      on_token: Callable[[str], None]) -> LLMResult: ...
+
+    def cache_only(self) -> AbstractContextManager[None]:
+        """Within it, a call whose reply is not in the response cache raises ``errors.NotCached`` instead of
+        asking the provider (a saved run replayed to rebuild its history costs nothing or stops)."""
+        ...
 
 
 def estimate_tokens(text: str) -> int:

@@ -27,7 +27,8 @@ import random
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -35,7 +36,7 @@ from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, estimate_tokens
-from tog_core.llm.errors import ERROR_KINDS, LLMError, _classify, _Failure, _mentions_response_format, _scrub
+from tog_core.llm.errors import ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
@@ -115,6 +116,7 @@ class LLMClient:
         self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
         self.circuit = Circuit()  # per run: opens after a provider's failure (llm/circuit.py)
+        self._cache_only = False  # cache_only(): a reply not in the cache raises NotCached
 
     def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
         """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
@@ -128,7 +130,21 @@ class LLMClient:
         view._lock = threading.Lock()
         view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level
         view.circuit = Circuit()  # a view is one session's run: its own circuit, closed
+        view._cache_only = False
         return view
+
+    @contextmanager
+    def cache_only(self) -> Iterator[None]:
+        """Within it, a call whose reply the response cache does not hold raises NotCached; the provider is not
+        called. A session's view (`for_session`) is one person's: the mode is that view's alone."""
+        before, self._cache_only = self._cache_only, True
+        try:
+            yield
+        finally:
+            self._cache_only = before
+
+    def _not_cached(self) -> NotCached:
+        return NotCached(f"{self.config.model}: a reply of this run is not in the response cache")
 
     @property
     def limiter(self) -> ProviderLimiter:
@@ -146,6 +162,8 @@ class LLMClient:
         hit = self._cache.get(key)
         if hit is not None:
             return self._hit_result(hit, started)
+        if self._cache_only:
+            raise self._not_cached()
         level = self._json_level_for(json_schema)
         attempt = 0  # transient-failure retries used
         degraded = 0  # extra requests made after a response_format rejection
@@ -190,6 +208,8 @@ class LLMClient:
             if hit["text"]:
                 on_token(hit["text"])
             return self._hit_result(hit, started)
+        if self._cache_only:
+            raise self._not_cached()
         retries = 0
         clock = _Deadline(self.config, stream=True)
         for attempt in range(self.config.max_retries + 1):

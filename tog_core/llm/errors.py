@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 
 from tog_core.llm._litellm import load_litellm
 
-__all__ = ["ERROR_KINDS", "LLMError"]
+__all__ = ["ERROR_KINDS", "LLMError", "NotCached"]
 
 ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
 
@@ -36,6 +36,12 @@ class LLMError(Exception):
         self.model = model
         self.status = status
         self.attempts = attempts
+
+
+class NotCached(Exception):
+    """A reply asked for inside ``cache_only()`` that the response cache does not hold: the provider was not
+    called. Not an LLMError, so no scorer falls back to BM25 on it: a saved run being replayed stops instead
+    (app/runner.explore_from_trace then continues from the run's saved state)."""
 
 
 _SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),

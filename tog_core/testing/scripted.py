@@ -7,10 +7,11 @@ stream). The function may raise :class:`~tog_core.llm.errors.LLMError` to play a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from tog_core.llm.chat import LLMConfig, LLMResult, ClientUsage, estimate_tokens
-from tog_core.llm.errors import LLMError
+from tog_core.llm.errors import LLMError, NotCached
 
 __all__ = ["ScriptedLLM"]
 
@@ -23,9 +24,21 @@ class ScriptedLLM:
         self.config = LLMConfig(model=model)
         self.usage = ClientUsage()
         self.calls: list[dict] = []
+        self._cache_only = False
+
+    @contextmanager
+    def cache_only(self) -> Iterator[None]:
+        """As LLMClient.cache_only; a scripted model keeps no cache, so every call within raises NotCached."""
+        before, self._cache_only = self._cache_only, True
+        try:
+            yield
+        finally:
+            self._cache_only = before
 
     def _call(self, messages: list[dict], temperature: float, max_tokens: int,
               json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
+        if self._cache_only:
+            raise NotCached(f"{self.config.model}: a scripted model caches no reply")
         self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens,
                            "json_schema": json_schema, "stream": stream})
         self.usage.calls += 1
