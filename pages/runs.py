@@ -16,7 +16,9 @@ from tog_core.app.session import K, settings_from_trace
 from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import compare_html, path_diff
-from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.render.export import export_json
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown
 from tog_core.tog.trace import Trace
 
 shell.ensure()  # a deep link on a fresh server runs this page without app.py

@@ -1,4 +1,5 @@
-"""tog_core.render.export and `python -m tog_core export`: escaped, secret-free, standalone, round-trips JSON."""
+"""tog_core.render.export (export_md, export_html) and `python -m tog_core export`: escaped, secret-free, standalone,
+round-trips JSON."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,10 @@ from hypothesis import strategies as st
 from test_viz import URL, VIS_URLS, make_trace
 
 from tog_core.cli.main import main
-from tog_core.render.export import export_html, export_json, export_markdown, md, md_block, public_trace
+from tog_core.render.export import export_json
+from tog_core.render.export_common import public_trace
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown, md, md_block
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIL = ('<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](https://evil.example/x.png) '

@@ -15,7 +15,8 @@ from builders import write_project
 from test_browser import ARGS, CHROMIUM, _need_browser
 from tog_core.prompting import prompts
 from tog_core.tog.engine import ToGEngine
-from tog_core.render.export import export_html, export_markdown
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.tog.state import EngineConfig
 from tog_core.render.viz import chains_html, frontier_html, neighbourhood_html

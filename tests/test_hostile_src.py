@@ -14,7 +14,9 @@ import pytest
 from builders import write_project
 from tog_core.cli.main import main
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.render.export import export_json
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown
 from tog_core.render.page import external_references
 from tog_core.render.viz import chains_html, compare_html, frontier_html, neighbourhood_html
 from tog_core.tog.engine import ToGEngine

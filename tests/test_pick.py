@@ -10,7 +10,9 @@ from pathlib import Path
 from tog_core.app import pick as P
 from tog_core.app.views import answer_view, compare_rows
 from tog_core.cli.main import main
-from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.render.export import export_json
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown
 from tog_core.tog.choice import AnswerCandidate, PersonAnswer, person_answer, recorded_candidates
 from tog_core.tog.trace import Link, Seed, Trace
 

@@ -18,7 +18,9 @@ from tog_core.cli.main import main
 from tog_core.cli.query import run_query
 from tog_core.compose import RunSpec
 from tog_core.tog.engine import ToGEngine
-from tog_core.render.export import export_html, export_json, export_markdown
+from tog_core.render.export import export_json
+from tog_core.render.export_html import export_html
+from tog_core.render.export_md import export_markdown
 from tog_core.testing.server import FakeOpenAIServer, Reply
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.llm.client import LLMClient, LLMConfig, LLMError
