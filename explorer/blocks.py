@@ -21,7 +21,8 @@ from tog_core.errors import UsageError
 from tog_core.graphrag.store import GraphStore
 from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
-from tog_core.render.frontier import frontier_html, trace_entity_types
+from tog_core.render.frontier import frontier_html
+from tog_core.render.frontier_items import trace_entity_types
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 from tog_core.tog.state import Step
 from tog_core.tog.trace import Trace

@@ -131,7 +131,8 @@ def demo_run():
 
 @pytest.mark.parametrize("where", ["carol", "demo"])
 def test_search_replay_at_width_10_depth_5_has_labels_of_12_px_at_fit(request, where, chromium, tmp_path):
-    from tog_core.render.frontier import frontier_html, trace_entity_types
+    from tog_core.render.frontier import frontier_html
+    from tog_core.render.frontier_items import trace_entity_types
 
     t, graph = request.getfixturevalue(f"{where}_run")
     html = frontier_html(t, None, height="560px", types=trace_entity_types(graph, t))
@@ -142,7 +143,8 @@ def test_search_replay_at_width_10_depth_5_has_labels_of_12_px_at_fit(request, w
 
 
 def test_explore_relation_boxes_at_width_10_are_readable(carol_run, chromium, tmp_path):
-    from tog_core.render.frontier import frontier_html, trace_entity_types
+    from tog_core.render.frontier import frontier_html
+    from tog_core.render.frontier_items import trace_entity_types
 
     t, graph = carol_run
     step = [s for s in t["steps"] if s["stage"] == "relations"][1]  # depth 2: ten entities, ~100 relations

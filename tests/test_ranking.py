@@ -168,7 +168,7 @@ def test_a_graph_without_text_units_still_ranks(monkeypatch):
 
 
 def test_the_pictures_know_the_type_of_an_answer_found_only_by_a_depth_trial(monkeypatch):
-    from tog_core.render.frontier import trace_entity_types
+    from tog_core.render.frontier_items import trace_entity_types
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", 3.0))
     about = {"Carl": "Carl is a miller."}

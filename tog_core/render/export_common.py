@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from tog_core.render.chains import answer_chain_index, answer_own_chain
-from tog_core.render.frontier import overridden_ids
+from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
                          r"access[_-]?token|auth[_-]?token|bearer|credentials?)$")
