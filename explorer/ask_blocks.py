@@ -16,6 +16,7 @@ from explorer import projects
 from explorer import ui
 from explorer.reading import reading_block
 from tog_core.app import runner as R
+from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.session import AskAgain, K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
@@ -138,7 +139,7 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
     finished = not R.is_unfinished(t)
     guess = finished and bool(t.candidates) and t.is_guess()
     if guess:  # a guess says so plainly and shows the candidates before the answer
-        st.warning(V.guess_words(t), icon=":material/help:")
+        st.warning(N.guess_words(t), icon=":material/help:")
         pick.answers_block(t, graph, store)
     B.answer_block(t, guess_said=guess, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
         question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,

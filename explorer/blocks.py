@@ -1,8 +1,8 @@
 """Streamlit blocks the pages share: a run with live progress and a Stop button, the answer stated plainly, the
 opt-in local draft, topic entities with "did you mean", "why not X?", evidence with the supporting sentence
-marked, and the cached pictures. The logic is in tog_core.app (runner, views, draft) and tog_core.tog.diagnosis.
-Every block takes the run as a `Trace` and reads its attributes; the pictures, the diagnosis and the support check
-read the stable trace JSON, handed to them by `ui.as_dict` (made once per trace shown).
+marked, and the cached pictures. The logic is in tog_core.app (runner, views, run_notes, draft) and
+tog_core.tog.diagnosis. Every block takes the run as a `Trace` and reads its attributes; the pictures, the diagnosis
+and the support check read the stable trace JSON, handed to them by `ui.as_dict` (made once per trace shown).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer import projects
 from explorer import ui
+from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.runner import RunCallbacks
 from tog_core.app.session import K
@@ -106,9 +107,9 @@ def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int
     stop_slot.empty()
     box.empty()
     # never "done ✓ sufficient" over a guess, nor over a run that found nothing to answer from
-    done = "No answer · " if V.no_answer(result) else "Done, a guess · " if result.is_guess() else "Done · "
+    done = "No answer · " if N.no_answer(result) else "Done, a guess · " if result.is_guess() else "Done · "
     status.update(label=done + V.progress_line(now["depth"], result.stop_reason or "", result.stats),
-                  state="error" if result.stop_reason == "error" or V.no_answer(result) else "complete",
+                  state="error" if result.stop_reason == "error" or N.no_answer(result) else "complete",
                   expanded=False)
     return result
 
@@ -125,7 +126,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
         sup = V.answer_support(t.answer or "", ui.as_dict(t))
         st.markdown(V.md_text(t.answer or ""))
         if sup["supported"]:
-            st.caption(f"Written by the LLM ({V.model_name(t)}) from the chains below"
+            st.caption(f"Written by the LLM ({N.model_name(t)}) from the chains below"
                        + (f" · the chains' {conf}" if conf else ""))
         else:
             st.error(unsupported_words(sup, "the LLM"), icon=":material/report:")
@@ -144,7 +145,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
             st.caption("This chain was found by one of the searches made before the run (see “How many hops”), "
                        "not by the run's own steps: the search picture does not show it; the reasoning chains draw "
                        "it first.")
-    (searched, chosen), n = V.plan_depth(t), len(view["hops"])
+    (searched, chosen), n = N.plan_depth(t), len(view["hops"])
     if n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
                "(the kept row). ")
@@ -162,11 +163,11 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
             + "The Ask page's “Why not …?” places the entity you expected."))
     if t.error:
         st.error(f"The run hit an error: {V.md_text(t.error)}")
-    for line in V.person_notes(t):
+    for line in N.person_notes(t):
         st.info(V.md_text(line), icon=":material/call_split:")
-    for line in V.fallbacks(t):
+    for line in N.fallbacks(t):
         st.warning("Fallback: " + V.md_text(line))
-    st.caption(V.run_line(t))
+    st.caption(N.run_line(t))
 
 
 def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",

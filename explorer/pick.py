@@ -10,7 +10,8 @@ import streamlit as st
 
 from tog_core.app import pick as P
 from tog_core.app.session import K
-from tog_core.app.views import is_forced, md_text
+from tog_core.app.run_notes import is_forced
+from tog_core.app.views import md_text
 from tog_core.errors import UsageError
 from tog_core.graphrag.store import GraphStore
 from tog_core.tog.choice import AnswerCandidate

@@ -11,6 +11,7 @@ from explorer import ui
 from explorer import blocks as B
 from explorer import pick
 from tog_core.app import runner as R
+from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.session import K, settings_from_trace
 from tog_core.errors import UsageError
@@ -61,7 +62,7 @@ if tabs[0].open:
             d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
             graph = projects.project()[1] if cur else None
             st.markdown(f"**{V.md_text(tr.question)}**")
-            st.caption(f"{V.stop_words(tr.stop_reason).capitalize()} · model {V.model_name(tr)}"
+            st.caption(f"{N.stop_words(tr.stop_reason).capitalize()} · model {N.model_name(tr)}"
                        + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
             with st.container(horizontal=True):
                 if R.is_unfinished(tr) and cur:

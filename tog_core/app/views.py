@@ -1,7 +1,8 @@
-"""What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence
-with the supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and
-text made inert for st.markdown. Every function reads a `Trace` (its attributes; a trace file read from elsewhere is
-made one with `Trace.from_dict` where it comes in) or a graph and returns rows or strings.
+"""What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence with the
+supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and text made inert
+for st.markdown (what a run says about itself beside its answer, its run line, fallbacks and notes: run_notes.py).
+Every function reads a `Trace` (its attributes; a trace file read from elsewhere is made one with `Trace.from_dict`
+where it comes in) or a graph and returns rows or strings.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
+from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import answer_chain_index, walk
@@ -18,7 +20,7 @@ from tog_core.render.evidence import evidence, support_span, with_evidence  # no
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.policy import GUESS_WORDS
-from tog_core.tog.state import FORCED_ANSWER, Proposal
+from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
@@ -72,12 +74,6 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             # where along that chain the answer stands (a hop number), None when it is not on it
             "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
             if walks else None}
-
-
-def guess_words(trace: Trace) -> str:
-    """The plain warning above a guess."""
-    return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence or 0):.2f}, below "
-            f"{float(trace.low_confidence or 0):.2f}). Check the candidates, best first:")
 
 
 def confidence_line(view: dict[str, Any]) -> str:
@@ -174,11 +170,6 @@ def marked_md(text: str, span: tuple[int, int] | None) -> str:
 
 # ---------------------------------------------------------------------------------------------- progress
 
-# why a search stopped, in plain words (the trace's stop_reason names stay as they are)
-STOP_WORDS = {"sufficient": "the chains answer the question", "max_depth": "reached the maximum depth",
-              "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
-
-
 # the pruners and policies as the run header names them (the settings keep their names)
 PRUNER_WORDS = {"bm25": "BM25 word match", "embedding": "embedding similarity", "hybrid": "BM25 and embedding fused",
                 "random": "random", "llm": "the LLM"}
@@ -190,20 +181,6 @@ def pruning_words(relation: str, entity: str, policy: str) -> str:
     name = lambda p: PRUNER_WORDS.get(p, p)  # noqa: E731
     return (f"pruning: {name(relation)}" + ("" if entity == relation else f" / {name(entity)}") +
             f" · {POLICY_WORDS.get(policy, policy)}")
-
-
-def stop_words(reason: str | None) -> str:
-    return STOP_WORDS.get(reason or "", reason or "unfinished")
-
-
-def usage_words(usage: dict[str, Any] | None) -> str:
-    """LLM calls, tokens and cost; "no LLM calls" when none was made (a run without a model has no bill)."""
-    u = usage or {}
-    calls, tokens = u.get("llm_calls", 0), u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
-    if not calls and not tokens:
-        return "no LLM calls"
-    cost = u.get("cost_usd")
-    return f"{calls} LLM calls · {tokens} tokens · " + ("cost unknown" if cost is None else f"${cost:.4f}")
 
 
 def progress_line(depth: int, stage: str, usage: dict[str, Any] | None, *, elapsed: float | None = None,
@@ -237,41 +214,6 @@ def plan_rows(trace: Trace | None, plan: dict[str, Any] | None = None) -> list[d
             for t in plan.get("trials") or []]
 
 
-def plan_depth(trace: Trace) -> tuple[Any, bool]:
-    """The number of hops a run settled on before it searched (None when it settled none) and whether a person
-    chose it (read as written: a hand-edited plan is shown, not refused)."""
-    plan = trace.plan or {}
-    return plan.get("depth"), bool(plan.get("chosen"))
-
-
-PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
-
-
-def _run_fallbacks(trace: Trace) -> list[dict[str, Any]]:
-    """The named fallbacks recorded outside the stages (the trace's stats.other_fallbacks)."""
-    return [f for f in (trace.stats or {}).get("other_fallbacks") or [] if isinstance(f, dict)]
-
-
-def fallbacks(trace: Trace) -> list[str]:
-    """Every named fallback of a run, as one line each (what a person did, "force it in", is a note instead)."""
-    out = [f"depth {s.depth} {s.stage}: {f.get('name')} ({f.get('where', '')}) {f.get('detail', '')}"
-           for s in trace.steps for f in s.fallbacks or []]
-    out += [f"{f.get('where')}: {f.get('name')} {f.get('detail', '')}"
-            for f in _run_fallbacks(trace) if f.get("name") not in PERSON_MADE]
-    return [line.strip() for line in out]
-
-
-def is_forced(trace: Trace) -> bool:
-    """Whether a person forced the run's answer in (its first candidate is theirs; no confidence is claimed)."""
-    return any(f.get("name") == FORCED_ANSWER for f in _run_fallbacks(trace))
-
-
-def person_notes(trace: Trace) -> list[str]:
-    """What a person's "force it in" did to the answer, in words ("You forced X in: …")."""
-    notes = [str(f.get("detail") or "").strip() for f in _run_fallbacks(trace) if f.get("name") in PERSON_MADE]
-    return [n[:1].upper() + n[1:] for n in notes if n]
-
-
 def best_connected(graph: Any, n: int = 6) -> list[str]:
     """The titles of the `n` entities with the most relationships (placeholders named only by a relationship
     left out), most first: where the graph browser offers to start."""
@@ -286,24 +228,6 @@ def best_connected(graph: Any, n: int = 6) -> list[str]:
         if len(out) == n:
             break
     return out
-
-
-def no_answer(trace: Trace) -> bool:
-    """A run that found nothing to answer from (no answer entity, no chain, no LLM text): its answer says "No
-    answer: …" and its status must not read as done."""
-    return trace.answer_by != "llm" and not trace.answer_entity and not any(trace.chains)
-
-
-def run_line(trace: Trace) -> str:
-    """The run in one line under its answer: id, why it stopped, LLM calls, tokens, cost, time."""
-    s = trace.stats or {}
-    return (f"run {trace.run_id} · stopped: {stop_words(trace.stop_reason)} · {usage_words(s)} · "
-            f"{s.get('wall_s', 0):.1f} s")
-
-
-def model_name(trace: Trace) -> Any:
-    """The model a run was made with, as its config records it (None when it names none)."""
-    return (trace.config or {}).get("model")
 
 
 # ---------------------------------------------------------------------------------------------- saved runs
