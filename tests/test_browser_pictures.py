@@ -55,6 +55,30 @@ def _overlapping(labels: list[dict]) -> int:
     return n
 
 
+DOTS = """() => {
+  const pos = network.getPositions(), out = [];
+  for (const id of Object.keys(pos)) {
+    const n = network.body.nodes[id], p = network.canvasToDOM(pos[id]);
+    if (!n || n.options.shape !== "dot") { continue; }
+    out.push({id: id, x: p.x, y: p.y, r: network.canvasToDOM({x: pos[id].x + n.options.size, y: 0}).x -
+              network.canvasToDOM({x: pos[id].x, y: 0}).x});
+  }
+  return out;
+}"""
+
+
+def _labels_over_dots(labels: list[dict], dots: list[dict]) -> list[tuple[str, str]]:
+    """(label, the dot it covers) for every label drawn over another node's dot."""
+    out = []
+    for a in labels:
+        x0, y0, x1, y1 = a["box"]
+        for d in dots:
+            if d["id"] != a["id"] and x0 < d["x"] + d["r"] - 2 and d["x"] - d["r"] + 2 < x1 and \
+                    y0 < d["y"] + d["r"] - 2 and d["y"] - d["r"] + 2 < y1:
+                out.append((a["label"], d["id"]))
+    return out
+
+
 @pytest.fixture()
 def chromium():
     _need_browser()
@@ -171,6 +195,7 @@ def test_the_158_neighbour_hub_has_labels_of_12_px_before_and_after_more(chromiu
     got = page.evaluate(LABELS)
     _shot(page, tmp_path, "hub_scrooge.png")
     _check(got, min_labels=30, name="hub")
+    assert _overlapping(got["labels"]) == 0 and _labels_over_dots(got["labels"], page.evaluate(DOTS)) == []
     more = [x for x in got["labels"] if x["label"].startswith(f"+{n - 30} more: click to show 30")]
     assert len(more) == 1, [x["label"] for x in got["labels"] if "more" in x["label"]]
     page.mouse.click(got["left"] + more[0]["x"], got["top"] + more[0]["y"])  # the canvas is under the legend

@@ -1,7 +1,9 @@
 """The graph browser's picture: `hops` around one entity of a graph, coloured by entity type.
 
 The centre sits in the middle and its neighbours on rings around it (flattened to the frame's shape), the nearest
-and, within a distance, the highest-degree entities first. At most `first` are drawn at once: a "+N more" node
+and, within a distance, the highest-degree entities first, then moved apart as little as it takes for no dot or
+label to cover another (`separate`; a label is wider than a ring's slot, and big dots push theirs into the next
+ring). At most `first` are drawn at once: a "+N more" node
 adds the next `first` when clicked (a hub such as SCROOGE, 158 neighbours, opens as 40 and three clicks). Beyond
 `max_nodes` in all, the rest are left out ("N more not shown"). With many edges, relation text is in the edges'
 tooltips only. With `clickable`, every entity node carries its entity index as `ref`, so a click on a neighbour
@@ -13,7 +15,7 @@ import math
 from collections import deque
 from typing import Any
 
-from tog_core.render.page import build_page, vis_options
+from tog_core.render.page import MIN_LABEL_PX, build_page, vis_options
 from tog_core.render.style import (
     EDGE_LABELS_MAX,
     FRONTIER_BORDER,
@@ -55,6 +57,104 @@ def ring_positions(n: int) -> list[tuple[float, float]]:
     return out
 
 
+def label_box(label: str, size: float, font: float) -> tuple[float, float, float]:
+    """The room a dot of radius `size` takes with its label (`font` px, drawn under it), in canvas units: (half the
+    width, height above the dot's centre, height below it). The width is read off the label's characters at about
+    0.62 of the font size each (vis-network's Arial, capital letters) plus a margin."""
+    half = max(size, 0.31 * font * len(label)) + 6
+    return half, size + 6, size + 4 + 1.25 * font + 6
+
+
+def separate(xy: list[tuple[float, float]], boxes: list[tuple[float, float, float]], fixed: list[bool], *,
+             rounds: int = 300) -> list[tuple[float, float]]:
+    """The points moved as little as it takes for no two boxes (label_box, around each point) to overlap: each
+    overlapping pair is pushed apart along the axis where it overlaps less, half each (all of it onto the other
+    when one is `fixed`), a little at a time, until none overlaps or `rounds` are done. Deterministic."""
+    if len(xy) < 2:
+        return list(xy)
+    import numpy as np
+
+    p = np.array(xy, dtype=float)
+    half, up, down = (np.array(c, dtype=float) for c in zip(*boxes))
+    still = np.array(fixed, dtype=bool)
+    upper = np.triu(np.ones((len(p), len(p)), dtype=bool), 1)
+    for _ in range(rounds):
+        x, y = p[:, 0], p[:, 1]
+        ox = np.minimum(x[:, None] + half[:, None], x[None, :] + half[None, :]) - \
+            np.maximum(x[:, None] - half[:, None], x[None, :] - half[None, :])
+        oy = np.minimum(y[:, None] + down[:, None], y[None, :] + down[None, :]) - \
+            np.maximum(y[:, None] - up[:, None], y[None, :] - up[None, :])
+        hit = upper & (ox > 0.5) & (oy > 0.5) & ~(still[:, None] & still[None, :])
+        if not hit.any():
+            break
+        move = np.zeros_like(p)
+        for i, j in zip(*np.nonzero(hit)):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if ox[i, j] < oy[i, j]:
+                push = np.array([(ox[i, j] + 1) * (1 if dx > 0 or (dx == 0 and i < j) else -1), 0.0])
+            else:
+                push = np.array([0.0, (oy[i, j] + 1) * (1 if dy > 0 or (dy == 0 and i < j) else -1)])
+            share_i = 0.0 if still[i] else (1.0 if still[j] else 0.5)
+            move[i] += push * share_i
+            move[j] -= push * (1.0 - share_i)
+        p += 0.6 * move
+    return [(float(a), float(b)) for a, b in p]
+
+
+def _look(graph: Any, i: int, hop: int) -> tuple[str, float, int]:
+    """A node's label, dot radius (by degree) and font size (by distance from the centre)."""
+    return short(graph.title(i), 24), 10 + min(graph.degree(i), 60) ** 0.5 * 2.5, 18 if hop == 0 else (
+        15 if hop == 1 else 13)
+
+
+def spread(graph: Any, shown: list[int], dist: dict[int, int], batch: dict[int, int],
+           spots: list[tuple[float, float]], frame: tuple[float, float] = (1000.0, 480.0)
+           ) -> list[tuple[float, float]]:
+    """The ring places of `shown[1:]` (the centre is shown[0], at 0, 0) moved apart until no dot or label covers
+    another (`separate`): one batch at a time, the centre and the batches drawn before it held still, so what a
+    person sees first is laid out for itself and a "+N more" click places the newcomers around it. The first batch's
+    labels are sized as the page will draw them once fitted to `frame` (px): page.py enlarges every label to
+    MIN_LABEL_PX on screen, so up to three rounds of separating and estimating the scale. Later batches keep their
+    own font size: sized the same way the layout only grew, the scale fell and more labels met. Measured in Chromium
+    on Christmas Carol's SCROOGE (158 relationships) in 1000 x 520 px, labels over another label or dot: at first 0
+    (was 5), after one "+30 more" 20 (was 35)."""
+    looks = [_look(graph, i, dist[i]) for i in shown]
+    at = [(0.0, 0.0), *spots]
+    for b in sorted(set(batch.values())):
+        upto = [k for k, i in enumerate(shown) if batch[i] <= b]
+        scale = 1.0
+        for _ in range(3 if b == 0 else 1):  # what is drawn first: labels as large as the page will draw them
+            use = [label_box(looks[k][0], looks[k][1], max(looks[k][2], MIN_LABEL_PX / scale)) for k in upto]
+            moved = separate([at[k] for k in upto], use, [k == 0 or batch[shown[k]] < b for k in upto])
+            for k, q in zip(upto, moved):
+                at[k] = q
+            now = fit_scale([at[k] for k in upto], use, frame, more=b < max(batch.values()))
+            if now >= scale:
+                break
+            scale = now
+    return at[1:]
+
+
+def fit_scale(points: list[tuple[float, float]], boxes: list[tuple[float, float, float]],
+              frame: tuple[float, float], *, more: bool = False) -> float:
+    """About the scale the page fits these boxes to a frame of (width, height) px at (never above 1): vis-network
+    fits their bounding box, with the "+N more" node under the rings when `more`, and a tenth to spare."""
+    left = min(x - q[0] for (x, _), q in zip(points, boxes))
+    right = max(x + q[0] for (x, _), q in zip(points, boxes))
+    top = min(y - q[1] for (_, y), q in zip(points, boxes))
+    bottom = max(y + q[2] for (_, y), q in zip(points, boxes)) + (90.0 if more else 0.0)
+    return min(1.0, frame[0] / max(1.1 * (right - left), 1.0), frame[1] / max(1.1 * (bottom - top), 1.0))
+
+
+def _frame(height: str) -> tuple[float, float]:
+    """The frame the picture is fitted to, in px: a page about 1000 wide, `height` ("520px") less its legend."""
+    try:
+        tall = float(height.removesuffix("px")) if height.endswith("px") else 520.0
+    except ValueError:
+        tall = 520.0
+    return 1000.0, max(tall - 40.0, 200.0)
+
+
 def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes: int = 150, first: int = FIRST,
                        height: str = "560px", clickable: bool = False) -> str:
     centre = int(entity_idx)
@@ -75,7 +175,7 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
     batch_size = max(int(first), 1)
     batch = {i: k // batch_size for k, i in enumerate(shown[1:])}  # which click shows it (0: drawn at once)
     batch[centre] = 0
-    spots = ring_positions(len(shown) - 1)
+    spots = spread(graph, shown, dist, batch, ring_positions(len(shown) - 1), _frame(height))
     nodes_by: dict[int, list[dict[str, Any]]] = {}
     types = []
     for k, i in enumerate(shown):
@@ -88,11 +188,12 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
         if clickable and i != centre:
             tip.append("click to move here")
         x, y = (0.0, 0.0) if i == centre else spots[k - 1]
+        label, size, font = _look(graph, i, dist[i])
         nodes_by.setdefault(batch[i], []).append(
-            {"id": i, "label": short(e.title, 24), "title": "\n".join(tip), "ref": str(i), "x": round(x), "y": round(y),
-             "size": 10 + min(e.degree, 60) ** 0.5 * 2.5, "borderWidth": 5 if i == centre else 1,
+            {"id": i, "label": label, "title": "\n".join(tip), "ref": str(i), "x": round(x), "y": round(y),
+             "size": size, "borderWidth": 5 if i == centre else 1,
              "color": {"background": colour, "border": FRONTIER_BORDER if i == centre else colour},
-             "font": {"size": 18 if i == centre else (15 if dist[i] == 1 else 13)}})
+             "font": {"size": font}})
     keep = set(shown)
     rels: set[int] = set()
     for i in shown:
