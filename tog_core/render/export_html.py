@@ -12,22 +12,9 @@ import re
 from typing import Any
 
 from tog_core.render.chains import chains_html
-from tog_core.render.export_common import (
-    ANSWER_BY,
-    INVISIBLE,
-    LABEL_MAX,
-    PERSON_NOTE,
-    QUESTION_MAX,
-    STEP_COLUMNS,
-    TEXT_MAX,
-    LongTexts,
-    as_text,
-    evidence_of,
-    public_trace,
-    step_rows,
-    supports,
-    used_chain,
-)
+from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
+                                           TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_rows, supports,
+                                           used_chain)
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
