@@ -117,6 +117,9 @@ class SerialLLM:
         async with self.lock:
             return await self.inner.stream(messages, **kw)
 
+    def cache_only(self, **kw: Any) -> Any:
+        return self.inner.cache_only(**kw)
+
 
 def client(server: FakeOpenAIServer) -> LLMClient:
     return LLMClient(LLMConfig(model="openai/toy", api_base=server.base_url, api_key="sk-fake-not-a-key",

@@ -21,9 +21,11 @@ from tog_core.app.runner import explore_apply, explore_back, explore_finish, exp
 from tog_core.app.session import K, Settings
 from tog_core.compose import RunSpec, build_engine
 from tog_core.llm.client import LLMClient, LLMConfig
-from tog_core.llm.errors import NotCached
+from tog_core.llm.errors import LLMError, NotCached
 from tog_core.runs.files import RunStore
+from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
 from tog_core.testing import ScriptedLLM
+from tog_core.testing.server import Reply
 
 Q = "Where was the founder of Acme born?"
 KEY = "sk-test-reopen-0123456789"
@@ -68,18 +70,59 @@ def test_without_its_replies_in_the_cache_the_run_continues_from_its_saved_state
     _, trace, _ = stepped_run(toy_server)
     shutil.rmtree(tog_home / "cache" / "llm")
     asked = len(toy_server.requests)
-    reopened = explore_from_trace(llm_engine(toy_server), Settings(), trace)
+    eng = llm_engine(toy_server)
+    reopened = explore_from_trace(eng, Settings(), trace)
     assert len(toy_server.requests) == asked  # not one call to rebuild the history
     assert len(reopened.states) == 1 and reopened.back_depths() == []
-    assert "not every LLM reply of this run is in the response cache" in reopened.no_history
+    assert reopened.no_history == ("a reply of its LLM is not in the response cache (cleared, or the run was made on "
+                                   "another machine or replica), and replaying it would call the LLM")
     assert reopened.state.answer == trace.answer
+    assert eng.llm._cache_only is False  # the session's client asks the provider again afterwards
+
+
+def test_a_call_that_failed_when_the_run_was_made_fails_again_in_the_replay(tog_home, fake_openai):
+    """Its reply was never cached: replayed, the step takes the fallback it took (BM25), and the run can branch."""
+    from scripted import toy_llm
+
+    seen = {"n": 0}
+
+    def handler(request):
+        seen["n"] += 1
+        return Reply(status=400, text="bad request") if seen["n"] == 2 else toy_llm(request)
+
+    server = fake_openai(handler)
+    ex, trace, _ = stepped_run(server)
+    assert FALLBACK_LLM_ERROR in [f["name"] for s in trace.steps for f in s.fallbacks]
+    asked = len(server.requests)
+    reopened = explore_from_trace(llm_engine(server), Settings(), trace)
+    assert len(server.requests) == asked
+    assert reopened.no_history == "" and reopened.back_depths() == ex.back_depths()
+
+
+def test_a_recorded_choice_the_project_no_longer_offers_is_said(tog_home, toy_server):
+    _, trace, _ = stepped_run(toy_server)
+    kept = next(c for c in trace.steps[0].candidates if c.kept)
+    kept.id = "rel:gone"  # as if the project had changed since the run
+    reopened = explore_from_trace(llm_engine(toy_server), Settings(), trace)
+    assert reopened.back_depths() == [] and reopened.no_history.startswith("it cannot be replayed here (step 1")
+
+
+def test_with_the_response_cache_off_the_reason_says_so(tog_home, toy_server):
+    client = LLMClient(LLMConfig(model="openai/toy", api_base=toy_server.base_url, api_key="none", use_cache=False,
+                                 timeout_s=10, max_retries=0))
+    with pytest.raises(NotCached) as err, client.cache_only():
+        asyncio.run(client.complete([{"role": "user", "content": "x"}], temperature=0.0))
+    assert err.value.reason == "the response cache is off" and toy_server.requests == []
 
 
 def test_cache_only_raises_on_a_miss_and_ends_with_its_block(tog_home, toy_server):
     client = LLMClient(LLMConfig(model="openai/toy", api_base=toy_server.base_url, api_key="none",
                                  cache_dir=tog_home / "cache" / "llm", timeout_s=10, max_retries=0))
     msgs = [{"role": "user", "content": "Say ok"}]
-    with client.cache_only(), pytest.raises(NotCached):
+    with pytest.raises(NotCached), client.cache_only():  # the miss leaves the block
+        asyncio.run(client.complete(msgs, temperature=0.0))
+    assert toy_server.requests == [] and client._cache_only is False
+    with pytest.raises(LLMError), client.cache_only(misses_fail=True):  # a call that failed then fails again
         asyncio.run(client.complete(msgs, temperature=0.0))
     assert toy_server.requests == []
     first = asyncio.run(client.complete(msgs, temperature=0.0))  # outside the block: asked, then cached
@@ -130,5 +173,4 @@ def test_the_explore_page_reopens_an_llm_run_with_its_history_or_says_why_not(ap
         assert back and again.session_state[K.EXPLORE].back_depths() == first.back_depths()
     else:
         assert not back
-        assert "cannot go back to an earlier depth: not every LLM reply of this run is in the response cache" \
-            in texts(again)
+        assert "cannot go back to an earlier depth: a reply of its LLM is not in the response cache" in texts(again)

@@ -16,8 +16,9 @@ every step and the ticker are progress.py:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Iterable
@@ -25,11 +26,15 @@ from collections.abc import Callable, Iterable
 from tog_core.app.progress import Saver, failed, saver_for, saving_callbacks, with_ticker
 from tog_core.app.session import Settings
 from tog_core.llm.errors import NotCached
+from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, State
+from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR
 from tog_core.tog.trace import DepthPlan, Step, Trace
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(kw_only=True)
@@ -176,23 +181,20 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                        model_info: dict[str, Any] | None = None) -> Exploration:
     """A saved run continued step by step (same run id). Its history is rebuilt by replaying its steps, so "Back to
     depth" can branch from it: without an LLM the scores cost nothing to recompute; with one, only from the response
-    cache (`cache_only`: the provider is never called here), and the replayed steps are then the recorded ones (their
-    calls, tokens and cost as they were spent). When a reply is not cached, or the project no longer offers a
-    recorded choice, the history starts at the saved state and `Exploration.no_history` says why."""
+    cache (`replay(cached_only=True)`: the provider is never called here; a call that failed then fails again). When
+    a reply is not cached, or the project no longer offers a recorded choice, the history starts at the saved state
+    and `Exploration.no_history` says why."""
     restored = engine.restore(trace)
     states, why = [restored], ""
-    llm = getattr(engine, "llm", None)
     if trace.steps:
         try:
-            with llm.cache_only() if llm is not None else nullcontext():
-                replayed = replay(engine, trace, len(trace.steps), restored=restored)[:-1]
-            if llm is not None:
-                replayed = [s.with_(steps=tuple(trace.steps[:len(s.steps)])) for s in replayed]
-            states = [*replayed, restored]
-        except NotCached:
-            why = "not every LLM reply of this run is in the response cache, and replaying it would call the LLM again"
+            states = [*replay(engine, trace, len(trace.steps), restored=restored, cached_only=True)[:-1], restored]
+        except NotCached as err:
+            why = f"a reply of its LLM is not in the response cache ({err.reason}), and replaying it would call the LLM"
         except (ValueError, KeyError) as err:
             why = f"it cannot be replayed here ({err})"
+        if why:
+            log.info("run %s reopened at its saved state: %s", trace.run_id, why)
     return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
                        states=states, parent_run=trace.parent_run,
                        branched_at=trace.branched_at, model_info=model_info or {},
@@ -257,11 +259,17 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
 
 # ---------------------------------------------------------------------------------------------- force in
 
-def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = None) -> list[State]:
+def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = None,
+           cached_only: bool = False) -> list[State]:
     """The states of a saved run from its topic entities through its first `upto` steps, each step applied
     with the choice it recorded (the person's overrides included). Scores are recomputed (cached LLM replies
-    make this free); a recorded choice the search no longer offers raises ValueError."""
+    make this free); a recorded choice the search no longer offers raises ValueError. With an LLM, a step whose
+    call failed when the run was made fails again without asking the provider (`_replaying`), and the states carry
+    the steps as recorded (the calls, tokens and cost spent then, not the cache hits of the replay);
+    `cached_only`: no reply is asked of the provider at all (NotCached when one is not in the cache)."""
     from tog_core.tog.recording import hops_of
+
+    llm = getattr(engine, "llm", None)
 
     first = engine.start(trace.question, list(trace.seeds))
     # the number of hops the run settled on before its first step (recorded, not tried again), the searches of the
@@ -273,7 +281,8 @@ def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = Non
         pass
     states = [first.with_(**hops_of(DepthPlan.from_dict(trace.plan))) if trace.plan else first]
     for i, step in enumerate(trace.steps[:upto]):
-        prop = asyncio.run(engine.propose(states[-1]))
+        with _replaying(llm, step, cached_only=cached_only):
+            prop = asyncio.run(engine.propose(states[-1]))
         offered = {c.id for c in prop.step.candidates}
         kept = {str(c.id) for c in step.candidates if c.kept}
         if step.stage == "evaluate" and not kept:
@@ -283,7 +292,23 @@ def replay(engine: Any, trace: Trace, upto: int, *, restored: State | None = Non
             raise ValueError(f"step {i + 1} (depth {step.depth} {step.stage}) no longer offers "
                              f"{missing}: the project or the search changed since this run")
         states.append(_as_recorded(engine.apply(states[-1], prop, kept), step))
+    if llm is not None:
+        states = [s.with_(steps=tuple(trace.steps[:len(s.steps)])) for s in states]
     return states
+
+
+# the fallbacks a step records when an LLM call failed (the scorer's BM25, the judge's "search on")
+_CALL_FAILED = frozenset({FALLBACK_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR})
+
+
+def _replaying(llm: Any, step: Step, *, cached_only: bool) -> AbstractContextManager[Any]:
+    """How the LLM answers while `step` is replayed: where a call of the step failed when the run was made (a
+    fallback of _CALL_FAILED), from the cache with every miss failing as then, so the step takes the fallback it
+    took; else from the cache only when `cached_only`; else as usual."""
+    failed = any(f.get("name") in _CALL_FAILED for f in step.fallbacks)
+    if llm is None or not (failed or cached_only):
+        return nullcontext()
+    return llm.cache_only(misses_fail=failed)
 
 
 def _as_recorded(state: State, recorded: Step) -> State:

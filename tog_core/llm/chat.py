@@ -126,9 +126,10 @@ class ChatModel(Protocol):
     async def stream(self, messages: list[dict], *, temperature: float, max_tokens: int = 512,
                      on_token: Callable[[str], None]) -> LLMResult: ...
 
-    def cache_only(self) -> AbstractContextManager[None]:
-        """Within it, a call whose reply is not in the response cache raises ``errors.NotCached`` instead of
-        asking the provider (a saved run replayed to rebuild its history costs nothing or stops)."""
+    def cache_only(self, *, misses_fail: bool = False) -> AbstractContextManager[None]:
+        """Within it, a call whose reply is not in the response cache raises ``errors.NotCached`` (with
+        `misses_fail`: an ``LLMError``, as the call did when the run was made) instead of asking the provider: a
+        saved run replayed to rebuild its history costs nothing, or stops."""
         ...
 
 

@@ -116,7 +116,7 @@ class LLMClient:
         self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
         self.circuit = Circuit()  # per run: opens after a provider's failure (llm/circuit.py)
-        self._cache_only = False  # cache_only(): a reply not in the cache raises NotCached
+        self._cache_only: str | bool = False  # cache_only(): "raise" (NotCached) or "fail" (LLMError) on a miss
 
     def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
         """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
@@ -134,17 +134,23 @@ class LLMClient:
         return view
 
     @contextmanager
-    def cache_only(self) -> Iterator[None]:
-        """Within it, a call whose reply the response cache does not hold raises NotCached; the provider is not
-        called. A session's view (`for_session`) is one person's: the mode is that view's alone."""
-        before, self._cache_only = self._cache_only, True
+    def cache_only(self, *, misses_fail: bool = False) -> Iterator[None]:
+        """Within it, a call whose reply the response cache does not hold raises NotCached, or with `misses_fail`
+        an LLMError (a call that failed when a saved run was made, replayed: its reply was never cached, and the
+        caller takes the fallback it took then); the provider is not called. A session's view (`for_session`) is
+        one person's: the mode is that view's alone."""
+        before, self._cache_only = self._cache_only, "fail" if misses_fail else "raise"
         try:
             yield
         finally:
             self._cache_only = before
 
-    def _not_cached(self) -> NotCached:
-        return NotCached(f"{self.config.model}: a reply of this run is not in the response cache")
+    def _not_cached(self) -> Exception:
+        model = self.config.model
+        if self._cache_only == "fail":
+            return LLMError("connection", f"{model}: replayed a call that failed when the run was made", model=model)
+        return NotCached(model, "the response cache is off" if not self._cache.enabled else
+                         "cleared, or the run was made on another machine or replica")
 
     @property
     def limiter(self) -> ProviderLimiter:

@@ -41,7 +41,11 @@ class LLMError(Exception):
 class NotCached(Exception):
     """A reply asked for inside ``cache_only()`` that the response cache does not hold: the provider was not
     called. Not an LLMError, so no scorer falls back to BM25 on it: a saved run being replayed stops instead
-    (app/runner.explore_from_trace then continues from the run's saved state)."""
+    (app/runner.explore_from_trace then continues from the run's saved state). ``reason`` says why, in words."""
+
+    def __init__(self, model: str, reason: str) -> None:
+        super().__init__(f"{model}: a reply is not in the response cache ({reason})")
+        self.reason = reason
 
 
 _SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),

@@ -24,12 +24,13 @@ class ScriptedLLM:
         self.config = LLMConfig(model=model)
         self.usage = ClientUsage()
         self.calls: list[dict] = []
-        self._cache_only = False
+        self._cache_only: str | bool = False
 
     @contextmanager
-    def cache_only(self) -> Iterator[None]:
-        """As LLMClient.cache_only; a scripted model keeps no cache, so every call within raises NotCached."""
-        before, self._cache_only = self._cache_only, True
+    def cache_only(self, *, misses_fail: bool = False) -> Iterator[None]:
+        """As LLMClient.cache_only; a scripted model keeps no cache, so every call within raises NotCached (with
+        `misses_fail`, LLMError)."""
+        before, self._cache_only = self._cache_only, "fail" if misses_fail else "raise"
         try:
             yield
         finally:
@@ -37,8 +38,10 @@ class ScriptedLLM:
 
     def _call(self, messages: list[dict], temperature: float, max_tokens: int,
               json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
+        if self._cache_only == "fail":
+            raise LLMError("connection", "replayed a failed call", model=self.config.model)
         if self._cache_only:
-            raise NotCached(f"{self.config.model}: a scripted model caches no reply")
+            raise NotCached(self.config.model, "a scripted model caches no reply")
         self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens,
                            "json_schema": json_schema, "stream": stream})
         self.usage.calls += 1
