@@ -66,6 +66,25 @@ def test_the_demo_hub_and_its_next_neighbours_are_drawn_without_a_label_over_a_d
     assert [(n["id"], n["x"], n["y"]) for n in again] == [(n["id"], n["x"], n["y"]) for n in first]
 
 
-def test_ring_places_are_spread_before_they_are_separated():
-    spots = ring_positions(30)
-    assert len(spots) == 30 and len(set(spots)) == 30
+def test_a_later_batch_never_moves_what_was_drawn_before(demo_graph):
+    from tog_core.render.neighbourhood import spread
+
+    g = demo_graph
+    hub = max(range(g.n_entities), key=g.degree)
+    _, others, _ = g.neighbors(hub)
+    near = list(dict.fromkeys(others.tolist()))[:24]
+    shown, dist = [hub, *near], {hub: 0, **{i: 1 for i in near}}
+    spots = ring_positions(len(near))
+
+    def layout(n_later: int) -> list[tuple[float, float]]:  # the first 12 at once, then n_later more
+        batch = {hub: 0, **{i: 0 if k < 12 else 1 for k, i in enumerate(near)}}
+        keep = shown[:13 + n_later]
+        return spread(g, keep, dist, {i: batch[i] for i in keep}, spots[:len(keep) - 1])
+
+    few, many = layout(3), layout(12)
+    assert few[:12] == many[:12]  # the first batch's places do not depend on what comes after
+    assert few[12:] != spots[12:15] or many[12:] != spots[12:24]  # and the later ones were moved where needed
+
+
+def test_a_wide_character_counts_as_a_whole_font_size():
+    assert label_box("茶园茶园", 10, 15)[0] > label_box("ABCD", 10, 15)[0] + 10

@@ -4,7 +4,7 @@ The centre sits in the middle and its neighbours on rings around it (flattened t
 and, within a distance, the highest-degree entities first, then moved apart as little as it takes for no dot or
 label to cover another (`separate`; a label is wider than a ring's slot, and big dots push theirs into the next
 ring). At most `first` are drawn at once: a "+N more" node
-adds the next `first` when clicked (a hub such as SCROOGE, 158 neighbours, opens as 40 and three clicks). Beyond
+adds the next `first` when clicked (a hub such as SCROOGE, 148 neighbours, opens as 30 and four clicks). Beyond
 `max_nodes` in all, the rest are left out ("N more not shown"). With many edges, relation text is in the edges'
 tooltips only. With `clickable`, every entity node carries its entity index as `ref`, so a click on a neighbour
 can move the browser to it.
@@ -12,6 +12,7 @@ can move the browser to it.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import deque
 from typing import Any
 
@@ -59,9 +60,11 @@ def ring_positions(n: int) -> list[tuple[float, float]]:
 
 def label_box(label: str, size: float, font: float) -> tuple[float, float, float]:
     """The room a dot of radius `size` takes with its label (`font` px, drawn under it), in canvas units: (half the
-    width, height above the dot's centre, height below it). The width is read off the label's characters at about
-    0.62 of the font size each (vis-network's Arial, capital letters) plus a margin."""
-    half = max(size, 0.31 * font * len(label)) + 6
+    width, height above the dot's centre, height below it). The width is read off the label's characters: about
+    0.62 of the font size each (vis-network's Arial, capital letters; measured in Chromium 0.56-0.68), a whole font
+    size for a wide one (Chinese, Japanese, Korean), plus a margin."""
+    units = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62 for ch in label)
+    half = max(size, 0.5 * font * units) + 6
     return half, size + 6, size + 4 + 1.25 * font + 6
 
 
