@@ -1,6 +1,7 @@
 """What the pages show, as plain data (no Streamlit): the answer and its chain, candidate tables, evidence with the
 supporting sentence marked (render/evidence.py), progress lines, saved-run rows and comparisons, and text made inert
-for st.markdown (what a run says about itself beside its answer, its run line, fallbacks and notes: run_notes.py).
+for st.markdown (`md_text`). What a run says about itself beside its answer (its run line, fallbacks and notes) is
+in run_notes.py.
 Every function reads a `Trace` (its attributes; a trace file read from elsewhere is made one with `Trace.from_dict`
 where it comes in) or a graph and returns rows or strings.
 """
