@@ -206,3 +206,38 @@ def test_the_papers_answer_list_starts_with_its_answer():
     ranked = paper.rank_answers(None, None, [still, moved])  # type: ignore[arg-type]
     assert ranked[0].entity == paper.choose_answer(None, None, [still, moved]).entity == ann  # type: ignore[arg-type,union-attr]
     assert [c.entity for c in ranked] == [ann, bob]
+
+
+# ------------------------------------------------------------------------------------- what the question names
+@pytest.mark.parametrize("question, title, topics, named", [
+    ("Who sat with the old man, surrounded by their children and their children's children?", "CHILDREN'S CHILDREN",
+     ["OLD MAN"], True),
+    ("Where would he retire, if his clerk talked of a merry Christmas?", "CLERK", [], True),
+    ("Which shop did the clerk visit?", "THE SHOP", [], True),  # a leading article aside
+    ("Under which place does Dulce base lie?", "DULCE", ["DULCE BASE"], False),  # inside a topic's own title
+    ("What time is it in the tower?", "TIM", [], False),  # whole words only
+    ("Who answered?", "A", [], False),  # too short to tell
+    ("青山茶园的园主是谁？", "园主", ["青山茶园"], True),  # a script without spaces: a piece of the question
+    ("青山茶园的园主是谁？", "茶园", ["青山茶园"], False),
+])
+def test_named_in_reads_whole_titles_outside_the_topic_entities(question, title, topics, named):
+    assert ranking.named_in(question, title, topics) is named
+
+
+def test_a_candidate_the_question_names_goes_after_every_one_it_does_not():
+    feats = [{"named": 1.0, "is_pick": 1.0}, {"named": 0.0}, {"named": 0.0}]
+    assert ranking.order([0.9, 0.5, 0.7], feats) == [2, 1, 0]
+    every = [{"named": 1.0}, {"named": 1.0}]
+    assert ranking.order([0.2, 0.7], every) == [1, 0]  # when it names every one, the ranking alone decides
+    assert ranking.order([0.9, 0.5, 0.7], feats, rule_first=True) == [0, 2, 1]  # a typed graph's rule choice stays
+
+
+def test_the_policy_marks_what_the_question_names_and_ranks_it_last(monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("hop", -3.0))  # prefers Bob, hop 1
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    st = state_with_trials(eng).with_(question="Who bought the mill from Bob?")
+    ranked = eng.answer_candidates(st)
+    assert [eng.graph.title(c.entity) for c in ranked] == ["Carl", "Bob"]
+    assert "the question names it" in ranked[1].why and "names" not in ranked[0].why
+    plain = eng.answer_candidates(state_with_trials(eng))  # "Who bought the mill?" names neither
+    assert [eng.graph.title(c.entity) for c in plain] == ["Bob", "Carl"]

@@ -65,9 +65,12 @@ class CheapAnswers:
         ranked = ranking.rank(cands, model)
         n = len(ranked)
         sure = model.confidence(ranked)
+        set_aside = ranking.names_set_aside([c.features for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
-                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first))
+                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
+                             + ("; the question names it: context, ranked after the others"
+                                if set_aside and c.features.get("named") else ""))
                 for i, c in enumerate(ranked)]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
@@ -88,6 +91,9 @@ class CheapAnswers:
             got = covered(want, [self.hop_words(ctx, h) for h in c.path.hops])
             c.features["coverage"] = got.total() / max(1, want.total())
             c.features["is_pick"] = float(c.entity == pick)
+            # read by ranking.order, not by the model: what the question names is its context (free text only)
+            c.features["named"] = float(not ctx.graph.has_relation_labels and ranking.named_in(
+                state.question, ctx.graph.title(c.entity), [x.title for x in state.seeds]))
         ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
                               graph=ctx.graph, embedder=embedder)
         return cands

@@ -236,6 +236,24 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
+    """Whether the question names `title` itself, outside the topic entities' own titles: the whole title (a
+    leading article aside) as whole words of the question, or, in a script written without spaces, as a piece of it.
+    Such an entity is what the question says, not what it asks ("…with the old man, surrounded by their children's
+    children?"), as a topic entity is; "Dulce" inside the topic "Dulce base" is the topic's, not named apart."""
+    from tog_core.scoring.text import UNSPACED
+    from tog_core.tog.linking import without_article
+
+    text = question.lower()
+    for t in sorted((t.lower() for t in topic_titles if t), key=len, reverse=True):
+        text = text.replace(t, " | ") if UNSPACED.search(t) else re.sub(rf"(?<!\w){re.escape(t)}(?!\w)", " | ", text)
+    name = without_article(title.lower()).strip()
+    if UNSPACED.search(name):
+        return len(name) >= 2 and name in text
+    words = _WORD.findall(name)
+    return len("".join(words)) >= 3 and f" {' '.join(words)} " in f" {' '.join(_WORD.findall(text))} "
+
+
 def path_key(p: BeamPath) -> tuple[Any, ...]:
     """A chain's identity: its start and every (relation, entity) step."""
     return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
@@ -355,7 +373,17 @@ def rank(cands: list[RankedEntity], model: Model) -> list[RankedEntity]:
 def order(probs: Sequence[float] | np.ndarray, features: Sequence[dict[str, float]], *,
           rule_first: bool = False) -> list[int]:
     """Indices best first: by probability (ties: the rule choice, then the search's rank); `rule_first` puts the rule
-    choice first whatever its probability."""
-    return sorted(range(len(probs)), key=lambda i: (-(rule_first and features[i].get("is_pick", 0.0)), -probs[i],
+    choice first whatever its probability. A candidate the question names (`named_in`, the feature "named") goes
+    after every one it does not name, as a topic entity is left out (`names_set_aside`)."""
+    aside = names_set_aside(features)
+    return sorted(range(len(probs)), key=lambda i: (-(rule_first and features[i].get("is_pick", 0.0)),
+                                                    aside and features[i].get("named", 0.0), -probs[i],
                                                     -features[i].get("is_pick", 0.0),
                                                     -features[i].get("inv_rank", 0.0)))
+
+
+def names_set_aside(features: Sequence[dict[str, float]]) -> bool:
+    """Whether the candidates the question names go last: when some are named and some are not (when all are, the
+    question names every one and the ranking alone decides)."""
+    named = sum(bool(f.get("named", 0.0)) for f in features)
+    return 0 < named < len(features)

@@ -43,6 +43,12 @@ def _variants(text: str) -> list[str]:
 _ARTICLES = frozenset(w for t in TABLES.spaced.values() for w in t.articles)
 
 
+def without_article(text: str) -> str:
+    """`text` without a leading article of any language ("the grave" -> "grave", "l'horloge" stays whole)."""
+    words = text.strip().split(maxsplit=1)
+    return words[1] if len(words) == 2 and words[0].lower() in _ARTICLES else text.strip()
+
+
 def _common_noun(text: str) -> bool:
     """An article and lower-case words ("the grave"; "The grave" at the start of a sentence), not "The Hague"."""
     words = text.strip().split()
