@@ -128,10 +128,9 @@ def test_stop_and_answer_before_any_step_says_its_chain_comes_from_the_search_be
     assert [(r["hops"], r["the answer"]) for r in kept] == [(len(trace.candidates[0]["chain"]), trace.answer_entity)]
 
 
-def test_a_finished_run_reopened_from_its_address_can_branch():
-    """Without an LLM the run's history is rebuilt on reopening (its steps replayed), so "Back to depth" offers
-    what it offered in the session that stepped it (it offered nothing: the history began at the saved state)."""
-    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+def stepped_to_the_end(**sidebar) -> AppTest:
+    """Explore: the question started and Continue pressed until the run has finished."""
+    at = app(**sidebar)
     at.switch_page("pages/explore.py").run()
     at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
     at = click(at, "Start")
@@ -139,7 +138,14 @@ def test_a_finished_run_reopened_from_its_address_can_branch():
         if not [b for b in at.button if b.label == "Continue"]:
             break
         at = click(at, "Continue")
-    first = at.session_state[K.EXPLORE]
+    return at
+
+
+def test_a_finished_run_reopened_from_its_address_can_branch():
+    """Without an LLM the run's history is rebuilt on reopening (its steps replayed), so "Back to depth" offers
+    what it offered in the session that stepped it (it offered nothing: the history began at the saved state)."""
+    first = stepped_to_the_end(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"}).session_state[
+        K.EXPLORE]
     assert first.state.done and first.back_depths()
     again = AppTest.from_file(APP, default_timeout=90)
     again.query_params["run"] = first.run_id

@@ -13,7 +13,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
-from test_app import APP, FAKE_KEY, QUESTION, app, click, texts
+from test_app import APP, FAKE_KEY, texts
+from test_app_explore import stepped_to_the_end
 from test_engine import make_graph
 
 from tog_core.app.runner import explore_apply, explore_back, explore_finish, explore_from_trace, explore_propose, \
@@ -147,14 +148,7 @@ def test_a_scripted_model_caches_nothing_so_every_call_in_cache_only_raises():
 @pytest.mark.parametrize("cached", [True, False])
 def test_the_explore_page_reopens_an_llm_run_with_its_history_or_says_why_not(app_home, toy_server, cached):
     sidebar = {K.MODEL: "openai/toy", K.API_BASE: toy_server.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 2}
-    at = app(**sidebar)
-    at.switch_page("pages/explore.py").run()
-    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
-    at = click(at, "Start")
-    for _ in range(12):
-        if not [b for b in at.button if b.label == "Continue"]:
-            break
-        at = click(at, "Continue")
+    at = stepped_to_the_end(**sidebar)
     first = at.session_state[K.EXPLORE]
     assert not at.exception and first.state.done and first.back_depths()
     if not cached:
