@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from test_cheap_search import typed_graph
 from test_policy import free_graph
-from tog_core.app.runner import replay
+from tog_core.app.replay import replay
 from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.hops import expected_hops

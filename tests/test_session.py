@@ -282,7 +282,7 @@ def test_force_in_follows_the_route_to_the_expected_entity(home):
 
 
 def test_replay_refuses_a_run_the_search_no_longer_offers(home):
-    from tog_core.app.runner import replay
+    from tog_core.app.replay import replay
 
     tr = run_question(engine(), Q, seeds=["Acme"])
     assert len(replay(engine(), tr, len(tr.steps))) == len(tr.steps) + 1
@@ -546,7 +546,7 @@ def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_tri
     bare = ex.state.with_(steps=tuple(replace(s, overrides=[]) for s in ex.state.steps))
     assert person_dropped(bare) == person_dropped(ex.state) and person_dropped(ex.state)
     # a replay of the run (force it in, back to depth, a reopened run) starts with the same searches before the run
-    from tog_core.app.runner import replay
+    from tog_core.app.replay import replay
     saved = eng.trace(ex.state)
     assert replay(eng, saved, 1)[0].other_searches == ex.states[0].other_searches != ()
     old = Trace.from_dict({**saved.to_dict(), "state": None})  # written before resume states: replayed all the same
@@ -586,7 +586,7 @@ def test_a_run_saved_under_another_automatic_choice_replays_with_its_own_history
     recorded, and a choice today's search would make differently is not written down as a person's override."""
     from test_cheap_search import _ChainReader, run
     from test_policy import free_graph
-    from tog_core.app.runner import replay
+    from tog_core.app.replay import replay
     from tog_core.policy import ranking
     from tog_core.policy.answers import person_dropped
     from tog_core.policy.cheap import CheapPolicy
