@@ -4,11 +4,11 @@ real implementation; ``tog_core.testing.ScriptedLLM`` the test double. No LiteLL
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["LLMConfig", "LLMResult", "ClientUsage", "ChatModel", "estimate_tokens"]
 
@@ -131,6 +131,17 @@ class ChatModel(Protocol):
         `misses_fail`: an ``LLMError``, as the call did when the run was made) instead of asking the provider: a
         saved run replayed to rebuild its history costs nothing, or stops."""
         ...
+
+
+@contextmanager
+def cache_only_mode(model: Any, *, misses_fail: bool) -> Iterator[None]:
+    """`ChatModel.cache_only` for a model that reads its own `_cache_only` on every call: "raise" (NotCached) or, with
+    `misses_fail`, "fail" (LLMError) within the block, what it was before after it, also when the block raises."""
+    before, model._cache_only = model._cache_only, "fail" if misses_fail else "raise"
+    try:
+        yield
+    finally:
+        model._cache_only = before
 
 
 def estimate_tokens(text: str) -> int:

@@ -27,15 +27,15 @@ import random
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
-from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, estimate_tokens
+from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
 from tog_core.llm.errors import ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
@@ -133,17 +133,12 @@ class LLMClient:
         view._cache_only = False
         return view
 
-    @contextmanager
-    def cache_only(self, *, misses_fail: bool = False) -> Iterator[None]:
+    def cache_only(self, *, misses_fail: bool = False) -> AbstractContextManager[None]:
         """Within it, a call whose reply the response cache does not hold raises NotCached, or with `misses_fail`
         an LLMError (a call that failed when a saved run was made, replayed: its reply was never cached, and the
         caller takes the fallback it took then); the provider is not called. A session's view (`for_session`) is
         one person's: the mode is that view's alone."""
-        before, self._cache_only = self._cache_only, "fail" if misses_fail else "raise"
-        try:
-            yield
-        finally:
-            self._cache_only = before
+        return cache_only_mode(self, misses_fail=misses_fail)
 
     def _not_cached(self) -> Exception:
         model = self.config.model

@@ -7,10 +7,10 @@ stream). The function may raise :class:`~tog_core.llm.errors.LLMError` to play a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
-from tog_core.llm.chat import LLMConfig, LLMResult, ClientUsage, estimate_tokens
+from tog_core.llm.chat import LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
 from tog_core.llm.errors import LLMError, NotCached
 
 __all__ = ["ScriptedLLM"]
@@ -26,15 +26,10 @@ class ScriptedLLM:
         self.calls: list[dict] = []
         self._cache_only: str | bool = False
 
-    @contextmanager
-    def cache_only(self, *, misses_fail: bool = False) -> Iterator[None]:
+    def cache_only(self, *, misses_fail: bool = False) -> AbstractContextManager[None]:
         """As LLMClient.cache_only; a scripted model keeps no cache, so every call within raises NotCached (with
         `misses_fail`, LLMError)."""
-        before, self._cache_only = self._cache_only, "fail" if misses_fail else "raise"
-        try:
-            yield
-        finally:
-            self._cache_only = before
+        return cache_only_mode(self, misses_fail=misses_fail)
 
     def _call(self, messages: list[dict], temperature: float, max_tokens: int,
               json_schema: dict | None, stream: bool) -> tuple[str, LLMResult]:
