@@ -79,7 +79,7 @@ def test_a_later_batch_never_moves_what_was_drawn_before(demo_graph):
     def layout(n_later: int) -> list[tuple[float, float]]:  # the first 12 at once, then n_later more
         batch = {hub: 0, **{i: 0 if k < 12 else 1 for k, i in enumerate(near)}}
         keep = shown[:13 + n_later]
-        return spread(g, keep, dist, {i: batch[i] for i in keep}, spots[:len(keep) - 1])
+        return spread([_look(g, i, dist[i]) for i in keep], [batch[i] for i in keep], spots[:len(keep) - 1])
 
     few, many = layout(3), layout(12)
     assert few[:12] == many[:12]  # the first batch's places do not depend on what comes after

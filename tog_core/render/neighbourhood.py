@@ -110,28 +110,27 @@ def _look(graph: Any, i: int, hop: int) -> tuple[str, float, int]:
         15 if hop == 1 else 13)
 
 
-def spread(graph: Any, shown: list[int], dist: dict[int, int], batch: dict[int, int],
-           spots: list[tuple[float, float]], frame: tuple[float, float] = (1000.0, 480.0)
-           ) -> list[tuple[float, float]]:
-    """The ring places of `shown[1:]` (the centre is shown[0], at 0, 0) moved apart until no dot or label covers
-    another (`separate`): one batch at a time, the centre and the batches drawn before it held still, so what a
-    person sees first is laid out for itself and a "+N more" click places the newcomers around it. The first batch's
-    labels are sized as the page will draw them once fitted to `frame` (px): page.py enlarges every label to
-    MIN_LABEL_PX on screen, so up to three rounds of separating and estimating the scale. Later batches keep their
-    own font size: sized the same way the layout only grew, the scale fell and more labels met. Measured in Chromium
-    on Christmas Carol's SCROOGE (158 relationships) in 1000 x 520 px, labels over another label or dot: at first 0
-    (was 5), after one "+30 more" 20 (was 35)."""
-    looks = [_look(graph, i, dist[i]) for i in shown]
+def spread(looks: list[tuple[str, float, int]], batches: list[int], spots: list[tuple[float, float]],
+           frame: tuple[float, float] = (1000.0, 480.0)) -> list[tuple[float, float]]:
+    """The ring places `spots` of the nodes after the centre, moved apart until no dot or label covers another
+    (`separate`). Each node (the centre first, at 0, 0) comes with its look (`_look`: label, dot radius, font size)
+    and the batch it is drawn in (`batches`, 0: at once). One batch at a time, the centre and the batches drawn
+    before it held still, so what a person sees first is laid out for itself and a "+N more" click places the
+    newcomers around it. The first batch's labels are sized as the page will draw them once fitted to `frame` (px):
+    page.py enlarges every label to MIN_LABEL_PX on screen, so up to three rounds of separating and estimating the
+    scale. Later batches keep their own font size: sized the same way the layout only grew, the scale fell and more
+    labels met. Measured in Chromium on Christmas Carol's SCROOGE (158 relationships) in 1000 x 520 px, labels over
+    another label or dot: at first 0 (was 5), after one "+30 more" 20 (was 35)."""
     at = [(0.0, 0.0), *spots]
-    for b in sorted(set(batch.values())):
-        upto = [k for k, i in enumerate(shown) if batch[i] <= b]
+    for b in sorted(set(batches)):
+        upto = [k for k, nb in enumerate(batches) if nb <= b]
         scale = 1.0
         for _ in range(3 if b == 0 else 1):  # what is drawn first: labels as large as the page will draw them
             use = [label_box(looks[k][0], looks[k][1], max(looks[k][2], MIN_LABEL_PX / scale)) for k in upto]
-            moved = separate([at[k] for k in upto], use, [k == 0 or batch[shown[k]] < b for k in upto])
+            moved = separate([at[k] for k in upto], use, [k == 0 or batches[k] < b for k in upto])
             for k, q in zip(upto, moved):
                 at[k] = q
-            now = fit_scale([at[k] for k in upto], use, frame, more=b < max(batch.values()))
+            now = fit_scale([at[k] for k in upto], use, frame, more=b < max(batches))
             if now >= scale:
                 break
             scale = now
@@ -178,7 +177,8 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
     batch_size = max(int(first), 1)
     batch = {i: k // batch_size for k, i in enumerate(shown[1:])}  # which click shows it (0: drawn at once)
     batch[centre] = 0
-    spots = spread(graph, shown, dist, batch, ring_positions(len(shown) - 1), _frame(height))
+    looks = [_look(graph, i, dist[i]) for i in shown]
+    spots = spread(looks, [batch[i] for i in shown], ring_positions(len(shown) - 1), _frame(height))
     nodes_by: dict[int, list[dict[str, Any]]] = {}
     types = []
     for k, i in enumerate(shown):
@@ -191,7 +191,7 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
         if clickable and i != centre:
             tip.append("click to move here")
         x, y = (0.0, 0.0) if i == centre else spots[k - 1]
-        label, size, font = _look(graph, i, dist[i])
+        label, size, font = looks[k]
         nodes_by.setdefault(batch[i], []).append(
             {"id": i, "label": label, "title": "\n".join(tip), "ref": str(i), "x": round(x), "y": round(y),
              "size": size, "borderWidth": 5 if i == centre else 1,
