@@ -32,6 +32,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from tog_core.scoring.text import UNSPACED
+from tog_core.tog.linking import without_article
 from tog_core.tog.state import BeamPath, Search
 
 MODEL_FILE = Path(__file__).with_name("ranker.json")
@@ -241,9 +243,6 @@ def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
     leading article aside) as whole words of the question, or, in a script written without spaces, as a piece of it.
     Such an entity is what the question says, not what it asks ("…with the old man, surrounded by their children's
     children?"), as a topic entity is; "Dulce" inside the topic "Dulce base" is the topic's, not named apart."""
-    from tog_core.scoring.text import UNSPACED
-    from tog_core.tog.linking import without_article
-
     text = question.lower()
     for t in sorted((t.lower() for t in topic_titles if t), key=len, reverse=True):
         text = text.replace(t, " | ") if UNSPACED.search(t) else re.sub(rf"(?<!\w){re.escape(t)}(?!\w)", " | ", text)
