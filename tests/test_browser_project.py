@@ -89,6 +89,9 @@ def test_each_continue_runs_the_page_once_and_the_address_keeps_the_run(timing, 
     page.goto(app_url, wait_until="domcontentloaded")  # app.py writes the timing (a deep link runs the page alone)
     page.get_by_role("textbox", name="Question").wait_for(timeout=60_000)
     page.get_by_role("link", name="Explore step by step").click()
+    # the Explore page drawn (its Start button, disabled until a question is typed): before that the Ask page's own
+    # "Question" box may still be on screen and take the text (a clean-clone run timed out on a disabled Start)
+    page.get_by_role("button", name="Start").wait_for(timeout=60_000)
     box = page.get_by_role("textbox", name="Question")
     box.wait_for(timeout=60_000)
     box.fill("In which town was the founder of the Lanternwright Guild born?")
