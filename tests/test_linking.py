@@ -8,6 +8,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import pyarrow as pa  # noqa: E402
 import pytest  # noqa: E402
 
 from builders import graph_tables  # noqa: E402
@@ -16,7 +17,8 @@ from tog_core.llm.client import LLMClient, LLMConfig  # noqa: E402
 from tog_core.testing.scripted import ScriptedLLM  # noqa: E402
 from tog_core.testing.server import FakeOpenAIServer  # noqa: E402
 from tog_core.tog.engine import ToGEngine  # noqa: E402
-from tog_core.tog.linking import link_exact, link_fuzzy, link_question, link_with_llm, search_entities  # noqa: E402
+from tog_core.tog.linking import (link_exact, link_fuzzy, link_named, link_question, link_with_llm,  # noqa: E402
+                                  search_entities)
 from tog_core.tog.state import EngineConfig  # noqa: E402
 
 EDGES = [("Mara Quell", "Lanternwright Guild", "Mara Quell founded the Lanternwright Guild"),
@@ -45,9 +47,9 @@ def test_exact_spans_prefer_the_longest_title_and_the_exact_case(graph):
     assert titles(link_exact("Where is Mara Quell's birthplace?", graph)) == ["Mara Quell"]
 
 
-def test_a_common_noun_with_its_article_gives_way_to_a_name():
-    # GraphRAG extracts generic entities ("THE GRAVE", "THE SHOP"): "the grave" in a question is a description,
-    # "Jacob Marley" the topic; with nothing else to link, the common noun is still taken
+def test_on_a_typed_graph_a_common_noun_with_its_article_gives_way_to_a_name():
+    # link_exact, the typed graphs' linker (MetaQA: "drama", "war" are titles): "the grave" in a question is a
+    # description, "Jacob Marley" the topic; with nothing else to link, the common noun is still taken
     _, ent, rel, tu = graph_tables([("JACOB MARLEY", "THE GRAVE", "Marley lies in the grave"),
                                     ("THE SHOP", "PRIZE TURKEY", "The shop sold the prize turkey")])
     g = KnowledgeGraph.from_tables(ent, rel, tu)
@@ -55,6 +57,50 @@ def test_a_common_noun_with_its_article_gives_way_to_a_name():
     assert titles(link_exact("On which street is the shop that sold the prize turkey?", g)) == ["PRIZE TURKEY"]
     assert titles(link_exact("Where is the shop?", g)) == ["THE SHOP"]
     assert titles(link_exact("The grave of Jacob Marley was dug by whom?", g)) == ["JACOB MARLEY"]  # sentence start
+
+
+def free_text_graph() -> KnowledgeGraph:
+    _, ent, rel, tu = graph_tables([("JACOB MARLEY", "THE GRAVE", "Marley lies in the grave"),
+                                    ("JACOB MARLEY", "SCROOGE", "Marley was Scrooge's partner"),
+                                    ("SCROOGE", "THE FIDDLER", "Scrooge watched the fiddler play"),
+                                    ("SCROOGE", "SPIRIT", "The Spirit guided Scrooge"),
+                                    ("SCROOGE", "COPPER", "The pudding came out of the copper"),
+                                    ("SCROOGE", "BOB", "Bob is Scrooge's clerk"),
+                                    ("SPIRIT", "MIDNIGHT", "The Spirit's life ends at midnight")])
+    return KnowledgeGraph.from_tables(ent, rel, tu)
+
+
+def test_a_free_text_graph_links_every_title_named_the_most_specific_first():
+    # GraphRAG writes every title in capitals: a lower-case word of the question may well be the topic
+    g = free_text_graph()
+    assert not g.has_relation_labels
+    assert titles(link_named("Who dug the grave of Jacob Marley?", g)) == ["THE GRAVE", "JACOB MARLEY"]
+    # with or without its article, on either side: "a fiddler" is THE FIDDLER
+    assert titles(link_named("A fiddler came in; who hired him?", g)) == ["THE FIDDLER"]
+    assert titles(link_named("What came out of the copper at Scrooge's?", g)) == ["COPPER", "SCROOGE"]
+    # at most `limit`, the fewest relationships first (SCROOGE, the hub, goes last)
+    assert titles(link_named("Did the fiddler, the copper and Jacob Marley meet Scrooge?", g, limit=2)) == [
+        "THE FIDDLER", "COPPER"]
+    # link_question takes this linker on a free-text graph
+    assert titles(link_question("What came out of the copper?", g)) == ["COPPER"]
+
+
+def test_what_the_question_asks_for_is_not_a_topic():
+    g = free_text_graph()
+    # "which spirit" asks for a spirit: not where to start
+    assert titles(link_named("Which spirit guided Scrooge?", g)) == ["SCROOGE"]
+    # named as a name (a capital inside the sentence), it is a topic
+    assert titles(link_named("At what hour did the Spirit's life end?", g)) == ["SPIRIT"]
+
+
+def test_a_typed_graph_keeps_names_first():
+    _, ent, rel, tu = graph_tables([("Blade Runner", "drama", "x"), ("Blade Runner", "Ridley Scott", "y")])
+    rel = rel.append_column("relation", pa.array(["has_genre", "directed_by"]))
+    g = KnowledgeGraph.from_tables(ent, rel, tu)
+    assert g.has_relation_labels
+    # "drama" equals a title, but a lower-case word is rarely a typed graph's topic when a name is there
+    assert titles(link_question("who directed the drama Blade Runner", g)) == ["Blade Runner"]
+    assert titles(link_named("who directed the drama Blade Runner", g)) == ["drama", "Blade Runner"]
 
 
 def test_fuzzy_titles_catch_a_misspelling_and_question_words_never_link(graph):

@@ -215,6 +215,16 @@ def read_tokens(text: str) -> tuple[str, ...]:
 _tokens = lru_cache(maxsize=200_000)(read_tokens)
 
 
+# every language's articles (scoring/languages/*.toml)
+ARTICLES = frozenset(w for t in TABLES.spaced.values() for w in t.articles)
+
+
+def without_article(text: str) -> str:
+    """`text` without a leading article of any language ("the grave" -> "grave", "l'horloge" stays whole)."""
+    words = text.strip().split(maxsplit=1)
+    return words[1] if len(words) == 2 and words[0].lower() in ARTICLES else text.strip()
+
+
 def tokens(text: str) -> list[str]:
     """Content words of a text, stemmed: stop words of its language out; characters and character pairs for
     scripts without spaces."""
