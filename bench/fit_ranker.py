@@ -119,6 +119,7 @@ def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     return out
 
 
+SIGNED = True  # `fit --unsigned`: no weight held at zero or above
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
@@ -187,12 +188,13 @@ def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float 
         zs.append((np.vstack([(X - mu) / sd, np.zeros(X.shape[1])]), tgt, wt))
     total = sum(w for _, _, w in zs)
     w = np.zeros(allx.shape[1])
+    floor = np.array([0.0 if SIGNED and f in ranking.AT_LEAST_ZERO else -np.inf for f in ranking.FEATURES])
     for _ in range(iters):
         g = l2 * w / len(zs)
         for Z, tgt, wt in zs:
             p = ranking.softmax(Z @ w)
             g += wt * (Z.T @ (p - tgt)) / total
-        w -= lr * g
+        w = np.maximum(w - lr * g, floor)  # a feature whose direction is known never counts against a candidate
     return ranking.Model(features=ranking.FEATURES, weights=w, mean=mu, scale=sd, low=0.0)
 
 
@@ -321,6 +323,8 @@ if __name__ == "__main__":
         for a in args:
             if a.startswith("--sure="):
                 SURE = tuple(a[7:].split(","))
+            if a == "--unsigned":
+                SIGNED = False
             if a.startswith("--target-wrong="):
                 TARGET_WRONG = float(a[15:])
             if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)

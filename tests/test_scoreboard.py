@@ -101,3 +101,38 @@ def test_fit_ranker_can_write_one_family_and_keep_the_others_model_as_shipped(tm
         fr.main_fit(write=True, only="free")
     with pytest.raises(SystemExit, match=r"unknown family 'tiped'"):
         fr.main_fit(write=True, only="tiped")
+
+
+def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_candidate():
+    """Data where more agreement between searches marks the wrong candidate: the fitted weight of
+    `share_searches` stays at zero (it may not go negative), while a feature of open direction (`hop`) takes the
+    data's negative weight; `--unsigned` (SIGNED False) lets both go negative."""
+    import numpy as np
+
+    from tog_core.policy import ranking
+
+    fr = load("fit_ranker")
+    rng = np.random.default_rng(3)
+    qs = []
+    for _ in range(40):
+        feats = [{f: float(rng.random()) for f in ranking.FEATURES} for _ in range(4)]
+        gold = int(rng.integers(4))
+        for j, f in enumerate(feats):  # the gold candidate has the least agreement and the fewest hops
+            f["share_searches"] = f["hop"] = 0.0 if j == gold else 1.0 + f["share_searches"]
+        X = ranking.design(feats, ranking.FEATURES)
+        qs.append((X, np.array([j == gold for j in range(4)])))
+    sets = {"a": qs[:20], "b": qs[20:]}
+    signed = fr.fit_ranking(sets)
+    w = dict(zip(ranking.FEATURES, signed.weights))
+    assert "share_searches" in ranking.AT_LEAST_ZERO and "hop" not in ranking.AT_LEAST_ZERO
+    assert w["share_searches"] == 0.0 and w["hop"] < -0.1
+    fr.SIGNED = False
+    try:
+        free = dict(zip(ranking.FEATURES, fr.fit_ranking(sets).weights))
+    finally:
+        fr.SIGNED = True
+    assert free["share_searches"] < -0.1
+    # the shipped free-text model holds to the same rule
+    shipped = ranking.shipped_model()
+    assert shipped is not None
+    assert all(v >= 0 for f, v in zip(shipped.features, shipped.weights) if f in ranking.AT_LEAST_ZERO)

@@ -32,8 +32,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from tog_core.scoring.text import UNSPACED
-from tog_core.tog.linking import without_article
+from tog_core.scoring.text import UNSPACED, without_article
 from tog_core.tog.state import BeamPath, Search
 
 MODEL_FILE = Path(__file__).with_name("ranker.json")
@@ -43,6 +42,11 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
             "is_pick", "bias")
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
+# the features whose direction is known before any data: more agreement between chains and searches, text
+# similarity, type fit or question words covered never count against a candidate (bench/fit_ranker.py holds their
+# weights at zero or above); the others (a chain's end, its hop, the search's depth, degree) go either way
+AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
+                           "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick"})
 # read relative to the question's best candidate (what matters is a candidate against the others)
 RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
 
