@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tog_core.llm.usage import Usage
@@ -59,12 +60,12 @@ def _distinctive(text: str, *, sentence_start: bool, exact: bool) -> bool:
     return bool(upper) and (not sentence_start or len(upper) > 1 or not exact and len(text) > 1 and upper[0] > 0)
 
 
-def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
-    """Titles that occur in the question (case-sensitive first, then case-insensitive), longest first and never
-    overlapping. Spans distinctive by their form (see `_distinctive`) win; plain lower-case words that equal a
-    title are taken only when nothing distinctive matched."""
+def _mentions(question: str, graph: Any, find: Callable[[Any, str], int | None],
+              keep: Callable[[str, int, bool, bool], bool]) -> Iterator[tuple[int, int, bool, bool]]:
+    """(position, entity, exact, distinctive) of each title the question names, longest spans first and never
+    overlapping: `find(graph, span)` resolves a span (with its possessive or punctuation taken off) to an entity,
+    `keep(span, entity, exact case, distinctive)` says whether it counts (see `_distinctive`)."""
     taken: list[tuple[int, int]] = []
-    found: list[tuple[bool, int, Seed]] = []  # (distinctive, position, seed)
     seen: set[int] = set()
     first_word = re.match(r"\s*\S+", question)
     for a, b, text in _spans(question):
@@ -73,18 +74,31 @@ def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
         for v in _variants(text):
             if len(v) < MIN_SPAN_CHARS or (len(v) < 3 and not UNSPACED.search(v)):
                 continue
-            idx = graph.find_title(v)
+            idx = find(graph, v)
             if idx is None or idx in seen:
                 continue
             exact = graph.title(idx) == v
             distinctive = _distinctive(v, sentence_start=first_word is not None and a < first_word.end(), exact=exact)
-            if not exact and not distinctive and not _common_noun(v):
-                continue  # a lone lower-case word matching a title only by case: too weak
+            if not keep(v, idx, exact, distinctive):
+                continue
             seen.add(idx)
             taken.append((a, b))
-            e = graph.entity(idx)
-            found.append((distinctive, a, Seed(id=e.id, title=e.title, how="exact", score=1.0 if exact else 0.9)))
+            yield a, idx, exact, distinctive
             break
+
+
+def _seed(graph: Any, idx: int, exact: bool) -> Seed:
+    e = graph.entity(idx)
+    return Seed(id=e.id, title=e.title, how="exact", score=1.0 if exact else 0.9)
+
+
+def link_exact(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
+    """Titles that occur in the question (case-sensitive first, then case-insensitive), longest first and never
+    overlapping. Spans distinctive by their form (see `_distinctive`) win; plain lower-case words that equal a
+    title are taken only when nothing distinctive matched."""
+    # a lone lower-case word matching a title only by case is too weak
+    found = [(distinctive, a, _seed(graph, idx, exact)) for a, idx, exact, distinctive in _mentions(
+        question, graph, lambda g, v: g.find_title(v), lambda v, _i, ex, dist: ex or dist or _common_noun(v))]
     strong = [f for f in found if f[0]]
     return [seed for _, _, seed in sorted(strong or found, key=lambda f: f[1])][:limit]
 
@@ -135,31 +149,13 @@ def link_named(question: str, graph: Any, *, limit: int = 3) -> list[Seed]:
     among the seeds 217 -> 234 of 249 (docs/experiment-log.md, "Linking every title the question names")."""
     asked, named = asked_type(question)
     asked_stems = set(asked) if named else set()
-    first_word = re.match(r"\s*\S+", question)
-    taken: list[tuple[int, int]] = []
-    found: list[tuple[int, int, Seed]] = []  # (degree, position, seed)
-    seen: set[int] = set()
-    for a, b, text in _spans(question):
-        if any(a < y and x < b for x, y in taken):
-            continue
-        for v in _variants(text):
-            if len(v) < MIN_SPAN_CHARS or (len(v) < 3 and not UNSPACED.search(v)):
-                continue
-            idx = _find_named(graph, v)
-            if idx is None or idx in seen:
-                continue
-            title = graph.title(idx)
-            exact = title == v
-            distinctive = _distinctive(v, sentence_start=first_word is not None and a < first_word.end(), exact=exact)
-            words = set(tokens(without_article(title)))
-            if not distinctive and words and words <= asked_stems:
-                continue  # "which spirit": what is asked, not where to start
-            seen.add(idx)
-            taken.append((a, b))
-            e = graph.entity(idx)
-            found.append((graph.degree(idx), a, Seed(id=e.id, title=e.title, how="exact",
-                                                     score=1.0 if exact else 0.9)))
-            break
+
+    def keep(_v: str, idx: int, _exact: bool, distinctive: bool) -> bool:  # "which spirit": asked, not a start
+        words = set(tokens(without_article(graph.title(idx))))
+        return distinctive or not (words and words <= asked_stems)
+
+    found = [(graph.degree(idx), a, _seed(graph, idx, exact))
+             for a, idx, exact, _ in _mentions(question, graph, _find_named, keep)]
     return [seed for _, _, seed in sorted(found, key=lambda f: (f[0], f[1]))][:limit]
 
 
