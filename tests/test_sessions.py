@@ -19,7 +19,7 @@ from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.llm.client import LLMClient, LLMConfig
 from tog_core.tog.state import EngineConfig, Proposal
 
-DERIVED = {"_memo", "_memo_lock", "_sealed", "__weakref__"}  # lazily built lookup maps, their lock, weak references to it
+DERIVED = {"_memo", "_memo_lock", "_sealed", "__weakref__"}  # lazy lookup maps, their lock, weak references to it
 
 
 def drop_top_entity(proposal: Proposal) -> set[str] | None:
