@@ -5,6 +5,7 @@
     python bench/fit_ranker.py fit --write        # ... and write the model fitted on all sets to ranker.json
     python bench/fit_ranker.py fit --write=free   # ... writing only the free-text model; the typed one stays as shipped
     python bench/fit_ranker.py fit --without=a,b  # the LODO table without these ranking features
+    python bench/fit_ranker.py fit --unsigned     # ... with no weight held at zero or above (below)
 
 `dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
@@ -14,7 +15,9 @@ only: the Christmas Carol held-out split and the 1.2 blind set are never read he
 
 `fit` fits a conditional logit (a softmax over each question's candidates, L2-regularised, every data set weighted
 equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the
-probability that best separates right from wrong top answers) and applied to the left-out set.
+probability that best separates right from wrong top answers) and applied to the left-out set. In the free-text
+family the weights of the features whose direction is known before any data (agreement, similarity, type fit,
+coverage: ranking.AT_LEAST_ZERO) are held at zero or above; the typed model was fitted without and is kept as shipped.
 """
 from __future__ import annotations
 
@@ -119,15 +122,19 @@ def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     return out
 
 
-SIGNED = True  # `fit --unsigned`: no weight held at zero or above
+# the families whose ranking holds the weights of known direction at zero or above (`fit --unsigned`: none); the
+# typed model was fitted without and is kept as shipped
+SIGNED = {"free"}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
 
-def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False) -> ranking.Model:
-    """The ranking, then the confidence fitted on its outcome, then the threshold, all on `sets`."""
-    rank = fit_ranking(sets)
+def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False, signed: bool = False
+        ) -> ranking.Model:
+    """The ranking (`signed`: the weights of ranking.AT_LEAST_ZERO held at zero or above), then the confidence fitted
+    on its outcome, then the threshold, all on `sets`."""
+    rank = fit_ranking(sets, signed=signed)
     rank = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
                          rule_first=rule_first)
     sure = fit_sureness(rank, sets)
@@ -174,8 +181,10 @@ def fit_sureness(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np
 
 
 def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0, iters: int = 600,
-                lr: float = 0.5) -> ranking.Model:
-    """Conditional logit by gradient descent; each data set weighs the same, whatever its size."""
+                lr: float = 0.5, *, signed: bool = True) -> ranking.Model:
+    """Conditional logit by gradient descent; each data set weighs the same, whatever its size. `signed`: the
+    weights of the features whose direction is known before any data (ranking.AT_LEAST_ZERO) are held at zero or
+    above (projected after each step)."""
     # a question whose candidates hold no gold answer teaches "none of these" (a zero row, score 0)
     groups = [(X, y, 1.0 / len(qs)) for qs in sets.values() for X, y in qs if len(X)]
     allx = np.vstack([X for X, _, _ in groups])
@@ -188,7 +197,7 @@ def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float 
         zs.append((np.vstack([(X - mu) / sd, np.zeros(X.shape[1])]), tgt, wt))
     total = sum(w for _, _, w in zs)
     w = np.zeros(allx.shape[1])
-    floor = np.array([0.0 if SIGNED and f in ranking.AT_LEAST_ZERO else -np.inf for f in ranking.FEATURES])
+    floor = np.array([0.0 if signed and f in ranking.AT_LEAST_ZERO else -np.inf for f in ranking.FEATURES])
     for _ in range(iters):
         g = l2 * w / len(zs)
         for Z, tgt, wt in zs:
@@ -274,19 +283,21 @@ def main_fit(write: bool, only: str | None = None) -> None:
         print(f"\n{family} graphs ({'the rule choice first' if rule_first else 'ranked'}), each set left out:")
         print(f"{'left out':8} {'n':>4} {'rule@1':>7} {'hits@1':>7} {'hits@3':>7} {'auroc':>6} {'low':>5} "
               f"{'wrong fl':>8} {'right fl':>8}")
+        signed = family in SIGNED
         for held in sets:
-            model = fit({n: v for n, v in sets.items() if n != held}, rule_first)
+            model = fit({n: v for n, v in sets.items() if n != held}, rule_first, signed)
             r = report(held, model, sets[held], rule_hits(held))
             fmt = lambda x: "  -  " if x is None else f"{x:.3f}"  # noqa: E731
             print(f"{held:8} {r['n']:4d} {r['rule@1']:7.3f} {r['hits1']:7.3f} {r['hits3']:7.3f} "
                   f"{fmt(r['auroc']):>6} {r['low']:5.2f} {fmt(r['wrong_flagged']):>8} {fmt(r['right_flagged']):>8}",
                   flush=True)
-        full = fit(sets, rule_first)
+        full = fit(sets, rule_first, signed)
         print("ranking weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.features, full.weights)))
         print("confidence weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.sure.features,
                                                                               full.sure.weights)), f"low={full.low}")
         note = (f"fitted by bench/fit_ranker.py on the dev sets {', '.join(sets)} "
-                f"({sum(len(v) for v in sets.values())} questions), each set weighing the same")
+                f"({sum(len(v) for v in sets.values())} questions), each set weighing the same"
+                + (", the weights of known direction held at zero or above" if signed else ""))
         out[family] = ranking.Model(features=full.features, weights=full.weights, mean=full.mean, scale=full.scale,
                                     low=full.low, sure=full.sure, rule_first=rule_first, note=note).to_dict()
     if write and only is not None:  # the other families keep the shipped model, said in the output
@@ -320,11 +331,14 @@ if __name__ == "__main__":
                 continue
             dump(name)
     else:
+        flags = ("--sure=", "--unsigned", "--target-wrong=", "--without=", "--write")
+        if bad := [a for a in args[1:] if not a.startswith(flags)]:
+            sys.exit(f"unknown option(s) {', '.join(bad)}\n{__doc__}")
         for a in args:
             if a.startswith("--sure="):
                 SURE = tuple(a[7:].split(","))
             if a == "--unsigned":
-                SIGNED = False
+                SIGNED = set()
             if a.startswith("--target-wrong="):
                 TARGET_WRONG = float(a[15:])
             if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)

@@ -89,8 +89,30 @@ def test_what_the_question_asks_for_is_not_a_topic():
     g = free_text_graph()
     # "which spirit" asks for a spirit: not where to start
     assert titles(link_named("Which spirit guided Scrooge?", g)) == ["SCROOGE"]
-    # named as a name (a capital inside the sentence), it is a topic
-    assert titles(link_named("At what hour did the Spirit's life end?", g)) == ["SPIRIT"]
+    # written as a name (a capital inside the sentence), the asked noun is still taken
+    assert titles(link_named("Which Spirit guided Scrooge?", g)) == ["SPIRIT", "SCROOGE"]
+
+
+def test_free_text_linking_skips_stop_word_titles_and_puts_isolated_entities_last():
+    _, ent, rel, tu = graph_tables([("WHO", "GENEVA", "The WHO sits in Geneva"), ("THE", "SCROOGE", "x"),
+                                    ("SCROOGE", "BOB", "Bob is Scrooge's clerk"), ("SCROOGE", "CLERK", "y")],
+                                   extra_entities=["TIM"])
+    g = KnowledgeGraph.from_tables(ent, rel, tu)
+    assert g.degree(g.find_title("TIM")) == 0
+    # "who" and "the" are stop words: the titles WHO and THE are not named by them; written as a name, WHO is
+    assert titles(link_named("Who dug the grave of Scrooge?", g)) == ["SCROOGE"]
+    assert titles(link_named("Where does the WHO sit?", g)) == ["WHO"]
+    # TIM has no relationship: however specific, it goes after the entities a path can start from
+    assert titles(link_named("Did Tim know Scrooge's clerk?", g, limit=2)) == ["CLERK", "SCROOGE"]
+    assert titles(link_named("Did Tim know Scrooge's clerk?", g)) == ["CLERK", "SCROOGE", "TIM"]
+
+
+def test_free_text_linking_finds_a_title_written_with_its_article_and_works_without_spaces():
+    _, ent, rel, tu = graph_tables([("THE FIDDLER", "FEZZIWIG", "The fiddler played at Fezziwig's ball"),
+                                    ("老王", "茶园", "老王在茶园工作")])
+    g = KnowledgeGraph.from_tables(ent, rel, tu)
+    assert titles(link_named("Who hired fiddler?", g)) == ["THE FIDDLER"]
+    assert titles(link_named("老王在哪里工作？", g)) == ["老王"]
 
 
 def test_a_typed_graph_keeps_names_first():

@@ -106,7 +106,7 @@ def test_fit_ranker_can_write_one_family_and_keep_the_others_model_as_shipped(tm
 def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_candidate():
     """Data where more agreement between searches marks the wrong candidate: the fitted weight of
     `share_searches` stays at zero (it may not go negative), while a feature of open direction (`hop`) takes the
-    data's negative weight; `--unsigned` (SIGNED False) lets both go negative."""
+    data's negative weight; unsigned (`--unsigned`, the typed family) both go negative."""
     import numpy as np
 
     from tog_core.policy import ranking
@@ -122,16 +122,13 @@ def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_cand
         X = ranking.design(feats, ranking.FEATURES)
         qs.append((X, np.array([j == gold for j in range(4)])))
     sets = {"a": qs[:20], "b": qs[20:]}
-    signed = fr.fit_ranking(sets)
+    signed = fr.fit_ranking(sets, signed=True)
     w = dict(zip(ranking.FEATURES, signed.weights))
     assert "share_searches" in ranking.AT_LEAST_ZERO and "hop" not in ranking.AT_LEAST_ZERO
     assert w["share_searches"] == 0.0 and w["hop"] < -0.1
-    fr.SIGNED = False
-    try:
-        free = dict(zip(ranking.FEATURES, fr.fit_ranking(sets).weights))
-    finally:
-        fr.SIGNED = True
+    free = dict(zip(ranking.FEATURES, fr.fit_ranking(sets, signed=False).weights))
     assert free["share_searches"] < -0.1
+    assert fr.SIGNED == {"free"}  # the typed family's model is fitted without (kept as shipped)
     # the shipped free-text model holds to the same rule
     shipped = ranking.shipped_model()
     assert shipped is not None
