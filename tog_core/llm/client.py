@@ -13,8 +13,8 @@ LiteLLM is imported at the first call (``llm/_litellm.py``), not when this modul
 Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, or read
 from ``api_key_env`` at call time) is scrubbed from every error message this module produces.
 
-The config, result and usage types live in ``llm/chat.py``, the cache in ``llm/cache.py`` and
-``LLMError`` in ``llm/errors.py``; they are re-exported here for callers. The test double
+The config, result and usage types live in ``llm/chat.py``, the cache in ``llm/cache.py``, a call's deadline and
+price in ``llm/budget.py`` and ``LLMError`` in ``llm/errors.py``; they are re-exported here for callers. The test double
 ``ScriptedLLM`` is in ``tog_core.testing``.
 """
 
@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from tog_core.llm._litellm import load_litellm
+from tog_core.llm.budget import Deadline, call_cost, register_zero_cost
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
@@ -44,56 +45,6 @@ __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "Ch
 
 log = logging.getLogger(__name__)
 NO_KEY = "no-key-sent"  # what goes as the key where the server's keys may not go (never a secret)
-
-
-# --------------------------------------------------------------------------------------------
-# helpers
-
-def register_zero_cost(model_name: str) -> None:
-    """Tell LiteLLM that ``model_name`` (e.g. a local "openai/my-model" behind a custom api_base)
-    costs nothing, so usage reports $0 instead of "unknown"."""
-    litellm = load_litellm()
-    try:
-        provider = litellm.get_llm_provider(model_name)[1]
-    except litellm.BadRequestError:
-        provider = "openai"
-    litellm.register_model({model_name: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-                                         "litellm_provider": provider, "mode": "chat"}})
-
-
-def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    litellm = load_litellm()
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-    except (litellm.ModelNotMappedError, litellm.BadRequestError, litellm.NotFoundError):
-        return None
-    return float(prompt_cost + completion_cost)
-
-
-class _Deadline:
-    """One call's time. Each attempt gets its per-attempt timeout, cut to what is left of the call's deadline;
-    the clock starts at the first attempt (time queued for the first slot is the process's, not the provider's)."""
-
-    def __init__(self, config: LLMConfig, *, stream: bool) -> None:
-        self.attempt_s = config.attempt_s(stream=stream)
-        self.deadline_s = config.call_deadline_s(stream=stream)
-        self._ends: float | None = None
-
-    def budget_s(self) -> float:
-        now = time.monotonic()
-        if self._ends is None:
-            self._ends = now + self.deadline_s
-        left = self._ends - now
-        if left <= 0:
-            raise TimeoutError(f"the call's deadline of {self.deadline_s:g}s passed")
-        return min(self.attempt_s, left)
-
-    def room_for(self, delay_s: float) -> bool:
-        """Whether a retry after ``delay_s`` would still get a useful share of an attempt."""
-        if self._ends is None:
-            return True
-        return self._ends - time.monotonic() - delay_s >= 0.1 * min(self.attempt_s, self.deadline_s)
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,7 +119,7 @@ class LLMClient:
         level = self._json_level_for(json_schema)
         attempt = 0  # transient-failure retries used
         degraded = 0  # extra requests made after a response_format rejection
-        clock = _Deadline(self.config, stream=False)
+        clock = Deadline(self.config, stream=False)
         while True:
             kwargs = self._kwargs(messages, temperature, max_tokens)
             if level is not None and json_schema is not None:
@@ -212,7 +163,7 @@ class LLMClient:
         if self._cache_only:
             raise self._not_cached()
         retries = 0
-        clock = _Deadline(self.config, stream=True)
+        clock = Deadline(self.config, stream=True)
         for attempt in range(self.config.max_retries + 1):
             pieces: list[str] = []
             usage: Any = None
@@ -339,7 +290,7 @@ class LLMClient:
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return str(content), prompt_tokens, completion_tokens
 
-    async def _retry_or_raise(self, failure: _Failure, attempt: int, clock: _Deadline) -> None:
+    async def _retry_or_raise(self, failure: _Failure, attempt: int, clock: Deadline) -> None:
         delay = self._backoff_s(attempt)
         if failure.retry_after_s is not None:
             delay = max(delay, min(failure.retry_after_s, self.config.retry_after_max_s))
@@ -365,7 +316,7 @@ class LLMClient:
         return _scrub(text, self._secrets())
 
     def _fail(self, kind: str, detail: str, *, status: int | None = None, attempts: int = 1,
-              clock: _Deadline | None = None) -> None:
+              clock: Deadline | None = None) -> None:
         cfg = self.config
         where = cfg.api_base or "the provider's default endpoint"
         per_attempt, per_call = (clock.attempt_s, clock.deadline_s) if clock else (cfg.timeout_s, cfg.timeout_s)
@@ -400,7 +351,7 @@ class LLMClient:
 
     def _finish(self, key: str, text: str, prompt_tokens: int, completion_tokens: int,
                 started: float, retries: int, response_format: str | None) -> LLMResult:
-        cost = _cost(self.config.model, prompt_tokens, completion_tokens)
+        cost = call_cost(self.config.model, prompt_tokens, completion_tokens)
         with self._lock:
             self.usage.calls += 1
             self.usage.prompt_tokens += prompt_tokens
