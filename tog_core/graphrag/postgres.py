@@ -11,90 +11,21 @@ Thread-safe: one store is shared by every session of a process; each query borro
 """
 from __future__ import annotations
 
-import enum
-import threading
-from collections import OrderedDict
-from typing import Any, Final, Generic, Literal, TypeVar
-from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from tog_core.graphrag.store import Entity, Relationship, TextUnit
 from tog_core.graphrag.pg_common import GRAPH_SCHEMA, GraphRecord, StoreError, connect, redact, require_record, scrub
+from tog_core.graphrag.lru import LRU, MISSING
 from tog_core.graphrag.project import ProjectInfo
 
 
-class _Missing(enum.Enum):
-    """The type of the LRU's "not cached" sentinel (an enum member, so `v is _MISSING` narrows the type)."""
-
-    MISSING = enum.auto()
-
-
-_MISSING: Final = _Missing.MISSING
 _Neighbours = tuple[np.ndarray, np.ndarray, np.ndarray]
 _EMPTY: _Neighbours = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=bool))
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
 for _a in _EMPTY:
     _a.setflags(write=False)
-
-
-class LRU(Generic[K, V]):
-    """A bounded, thread-safe least-recently-used map with hit/miss counts."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = max(1, int(maxsize))
-        self._d: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: K) -> V | Literal[_Missing.MISSING]:
-        with self._lock:
-            v = self._d.get(key, _MISSING)
-            if v is _MISSING:
-                self.misses += 1
-            else:
-                self.hits += 1
-                self._d.move_to_end(key)
-            return v
-
-    def split(self, keys: Iterable[K]) -> tuple[dict[K, V], list[K]]:
-        """(cached values by key, keys to fetch) — one lock round for a batch."""
-        found: dict[K, V] = {}
-        missing: dict[K, None] = {}  # ordered, O(1) membership
-        with self._lock:
-            for k in keys:
-                if k in found or k in missing:
-                    continue
-                v = self._d.get(k, _MISSING)
-                if v is _MISSING:
-                    missing[k] = None
-                else:
-                    self._d.move_to_end(k)
-                    found[k] = v
-            self.hits += len(found)
-            self.misses += len(missing)
-        return found, list(missing)
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.maxsize:
-                self._d.popitem(last=False)
-
-    def put_many(self, items: Iterable[tuple[K, V]]) -> None:
-        with self._lock:
-            for key, value in items:
-                self._d[key] = value
-                self._d.move_to_end(key)
-            while len(self._d) > self.maxsize:
-                self._d.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-            self.hits = self.misses = 0
 
 
 # Candidate sets bigger than this (a hub in the frontier) bypass the per-row LRU: caching them would evict
@@ -270,7 +201,7 @@ class PgGraphStore:
     def _lookup(self, key: str, first: int) -> int | None:
         ck = (first, key)
         v = self._find.get(ck)
-        if v is _MISSING:
+        if v is MISSING:
             rows = self._rows("find", {"key": key, "fold": key.casefold(), "first": first})
             v = rows[0][0] if rows else None
             self._find.put(ck, v)
@@ -370,7 +301,7 @@ class PgGraphStore:
     def relationship(self, ridx: int) -> Relationship:
         r = self._check(ridx, self.n_relationships, "relationship")
         v = self._full.get(r)
-        if v is _MISSING:
+        if v is MISSING:
             [(_i, weight, rev, tu_ids)] = self._rows("relationship", (_pg_ints([r]),))
             rid, s, t, desc, label = self._rel_rows([r])[0]
             src, dst = self._entities([s, t])
