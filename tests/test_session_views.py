@@ -1,0 +1,306 @@
+"""tog_core.app's views without Streamlit: the sentence that supports a link, the answer's view, the saved runs'
+rows, compare, the graph search, departures, the depth plan's rows, status lines, the ways a person dropped, the
+remembered sidebar values, a run saved under another automatic choice. Helpers: test_session.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tog_core.app.runner import (
+    explore_apply,
+    explore_finish,
+    explore_propose,
+    explore_start,
+)
+from tog_core.app.session import Settings, remember_project, run_spec
+from tog_core.app.views import candidate_rows, choice_from_rows
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.trace import Trace
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path))
+    return tmp_path
+
+
+# ---------------------------------------------------------------------------------------------- views
+
+def test_support_span_marks_the_sentence_naming_both_ends():
+    from tog_core.app.views import support_span
+
+    text = ("The guild met in spring. Born in Tarnby, Mara Quell founded the Lanternwright Guild! "
+            "Later she travelled.")
+    a, b = support_span(text, relation="Mara Quell founded the Lanternwright Guild.", source="Mara Quell",
+                        target="Lanternwright Guild")
+    assert text[a:b] == "Born in Tarnby, Mara Quell founded the Lanternwright Guild!"
+    assert support_span("Nothing to see here.", relation="x founded y", source="Xavier", target="Yolanda") is None
+
+
+def test_support_span_prefers_the_sentence_stating_the_link_over_weak_ones():
+    from tog_core.app.views import support_span
+
+    rel = "Bob Cratchit is the devoted father of Tiny Tim."
+    text = ("'Well!' said Bob. The goose was eaten to the bone.\n\nAnd in came little Bob, the father, with\n"
+            "Tiny Tim upon his shoulder. 'God bless us,' said Tiny Tim.")
+    a, b = support_span(text, relation=rel, source="TINY TIM", target="BOB CRATCHIT")  # "Bob", "Tim": short names
+    assert text[a:b] == "And in came little Bob, the father, with\nTiny Tim upon his shoulder."  # across a wrap
+    # no sentence names both ends: the one with the relation's own words ("father"), never "said Bob."
+    text2 = "'Well!' said Bob. He was a good father to all of them."
+    a, b = support_span(text2, relation=rel, source="TINY TIM", target="BOB CRATCHIT")
+    assert text2[a:b] == "He was a good father to all of them."
+    assert support_span("'Well!' said Bob.", relation=rel, source="TINY TIM", target="BOB CRATCHIT") is None
+    # a blank line ends a sentence that has no full stop
+    text3 = "CHAPTER ONE\n\nScrooge knew Marley was dead."
+    a, b = support_span(text3, relation="Scrooge was Marley's partner", source="EBENEZER SCROOGE", target="MARLEY")
+    assert text3[a:b] == "Scrooge knew Marley was dead."
+
+
+def trace_of(d: dict) -> Trace:
+    """A trace from the few fields a test names (Trace.from_dict, as a file read from elsewhere comes in)."""
+    seeds = [{"title": "", "how": "exact", **s} for s in d.get("seeds", [])]
+    chains = [[{"relationship_id": "", **link} for link in c] for c in d.get("chains", [])]
+    return Trace.from_dict({"question": "", "project": "", "config": {}, **d, "seeds": seeds, "chains": chains})
+
+
+def test_answer_view_states_the_entity_its_chain_and_confidence():
+    from tog_core.app.views import answer_view as view_of, confidence_line
+
+    answer_view = lambda d: view_of(trace_of(d))  # noqa: E731
+
+    link = lambda s, t, r: {"source": s, "source_id": s, "target": t, "target_id": t, "relation": r,  # noqa: E731
+                            "score": 0.5}
+    t = {"seeds": [{"id": "Acme"}], "answer_by": "chains",
+         "chains": [[link("Alice", "Acme", "Alice founded Acme"), link("Alice", "Paris", "Alice was born in Paris")],
+                    [link("Bob", "Acme", "Bob works at Acme")]]}
+    v = answer_view(t)
+    assert v["entity"] == "Paris" and v["others"] == ["Bob"] and v["confidence"] is None
+    assert v["hops"] == [("Acme", "Alice founded Acme", "Alice"), ("Alice", "Alice was born in Paris", "Paris")]
+    assert confidence_line(v) == ""
+    v = answer_view({**t, "answer_entity": "Bob", "confidence": {"value": 0.3, "low": True, "reason": "close call"}})
+    assert v["entity"] == "Bob" and v["chain_index"] == 1 and v["hops"][0][2] == "Bob"
+    assert confidence_line(v) == "confidence 0.30 (low: treat it as a guess): close call"
+    assert confidence_line(answer_view({**t, "confidence": 0.91})) == "confidence 0.91"
+    assert confidence_line(answer_view({**t, "confidence": 0.87, "low_confidence": 0.4})) == "confidence 0.87"
+    assert confidence_line(answer_view({**t, "confidence": 0.2, "low_confidence": 0.4})) == \
+        "confidence 0.20 (low: treat it as a guess)"
+    v = answer_view({**t, "answer_entity": "Alice"})  # an answer on a chain's prefix: its chain stops there
+    assert v["hops"] == [("Acme", "Alice founded Acme", "Alice")] and v["chain_index"] == 0
+    assert v["answer_hop"] == 1 and answer_view(t)["answer_hop"] == 2  # part way along its chain / at its end
+    assert answer_view({**t, "answer_entity": "Nobody"})["answer_hop"] is None
+
+
+def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
+    from pathlib import Path
+
+    from dataclasses import replace
+
+    from tog_core.app.views import run_rows
+    from tog_core.runs.files import RunSummary
+
+    def summary(rid, project, question, answer="", steps=3):
+        return RunSummary(run_id=rid, question=question, created_at="2026-01-01T00:00:00", project=project,
+                          answer=answer, stop_reason=None, llm_calls=0, cost_usd=None, width=3, depth=3, pruner="x",
+                          model="none", finished=bool(answer), parent_run=None, path=Path("."), steps=steps)
+
+    runs = [summary("1", "/p/demo", "Who founded Acme?", "Alice"), summary("2", "/p/demo", "Where is Acme?"),
+            summary("3", "/q/other", "Who founded Acme?", "Alice"), summary("4", "/p/demo", "Abandoned?", steps=0)]
+    rows = run_rows(runs, project="/p/demo")
+    assert [r["run"] for r in rows] == ["1", "2"] and "project" not in rows[0]
+    assert rows[1]["answer"] == "(unfinished: resume it)" and rows[1]["stop"] == "unfinished"
+    done = run_rows([replace(runs[0], stop_reason="sufficient"), replace(runs[1], stop_reason="no_candidates")])
+    assert [r["stop"] for r in done] == ["the chains answer the question", "nothing further to follow"]  # words
+    assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
+    every = run_rows(runs)
+    assert [r["project"] for r in every] == ["demo", "demo", "other"]
+
+
+def test_compare_defaults_to_the_parent_then_the_same_question():
+    from tog_core.app.views import compare_default
+
+    rows = [{"run": "3", "question": "q1", "branch of": ""}, {"run": "2", "question": "q2", "branch of": "1"},
+            {"run": "1", "question": "q2", "branch of": ""}, {"run": "0", "question": "q1", "branch of": ""}]
+    assert compare_default(rows, "2") == "1" and compare_default(rows, "3") == "0"
+    assert compare_default(rows[:1] + rows[1:2], "3") == "2" and compare_default(rows[:1], "3") == "3"
+
+
+def test_graph_search_has_no_match_for_nonsense_and_did_you_mean_offers_close_titles():
+    from tog_core.app.views import did_you_mean, entity_matches
+    from tog_core.graphrag.graph import KnowledgeGraph
+
+    g = KnowledgeGraph.load(Path(__file__).resolve().parents[1] / "demo")
+    assert entity_matches(g, "xyzzy") == []
+    assert entity_matches(g, "Mara")[0][1] == "Mara Quell"
+    alts = did_you_mean(g, "Who founded the Lanternwrite Guild?", ["Lanternwright Guild"])
+    assert "Lanternwright Guild" not in alts
+
+
+def test_departures_switched_off_in_the_sidebar_reach_the_engine_and_come_back_from_a_trace():
+    from tog_core.app.session import settings_from_trace
+    from tog_core.compose import DEPARTURES, plan
+
+    p = plan(run_spec(Settings(model="none", without=("degree_filter", "cumulative_score"))), None)
+    assert "degree_filter" not in p.config.departures() and not p.config.cumulative_score
+    trace = {"config": {"departures": p.config.departures(), "mode": "faithful"}}
+    assert set(settings_from_trace(trace, "demo").without) == {"degree_filter", "cumulative_score"}
+    assert settings_from_trace({"config": {"departures": []}}, "demo").without == tuple(DEPARTURES)  # --paper
+    assert settings_from_trace({"config": {}}, "demo").without == ()  # an older trace: the defaults
+
+
+def test_plan_rows_say_what_each_number_of_hops_found_and_which_was_kept():
+    from tog_core.app.views import plan_rows as rows_of
+
+    plan_rows = lambda d: rows_of(trace_of(d))  # noqa: E731
+    assert plan_rows({"plan": None}) == [] and plan_rows({}) == [] and rows_of(None) == []
+    rows = plan_rows({"plan": {"depth": 2, "reason": "", "trials": [
+        {"depth": 1, "matched": ["met"], "end": "Bob"}, {"depth": 2, "matched": ["met", "mill"], "end": "Carl"},
+        {"depth": 3, "matched": [], "end": None}]}})
+    assert [r["kept"] for r in rows] == [False, True, False]
+    assert rows[1]["question words matched"] == 2 and rows[1]["which"] == "met, mill"
+    assert rows[1]["best chain ends at"] == "Carl" and rows[2]["which"] == "none"
+    assert rows[2]["best chain ends at"] == "no chain"
+    assert [r["not counted"] for r in rows] == ["", "", ""]  # traces written before set_aside read as nothing
+    aside = plan_rows({"plan": {"depth": 1, "trials": [{"depth": 2, "matched": ["held"], "set_aside": ["town"]}]}})
+    assert aside[0]["not counted"] == "town" and aside[0]["question words matched"] == 1
+
+
+def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth():
+    from tog_core.app.views import plan_rows as rows_of
+
+    plan_rows = lambda d: rows_of(trace_of(d))  # noqa: E731
+    link = {"source": "TINY TIM", "source_id": "t", "relation": "Bob Cratchit is Tiny Tim's father",
+            "target": "BOB CRATCHIT", "target_id": "b"}
+    trace = {"question": "Who is Tiny Tim's father?", "seeds": [{"id": "t", "title": "TINY TIM"}],
+             "answer_entity": "BOB CRATCHIT",  # one hop along a two-hop chain
+             "chains": [[link, {"source": "BOB CRATCHIT", "source_id": "b", "relation": "works for",
+                                "target": "SCROOGE", "target_id": "s"}]],
+             "plan": {"depth": 2, "trials": [{"depth": 1, "matched": ["fath"], "end": "BOB CRATCHIT"},
+                                             {"depth": 2, "matched": ["fath", "s"], "end": "SCROOGE"}]}}
+    rows = plan_rows(trace)
+    assert [r["which"] for r in rows] == ["father", "father, Tim's"]  # not the stems "fath", "s"
+    assert [r["kept"] for r in rows] == [True, False]  # the answer's own depth, not the 2 the search settled on
+    assert [r["the answer"] for r in rows] == ["BOB CRATCHIT", ""]  # said on the kept row
+    ranked = {**trace, "plan": {**trace["plan"], "trials": [{"depth": 1, "matched": ["fath"], "end": "MRS CRATCHIT"},
+                                                            trace["plan"]["trials"][1]]}}
+    row = plan_rows(ranked)[0]  # the answer ranked over every chain's end is not that trial's best chain's end
+    assert row["best chain ends at"] == "MRS CRATCHIT" and row["the answer"] == "BOB CRATCHIT"
+    assert [r["kept"] for r in plan_rows({**trace, "chains": []})] == [False, True]  # no answer yet: the plan's
+
+
+def test_status_lines_say_why_a_search_stopped_in_words_and_no_bill_without_an_llm():
+    from tog_core.app.views import progress_line
+
+    assert progress_line(1, "sufficient", {"llm_calls": 0}) == "depth 1 · the chains answer the question · no LLM calls"
+    assert progress_line(2, "relations", {"llm_calls": 3, "prompt_tokens": 90, "completion_tokens": 10,
+                                          "cost_usd": 0.0012}, max_depth=3) == \
+        "depth 2 of 3 · relations · 3 LLM calls · 100 tokens · $0.0012"
+    assert progress_line(3, "max_depth", {"llm_calls": 1, "prompt_tokens": 5}).endswith("cost unknown")
+
+
+def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_trials():
+    """Explore on the demo: the person drops the relation the search kept first. The depth trials (searched before
+    the run) took that way too; the answer and every candidate come along other ways only (the finished run listed
+    candidates reached through the dropped link)."""
+    from tog_core.compose import RunSpec, build_engine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import open_project
+
+    info = open_project(Path(__file__).resolve().parents[1] / "demo")
+    eng = build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
+    question = "In which town was the founder of the Lanternwright Guild born?"
+    auto = explore_start(eng, Settings(), question, ["Lanternwright Guild"])
+    explore_finish(eng, auto, None, auto=True)
+    auto_trace = eng.trace(auto.state).to_dict()
+    ex = explore_start(eng, Settings(), question, ["Lanternwright Guild"])
+    explore_propose(eng, ex)
+    rows = candidate_rows(ex.proposal)
+    top = max(rows, key=lambda r: r["score"])
+    [cand] = [c for c in ex.proposal.step.candidates if c.id == top["id"]]
+    dropped = set(cand.relationship_ids)
+
+    def first_hops(trace: dict) -> set[str]:
+        return {c["chain"][0]["relationship_id"] for c in trace["candidates"] if c.get("chain")}
+    assert first_hops(auto_trace) & dropped  # left alone, candidates come that way
+    for r in rows:
+        r["keep"] = r is not top
+    explore_apply(eng, ex, choice_from_rows(rows), None)
+    explore_finish(eng, ex, None, auto=True)
+    trace = eng.trace(ex.state).to_dict()
+    assert trace["candidates"] and not first_hops(trace) & dropped
+    assert all(lk["relationship_id"] not in dropped for c in trace["chains"] for lk in c[:1])
+    # a trace written before overrides were recorded (kept differing from auto_kept) reads the same drops
+    from dataclasses import replace
+
+    from tog_core.policy.answers import person_dropped
+    bare = ex.state.with_(steps=tuple(replace(s, overrides=[]) for s in ex.state.steps))
+    assert person_dropped(bare) == person_dropped(ex.state) and person_dropped(ex.state)
+    # a replay of the run (force it in, back to depth, a reopened run) starts with the same searches before the run
+    from tog_core.app.replay import replay
+    saved = eng.trace(ex.state)
+    assert replay(eng, saved, 1)[0].other_searches == ex.states[0].other_searches != ()
+    old = Trace.from_dict({**saved.to_dict(), "state": None})  # written before resume states: replayed all the same
+    assert len(replay(eng, old, 2)) == 3
+
+
+def test_remembered_sidebar_values_are_checked_and_never_hold_a_key(home):
+    from tog_core.app.session import K, remember_settings, remembered_settings, usable_settings
+
+    good = {K.MODEL: "ollama/llama3.1", K.API_BASE: "http://127.0.0.1:11434", K.WIDTH: 5, K.DEPTH: 2,
+            K.REL_PRUNER: "bm25", K.ENT_PRUNER: "embedding", K.T_EXPLORE: 0.3, K.T_REASON: 0.0, K.MODE: "fast",
+            K.WITHOUT: ["degree_filter"]}
+    remember_settings({**good, K.API_KEY: "sk-secret-0123456789", K.PROJECT_INPUT: "/somewhere"})
+    written = (home / "sidebar.json").read_text()
+    assert "sk-secret" not in written and "/somewhere" not in written
+    assert remembered_settings() == good
+    bad = {K.WIDTH: 99, K.DEPTH: True, K.REL_PRUNER: "magic", K.MODE: None, K.T_EXPLORE: 7, K.WITHOUT: ["nope"],
+           K.MODEL: "x\n" * 3, K.API_BASE: "https://user:pw@proxy.example/v1"}
+    assert usable_settings(bad) == {}  # each outside what its widget accepts, or a base with credentials
+    assert usable_settings({K.API_BASE: "https://proxy.example/v1?token=abc"}) == {}
+    assert usable_settings({K.API_BASE: "https://gw.example/v1/sk-live-0123456789abc"}) == {}  # a key in the path
+    assert usable_settings({K.MODEL: "openai/sk-0123456789abcdef"}) == {}
+    assert usable_settings("not a dict") == {} and usable_settings([1]) == {}
+    (home / "sidebar.json").write_text("{broken")
+    assert remembered_settings() == {}
+    (home / "sidebar.json").unlink()
+    (home / "sidebar.json").mkdir()  # TOG_HOME not writable there: nothing kept, no crash
+    assert remember_settings({K.WIDTH: 4}) is False and remembered_settings() == {}
+
+    (home / "recent.json").mkdir()
+    assert remember_project("/a/project") == ["/a/project"]  # kept in the session, not on disk, no crash
+
+
+def test_a_run_saved_under_another_automatic_choice_replays_with_its_own_history(monkeypatch):
+    """A run saved before the search changed (here: without chain_fusion) and reopened today: the steps replay as
+    recorded, and a choice today's search would make differently is not written down as a person's override."""
+    from test_cheap_search import _ChainReader, run
+    from test_policy import free_graph
+    from tog_core.app.replay import replay
+    from tog_core.policy import ranking
+    from tog_core.policy.answers import person_dropped
+
+    monkeypatch.setattr(ranking, "ranking_embedder",
+                        lambda: _ChainReader({"Xavier": 0.5, "Wes": 0.6, "Vic": 0.7, "Uma": 0.65}))
+    g = free_graph([("Ann", "Xavier", "Ann visited Xavier in the village"),
+                    ("Bea", "Wes", "Bea visited Wes in the village"), ("Cal", "Vic", "Cal visited Vic in the village"),
+                    ("Dan", "Uma", "Dan visited Uma in the village")])
+    q, seeds = "Whom did Ann, Bea, Cal and Dan visit in the village?", ["Ann", "Bea", "Cal", "Dan"]
+    old_eng, old_st = run(g, q, seeds, depth=1, width=2, policy=CheapPolicy(chain_fusion=False))
+    saved = old_eng.trace(old_st)
+    assert not any(s.overrides for s in saved.steps)
+    today = ToGEngine(g, config=old_eng.config, policy=CheapPolicy())
+    fresh = run(g, q, seeds, depth=1, width=2)[1]  # today's search keeps other entities: the choice differs
+    assert {c.target for c in fresh.steps[1].candidates if c.kept} != \
+        {c.target for c in saved.steps[1].candidates if c.kept}
+    states = replay(today, saved, len(saved.steps))
+    assert not any(s.overrides for s in states[-1].steps) and not person_dropped(states[-1])
+    assert [[c.kept for c in s.candidates] for s in states[-1].steps] == [[c.kept for c in s.candidates]
+                                                                          for s in saved.steps]
+    # a person's own override in the saved run stays one
+    ent = saved.steps[1]
+    dropped = next(c for c in ent.candidates if c.kept)
+    dropped.kept = False
+    states = replay(today, saved, len(saved.steps))
+    assert [(o["label"], o["auto_kept"], o["kept"]) for o in states[-1].steps[1].overrides] == \
+        [(dropped.label, True, False)]
