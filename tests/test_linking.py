@@ -171,3 +171,17 @@ def test_llm_linking_cost_is_part_of_the_run_and_a_cache_hit_costs_nothing(graph
         cached = next(u for u in again.extra_usage if u["stage"] == "link")
         assert (cached["llm_calls"], cached["cache_hits"], cached["prompt_tokens"], cached["cost_usd"]) == \
             (0, 1, 0, 0.0)
+
+
+def test_bench_linking_counts_gold_topics_among_the_seeds_per_linker():
+    from bench_scripts import load
+
+    bench = load("linking")
+    g = free_text_graph()
+    qs = [{"question": "What came out of the copper at Scrooge's?", "topic_entities": ["COPPER"]},
+          {"question": "A fiddler came in; who hired him?", "topic_entities": ["THE FIDDLER"]},
+          {"question": "Who was Jacob Marley's partner?", "topic_entities": ["SCROOGE"]}]
+    # the app's linker on a free-text graph: every title named; COPPER first (fewer relationships than SCROOGE)
+    assert bench.link_set(g, qs) == {"n": 3, "linked": 2, "first": 2, "seeds_per_q": 4 / 3}
+    # names first: "copper" gives way to the name Scrooge's, "a fiddler" finds nothing (not even fuzzily)
+    assert bench.link_set(g, qs, "exact") == {"n": 3, "linked": 0, "first": 0, "seeds_per_q": 2 / 3}
