@@ -3,7 +3,6 @@ their legend, compare, the picture cache, overrides on their edges, the ranked a
 data, arrows in the graph's stored direction, relations tied at the cut-off. Helpers: test_viz.py."""
 from __future__ import annotations
 
-
 from test_viz import HOSTILE, assert_safe, ent, make_trace
 
 from tog_core.render.viz import (
