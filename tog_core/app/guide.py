@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tog_core.graphrag.store import GraphStore
+from tog_core.graphrag.store import GraphStore, once_per_graph
 from tog_core.scoring.text import first_sentence, language_of
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -44,23 +44,18 @@ _INDEX: weakref.WeakKeyDictionary[Any, _Index] = weakref.WeakKeyDictionary()
 
 
 def _index(graph: GraphStore) -> _Index:
-    try:
-        return _INDEX[graph]
-    except (KeyError, TypeError):
-        pass
+    return once_per_graph(_INDEX, graph, lambda: _make_index(graph))
+
+
+def _make_index(graph: GraphStore) -> _Index:
     titles = tuple(graph.all_titles())
     by: dict[str, list[int]] = {}
     for i, t in enumerate(titles):
         for w in set(words(t)):
             by.setdefault(w, []).append(i)
     cap = max(3, int(STRUCTURAL_SHARE * len(titles)))
-    idx = _Index(by_word={w: tuple(v) for w, v in by.items()},
-                 structural=frozenset(w for w, v in by.items() if len(v) > cap), titles=titles)
-    try:
-        _INDEX[graph] = idx
-    except TypeError:  # a graph class without weak references: rebuilt per call
-        pass
-    return idx
+    return _Index(by_word={w: tuple(v) for w, v in by.items()},
+                  structural=frozenset(w for w, v in by.items() if len(v) > cap), titles=titles)
 
 
 def _same(a: str, b: str) -> bool:

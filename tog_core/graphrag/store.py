@@ -7,13 +7,31 @@ relationships are addressed by dense integer indices inside the process; traces 
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
-from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Entity", "Relationship", "TextUnit", "GraphStore"]
+__all__ = ["Entity", "Relationship", "TextUnit", "GraphStore", "once_per_graph"]
+T = TypeVar("T")
+
+
+def once_per_graph(cache: weakref.WeakKeyDictionary[Any, T], graph: Any, make: Callable[[], T]) -> T:
+    """`make()` once per graph, kept in `cache` while the graph lives (held weakly: a cache never keeps a graph
+    alive); made again each time for a graph that cannot be weakly referenced. Two threads may both make it the
+    first time; both results are equal, the last one is kept."""
+    try:
+        return cache[graph]
+    except (KeyError, TypeError):
+        pass
+    out = make()
+    try:
+        cache[graph] = out
+    except TypeError:
+        pass
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from tog_core.graphrag.store import once_per_graph
 from tog_core.prompting.reading_parsing import MAX_HOPS
 from tog_core.reading import QuestionReading
 from tog_core.scoring import rules
@@ -48,7 +49,7 @@ def relation_names(graph: Any) -> tuple[str, ...]:
     docs/rules.md (relation_phrases). () on a GraphRAG graph, whose relation texts are sentences."""
     if graph is None or not graph.has_relation_labels or not rules.on("relation_phrases"):
         return ()
-    return _once_per_graph(_PHRASES, graph, lambda: _relation_names(graph))
+    return once_per_graph(_PHRASES, graph, lambda: _relation_names(graph))
 
 
 def _relation_names(graph: Any) -> tuple[str, ...]:
@@ -64,29 +65,13 @@ def entity_types(graph: Any) -> tuple[str, ...]:
     """The graph's entity types, most frequent first, read once per graph from about 50,000 entities (every k-th):
     what a question's asked type can be checked against (CheapPolicy's type gate, the app's "how the question was
     read")."""
-    return _once_per_graph(_TYPES, graph, lambda: _entity_types(graph))
+    return once_per_graph(_TYPES, graph, lambda: _entity_types(graph))
 
 
 def _entity_types(graph: Any) -> tuple[str, ...]:
     step = max(1, graph.n_entities // 50_000)
     counts = Counter(t for t in (graph.entity(i).type for i in range(0, graph.n_entities, step)) if t)
     return tuple(t for t, _ in counts.most_common())
-
-
-def _once_per_graph(cache: weakref.WeakKeyDictionary[Any, tuple[str, ...]], graph: Any,
-                    make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
-    """`make()` once per graph, kept while the graph lives; made again each time for a graph that cannot be
-    weakly referenced."""
-    try:
-        return cache[graph]
-    except (KeyError, TypeError):
-        pass
-    out = make()
-    try:
-        cache[graph] = out
-    except TypeError:
-        pass
-    return out
 
 
 def read(question: str, topics: Sequence[str], *, graph: Any = None) -> QuestionReading:

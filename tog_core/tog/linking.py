@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tog_core.graphrag.store import once_per_graph
 from tog_core.llm.usage import Usage
 from tog_core.scoring.text import ARTICLES, UNSPACED, asked_type, tokens, without_article
 from tog_core.tog.trace import Seed
@@ -107,22 +108,17 @@ _BARE_TITLES: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDi
 
 
 def _bare_titles(graph: Any) -> dict[str, int]:
-    """Titles that start with an article, by the rest (case-folded): "fiddler" -> THE FIDDLER. Built once per graph
-    (made again each time for a graph that cannot be weakly referenced); the first title wins a shared key."""
-    try:
-        return _BARE_TITLES[graph]
-    except (KeyError, TypeError):
-        pass
-    out: dict[str, int] = {}
-    for i, t in enumerate(graph.all_titles()):
-        bare = without_article(t)
-        if bare != t.strip():
-            out.setdefault(bare.casefold(), i)
-    try:
-        _BARE_TITLES[graph] = out
-    except TypeError:
-        pass
-    return out
+    """Titles that start with an article, by the rest (case-folded): "fiddler" -> THE FIDDLER. Built once per graph;
+    the first title wins a shared key."""
+    def make() -> dict[str, int]:
+        out: dict[str, int] = {}
+        for i, t in enumerate(graph.all_titles()):
+            bare = without_article(t)
+            if bare != t.strip():
+                out.setdefault(bare.casefold(), i)
+        return out
+
+    return once_per_graph(_BARE_TITLES, graph, make)
 
 
 def _find_named(graph: Any, text: str) -> int | None:
