@@ -20,7 +20,7 @@ from tog_core.graphrag.open import open_graph
 from tog_core.graphrag.pg_common import StoreError, graph_generation
 from tog_core.graphrag import pg_import
 from tog_core.graphrag.pg_import import import_graph
-from tog_core.graphrag.lru import LRU
+from tog_core.lru import LRU
 from tog_core.graphrag.postgres import PgGraphStore
 from tog_core.runs.postgres import PgRunStore, open_run_store
 from tog_core.tog.engine import ToGEngine

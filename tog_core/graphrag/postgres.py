@@ -18,7 +18,7 @@ import numpy as np
 
 from tog_core.graphrag.store import Entity, Relationship, TextUnit
 from tog_core.graphrag.pg_common import GRAPH_SCHEMA, GraphRecord, StoreError, connect, redact, require_record, scrub
-from tog_core.graphrag.lru import LRU, MISSING
+from tog_core.lru import LRU, MISSING
 from tog_core.graphrag.project import ProjectInfo
 
 

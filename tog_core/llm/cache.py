@@ -11,9 +11,9 @@ import json
 import logging
 import os
 import tempfile
-import threading
-from collections import OrderedDict
 from pathlib import Path
+
+from tog_core.lru import LRU, MISSING
 
 __all__ = ["ResponseCache", "cache_key", "CACHE_FORMAT_VERSION", "MEMORY_CACHE_ENTRIES"]
 
@@ -39,8 +39,7 @@ class ResponseCache:
         self.directory = directory
         self.enabled = enabled
         self.memory_entries = memory_entries
-        self._lock = threading.Lock()
-        self._memory: OrderedDict[str, dict] = OrderedDict()
+        self._memory: LRU[str, dict] = LRU(memory_entries)
 
     def path(self, key: str) -> Path | None:
         return None if self.directory is None else self.directory / key[:2] / f"{key}.json"
@@ -48,11 +47,9 @@ class ResponseCache:
     def get(self, key: str) -> dict | None:
         if not self.enabled:
             return None
-        with self._lock:
-            entry = self._memory.get(key)
-            if entry is not None:
-                self._memory.move_to_end(key)
-                return entry
+        remembered = self._memory.get(key)
+        if remembered is not MISSING:
+            return remembered
         path = self.path(key)
         if path is None or not path.exists():
             return None
@@ -65,14 +62,14 @@ class ResponseCache:
                 or not isinstance(entry.get("text"), str):
             log.warning("cache_file_unreadable: ignoring %s (unexpected content)", path)
             return None
-        self._remember(key, entry)
+        self._memory.put(key, entry)
         return entry
 
     def put(self, key: str, entry: dict) -> None:
         if not self.enabled:
             return
         entry = {"version": CACHE_FORMAT_VERSION, "model": self.model, **entry}
-        self._remember(key, entry)
+        self._memory.put(key, entry)
         path = self.path(key)
         if path is None:
             return
@@ -85,10 +82,3 @@ class ResponseCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-    def _remember(self, key: str, entry: dict) -> None:
-        with self._lock:
-            self._memory[key] = entry
-            self._memory.move_to_end(key)
-            while len(self._memory) > self.memory_entries:
-                self._memory.popitem(last=False)
