@@ -130,7 +130,7 @@ SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was trie
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
 
-def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False, signed: bool = False
+def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False, *, signed: bool
         ) -> ranking.Model:
     """The ranking (`signed`: the weights of ranking.AT_LEAST_ZERO held at zero or above), then the confidence fitted
     on its outcome, then the threshold, all on `sets`."""
@@ -181,7 +181,7 @@ def fit_sureness(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np
 
 
 def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0, iters: int = 600,
-                lr: float = 0.5, *, signed: bool = True) -> ranking.Model:
+                lr: float = 0.5, *, signed: bool) -> ranking.Model:
     """Conditional logit by gradient descent; each data set weighs the same, whatever its size. `signed`: the
     weights of the features whose direction is known before any data (ranking.AT_LEAST_ZERO) are held at zero or
     above (projected after each step)."""
@@ -285,13 +285,13 @@ def main_fit(write: bool, only: str | None = None) -> None:
               f"{'wrong fl':>8} {'right fl':>8}")
         signed = family in SIGNED
         for held in sets:
-            model = fit({n: v for n, v in sets.items() if n != held}, rule_first, signed)
+            model = fit({n: v for n, v in sets.items() if n != held}, rule_first, signed=signed)
             r = report(held, model, sets[held], rule_hits(held))
             fmt = lambda x: "  -  " if x is None else f"{x:.3f}"  # noqa: E731
             print(f"{held:8} {r['n']:4d} {r['rule@1']:7.3f} {r['hits1']:7.3f} {r['hits3']:7.3f} "
                   f"{fmt(r['auroc']):>6} {r['low']:5.2f} {fmt(r['wrong_flagged']):>8} {fmt(r['right_flagged']):>8}",
                   flush=True)
-        full = fit(sets, rule_first, signed)
+        full = fit(sets, rule_first, signed=signed)
         print("ranking weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.features, full.weights)))
         print("confidence weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.sure.features,
                                                                               full.sure.weights)), f"low={full.low}")
