@@ -36,6 +36,8 @@ from tog_core.render.style import (
 # neighbours fit a 1000 x 500 px frame at about scale 0.8, where 15 px labels are 12 px on screen.
 RING_Y, RING_STEP, ASPECT, SLOT = 105.0, 80.0, 2.3, 110.0
 FIRST = 30
+MORE_BELOW = 70.0  # the "+N more" node's centre, under the lowest ring drawn at first
+MORE_ROOM = MORE_BELOW + 20.0  # what it takes below the rings, its box included (fit_scale)
 
 
 def ring_positions(n: int) -> list[tuple[float, float]]:
@@ -144,7 +146,7 @@ def fit_scale(points: list[tuple[float, float]], boxes: list[tuple[float, float,
     left = min(x - q[0] for (x, _), q in zip(points, boxes))
     right = max(x + q[0] for (x, _), q in zip(points, boxes))
     top = min(y - q[1] for (_, y), q in zip(points, boxes))
-    bottom = max(y + q[2] for (_, y), q in zip(points, boxes)) + (90.0 if more else 0.0)
+    bottom = max(y + q[2] for (_, y), q in zip(points, boxes)) + (MORE_ROOM if more else 0.0)
     return min(1.0, frame[0] / max(1.1 * (right - left), 1.0), frame[1] / max(1.1 * (bottom - top), 1.0))
 
 
@@ -216,7 +218,7 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
                 if centre in (rel.source_idx, rel.target_idx) else
                 {"color": {"color": "#e9ecef", "highlight": FRONTIER_BORDER}, "width": 0.5})})
     last = max(nodes_by)
-    below = max([y for _, y in spots[:batch_size]] + [0.0]) + 70  # under the rings drawn at first
+    below = max([y for _, y in spots[:batch_size]] + [0.0]) + MORE_BELOW  # under the rings drawn at first
 
     def more(b: int) -> dict[str, Any]:  # the "+N more" node that shows batch b
         n = sum(len(nodes_by[c]) for c in range(b, last + 1))
