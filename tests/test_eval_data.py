@@ -45,7 +45,8 @@ def _rows(path: Path) -> list[dict]:
 def test_the_question_files_are_all_found():
     names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
     assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_dev.jsonl",
-                     "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol/questions_dev.jsonl",
+                     "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol/questions_blind2.jsonl",
+                     "christmas-carol/questions_dev.jsonl",
                      "christmas-carol/questions_dev2.jsonl", "christmas-carol/questions_dev3.jsonl",
                      "christmas-carol/questions_test.jsonl", "fr-atelier/questions_dev.jsonl",
                      "operation-dulce/questions_dev.jsonl", "zh-chayuan/questions_dev.jsonl"]
@@ -113,6 +114,37 @@ def test_the_bench_loader_finds_every_blind_title():
         pytest.skip(f"the GraphRAG 1.2 output {CC12} is not here (../shared/data holds it)")
     g = KnowledgeGraph.load(CC12)
     titles = {t for q in _rows(BLIND) for t in q["topic_entities"] + q["answers"]}
+    assert [t for t in sorted(titles) if g.find_title(t) is None] == []
+
+
+BLIND2 = DATA / "christmas-carol" / "questions_blind2.jsonl"
+CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
+
+
+def test_second_blind_set_is_sized_sourced_and_apart_from_every_other_set():
+    """The second blind set (GraphRAG 3.x Christmas Carol): 10 questions per hop level, each hop backed by a quoted
+    passage, no shortcut, and no question or id shared with another set."""
+    rows = _rows(BLIND2)
+    assert Counter(q["hops"] for q in rows) == {1: 10, 2: 10, 3: 10}
+    assert all(q["id"].startswith("cc-blind2-") for q in rows)
+    assert all(len(q["quotes"]) == q["hops"] == q["answer_min_hops"] for q in rows)
+    others = [q for path, _ in PAIRS if path != BLIND2 for q in _rows(path)]
+    assert not {q["question"].casefold() for q in rows} & {q["question"].casefold() for q in others}
+    assert not {q["id"] for q in rows} & {q["id"] for q in others}
+
+
+def test_second_blind_set_quotes_come_from_each_hops_own_text_units_and_titles_load():
+    """Checked against the 3.x output (not run): every quote is in a text unit of its hop's relationship, and
+    `bench kgqa`'s loader finds every topic entity and answer."""
+    if not checker.table_path(CC3, "entities").is_file():
+        pytest.skip(f"the GraphRAG 3.x output {CC3} is not here (../shared/data holds it)")
+    graph = checker.Graph.load(CC3)
+    rows = _rows(BLIND2)
+    assert [p for q in rows for p in checker.check_question(q, graph, q["id"])] == []
+    moved = {**rows[-1], "quotes": [*rows[-1]["quotes"][:-1], "a phrase the book never prints"]}
+    assert any("no text unit" in p for p in checker.check_question(moved, graph, "q"))
+    g = KnowledgeGraph.load(CC3)
+    titles = {t for q in rows for t in q["topic_entities"] + q["answers"]}
     assert [t for t in sorted(titles) if g.find_title(t) is None] == []
 
 
