@@ -11,7 +11,7 @@
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
 answer candidate with its features (CheapPolicy.answer_features) and whether it is a gold answer, under
 $TOG_HOME/cache/ranker-features/. Features do not depend on the weights, so one dump serves every fit. Dev sets
-only: the Christmas Carol held-out split and the 1.2 blind set are never read here.
+only: the Christmas Carol held-out split and the two blind sets are never read here.
 
 `fit` fits a conditional logit (a softmax over each question's candidates, L2-regularised, every data set weighted
 equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,14 +110,15 @@ def _questions(cfg: KGQAConfig) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------------------- fit
-def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+def load(names: list[str], features: Sequence[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """The dumped sets among `names`, each question's candidates as a matrix of `features` and their gold flags."""
     out = {}
     for n in names:
         f = OUT / f"{n}.json"
         if not f.exists():
             continue
         qs = json.loads(f.read_text())
-        out[n] = [(ranking.design([c["features"] for c in q["cands"]], ranking.FEATURES),
+        out[n] = [(ranking.design([c["features"] for c in q["cands"]], features),
                    np.array([c["gold"] for c in q["cands"]], dtype=bool)) for q in qs]
         RAW[n] = [[c["features"] for c in q["cands"]] for q in qs]
     return out
@@ -125,16 +127,19 @@ def load(names: list[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
 # the families whose ranking holds the weights of known direction at zero or above (`fit --unsigned`: none); the
 # typed model was fitted without and is kept as shipped
 SIGNED = {"free"}
+# the ranking features a family's model leaves out (none: `fit --without=a,b` tries leaving some out, LODO; what
+# was tried is in docs/experiment-log.md)
+UNUSED: dict[str, frozenset[str]] = {"free": frozenset(), "typed": frozenset()}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
 
-def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False, *, signed: bool
-        ) -> ranking.Model:
+def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool = False, *, signed: bool,
+        features: Sequence[str]) -> ranking.Model:
     """The ranking (`signed`: the weights of ranking.AT_LEAST_ZERO held at zero or above), then the confidence fitted
     on its outcome, then the threshold, all on `sets`."""
-    rank = fit_ranking(sets, signed=signed)
+    rank = fit_ranking(sets, signed=signed, features=features)
     rank = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
                          rule_first=rule_first)
     sure = fit_sureness(rank, sets)
@@ -181,15 +186,15 @@ def fit_sureness(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np
 
 
 def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0, iters: int = 600,
-                lr: float = 0.5, *, signed: bool) -> ranking.Model:
-    """Conditional logit by gradient descent; each data set weighs the same, whatever its size. `signed`: the
-    weights of the features whose direction is known before any data (ranking.AT_LEAST_ZERO) are held at zero or
-    above (projected after each step)."""
+                lr: float = 0.5, *, signed: bool, features: Sequence[str]) -> ranking.Model:
+    """Conditional logit on `features` (the columns of each question's matrix) by gradient descent; each data set
+    weighs the same, whatever its size. `signed`: the weights of the features whose direction is known before any
+    data (ranking.AT_LEAST_ZERO) are held at zero or above (projected after each step)."""
     # a question whose candidates hold no gold answer teaches "none of these" (a zero row, score 0)
     groups = [(X, y, 1.0 / len(qs)) for qs in sets.values() for X, y in qs if len(X)]
     allx = np.vstack([X for X, _, _ in groups])
     mu, sd = allx.mean(0), allx.std(0) + 1e-6
-    bias = ranking.FEATURES.index("bias")
+    bias = list(features).index("bias")
     mu[bias], sd[bias] = 0.0, 1.0
     zs = []
     for X, y, wt in groups:
@@ -197,14 +202,14 @@ def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float 
         zs.append((np.vstack([(X - mu) / sd, np.zeros(X.shape[1])]), tgt, wt))
     total = sum(w for _, _, w in zs)
     w = np.zeros(allx.shape[1])
-    floor = np.array([0.0 if signed and f in ranking.AT_LEAST_ZERO else -np.inf for f in ranking.FEATURES])
+    floor = np.array([0.0 if signed and f in ranking.AT_LEAST_ZERO else -np.inf for f in features])
     for _ in range(iters):
         g = l2 * w / len(zs)
         for Z, tgt, wt in zs:
             p = ranking.softmax(Z @ w)
             g += wt * (Z.T @ (p - tgt)) / total
         w = np.maximum(w - lr * g, floor)  # a feature whose direction is known never counts against a candidate
-    return ranking.Model(features=ranking.FEATURES, weights=w, mean=mu, scale=sd, low=0.0)
+    return ranking.Model(features=tuple(features), weights=w, mean=mu, scale=sd, low=0.0)
 
 
 def tops(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
@@ -268,11 +273,12 @@ def main_fit(write: bool, only: str | None = None) -> None:
     model only, every other family's model kept as the file has it)."""
     if only is not None and only not in FAMILIES:
         sys.exit(f"unknown family '{only}'; choose from: {', '.join(FAMILIES)}")
-    print(f"ranking features: {', '.join(ranking.FEATURES)}\nconfidence features: {', '.join(SURE)}")
+    print(f"confidence features: {', '.join(SURE)}")
     out = {}
     undumped: list[str] = []
     for family, (names, rule_first) in FAMILIES.items():
-        sets = load(names)
+        features = tuple(f for f in ranking.FEATURES if f not in UNUSED[family])
+        sets = load(names, features)
         missing = [n for n in names if n not in sets]
         if only in (None, family):
             undumped += missing
@@ -280,18 +286,19 @@ def main_fit(write: bool, only: str | None = None) -> None:
             print(f"\n{family} graphs: dumped {', '.join(sets) or 'none'} of {', '.join(names)}; skipped (run "
                   f"`python bench/fit_ranker.py dump {' '.join(missing)}` first)")
             continue
-        print(f"\n{family} graphs ({'the rule choice first' if rule_first else 'ranked'}), each set left out:")
+        print(f"\n{family} graphs ({'the rule choice first' if rule_first else 'ranked'}), each set left out; "
+              f"ranking features: {', '.join(features)}")
         print(f"{'left out':8} {'n':>4} {'rule@1':>7} {'hits@1':>7} {'hits@3':>7} {'auroc':>6} {'low':>5} "
               f"{'wrong fl':>8} {'right fl':>8}")
         signed = family in SIGNED
         for held in sets:
-            model = fit({n: v for n, v in sets.items() if n != held}, rule_first, signed=signed)
+            model = fit({n: v for n, v in sets.items() if n != held}, rule_first, signed=signed, features=features)
             r = report(held, model, sets[held], rule_hits(held))
             fmt = lambda x: "  -  " if x is None else f"{x:.3f}"  # noqa: E731
             print(f"{held:8} {r['n']:4d} {r['rule@1']:7.3f} {r['hits1']:7.3f} {r['hits3']:7.3f} "
                   f"{fmt(r['auroc']):>6} {r['low']:5.2f} {fmt(r['wrong_flagged']):>8} {fmt(r['right_flagged']):>8}",
                   flush=True)
-        full = fit(sets, rule_first, signed=signed)
+        full = fit(sets, rule_first, signed=signed, features=features)
         print("ranking weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.features, full.weights)))
         print("confidence weights:", " ".join(f"{f}={w:+.2f}" for f, w in zip(full.sure.features,
                                                                               full.sure.weights)), f"low={full.low}")
@@ -347,6 +354,6 @@ if __name__ == "__main__":
                 if unknown:
                     sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; "
                              f"choose from {', '.join(ranking.FEATURES)}")
-                ranking.FEATURES = tuple(f for f in ranking.FEATURES if f not in drop)
+                UNUSED = {family: unused | drop for family, unused in UNUSED.items()}
         families = [a[8:] for a in args if a.startswith("--write=")]
         main_fit("--write" in args or bool(families), families[0] if families else None)

@@ -241,3 +241,26 @@ def test_the_policy_marks_what_the_question_names_and_ranks_it_last(monkeypatch)
     assert "the question names it" in ranked[1].why and "names" not in ranked[0].why
     plain = eng.answer_candidates(state_with_trials(eng))  # "Who bought the mill?" names neither
     assert [eng.graph.title(c.entity) for c in plain] == ["Bob", "Carl"]
+
+
+def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypatch):
+    """ "Which place …": a chain that says "took place" states nothing the question asks about; only the mill does.
+    Coverage and overlap leave the asked noun out (free text), so the model reading coverage puts Dale first; a
+    question asking "who" keeps every word."""
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("coverage", 3.0))
+    edges = [("Ann", "Bob", "The fair with Ann took place at Bob"), ("Ann", "Dale", "Ann kept the mill at Dale")]
+    eng = ToGEngine(free_graph(edges), config=CHEAP, policy=CheapPolicy())
+    g = eng.graph
+    ann, bob, dale = (g.find_title(t) for t in ("Ann", "Bob", "Dale"))
+    paths = tuple(BeamPath(start=ann, hops=(Hop(ridx=k, src=ann, dst=d, score=1.0, label=edges[k][2]),), score=1.0)
+                  for k, d in enumerate((bob, dale)))
+    st = eng.start("Which place had the mill of Ann?", ["Ann"]).with_(paths=paths, depth=1, stage="done", hops=1)
+    ranked = eng.answer_candidates(st)
+    assert [g.title(c.entity) for c in ranked] == ["Dale", "Bob"]
+    feats = {g.title(c.entity): c.features for c in eng.policy.answer_features(eng, st, list(paths), None, None)}
+    # "place" is what is asked, not a fact: Bob's chain shares only "the" of which / had / the / mill / of
+    assert feats["Bob"]["coverage"] == 0.0 and feats["Bob"]["overlap"] == pytest.approx(1 / 5)
+    assert feats["Dale"]["coverage"] == 1.0 and feats["Dale"]["overlap"] == pytest.approx(2 / 5)  # "mill" too
+    who = eng.start("Who had the mill of Ann at the place?", ["Ann"]).with_(paths=paths, depth=1, stage="done")
+    kept = {g.title(c.entity): c.features for c in eng.policy.answer_features(eng, who, list(paths), None, None)}
+    assert kept["Bob"]["coverage"] > 0 and kept["Bob"]["overlap"] == pytest.approx(3 / 7)  # "place" a fact here

@@ -122,11 +122,11 @@ def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_cand
         X = ranking.design(feats, ranking.FEATURES)
         qs.append((X, np.array([j == gold for j in range(4)])))
     sets = {"a": qs[:20], "b": qs[20:]}
-    signed = fr.fit_ranking(sets, signed=True)
+    signed = fr.fit_ranking(sets, signed=True, features=ranking.FEATURES)
     w = dict(zip(ranking.FEATURES, signed.weights))
     assert "share_searches" in ranking.AT_LEAST_ZERO and "hop" not in ranking.AT_LEAST_ZERO
     assert w["share_searches"] == 0.0 and w["hop"] < -0.1
-    free = dict(zip(ranking.FEATURES, fr.fit_ranking(sets, signed=False).weights))
+    free = dict(zip(ranking.FEATURES, fr.fit_ranking(sets, signed=False, features=ranking.FEATURES).weights))
     assert free["share_searches"] < -0.1
     assert fr.SIGNED == {"free"}  # the typed family's model is fitted without (kept as shipped)
     # the shipped free-text model holds to the same rule

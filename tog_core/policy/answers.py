@@ -6,6 +6,7 @@ pool it ranks: the search's own chains and the depth trials', less any chain tha
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from tog_core.policy import ranking
@@ -85,17 +86,21 @@ class CheapAnswers:
         reading = self.reading(ctx, state)
         asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
+        # free text: the words that name what is asked ("which place") describe the answer, not a fact its chain
+        # states ("took place" covered "place"); typed graphs keep them (their model was fitted with them)
+        aside = frozenset(asked) if reading.asked_named and not ctx.graph.has_relation_labels else frozenset()
+        facts = Counter({w: n for w, n in want.items() if w not in aside})
         for c in cands:
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
-            got = covered(want, [self.hop_words(ctx, h) for h in c.path.hops])
-            c.features["coverage"] = got.total() / max(1, want.total())
+            got = covered(facts, [self.hop_words(ctx, h) for h in c.path.hops])
+            c.features["coverage"] = got.total() / max(1, facts.total())
             c.features["is_pick"] = float(c.entity == pick)
             # read by ranking.order, not by the model: what the question names is its context (free text only)
             c.features["named"] = float(not ctx.graph.has_relation_labels and ranking.named_in(
                 state.question, ctx.graph.title(c.entity), [x.title for x in state.seeds]))
         ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
-                              graph=ctx.graph, embedder=embedder)
+                              graph=ctx.graph, embedder=embedder, asked=aside)
         return cands
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:

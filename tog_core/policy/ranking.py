@@ -319,12 +319,15 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
 
 
 def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Sequence[str], graph: Any,
-                  embedder: Any | None) -> None:
+                  embedder: Any | None, asked: frozenset[str] = frozenset()) -> None:
     """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
-    similarities are 0 for every candidate (they then do not move the ranking)."""
+    similarities are 0 for every candidate (they then do not move the ranking). `asked`: the stems of what the
+    question asks for, left out of the words a chain's text overlaps."""
     if not cands:
         return
-    qwords = _words(question) - _words(" ".join(topic_titles))
+    from tog_core.scoring.text import tokens
+
+    qwords = {w for w in _words(question) - _words(" ".join(topic_titles)) if not asked & set(tokens(w))}
     ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
     from tog_core.scoring.text import first_sentence
 
