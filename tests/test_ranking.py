@@ -72,6 +72,25 @@ def test_sentences_naming_both_ends_of_a_link():
     assert ranking.sentences_naming("茶园在山上。李明住在茶园旁边。", "茶园", "李明") == ["李明住在茶园旁边。"]
 
 
+def test_passage_words_reads_the_source_text_around_the_candidates_name():
+    """The share of the question's fact words within two sentences of one naming the candidate, in the link's text
+    units; a word three sentences away, or in a unit that never names it, does not count."""
+    from types import SimpleNamespace as Unit
+
+    from tog_core.scoring.text import tokens
+
+    facts = frozenset(tokens("odious stingy apple sauce"))
+    text = ("Mrs. Cratchit spoke. She called him odious. And stingy too. Belinda was there. "
+            "Nothing happened. Nor then. Then came the apple sauce.")
+    units = [Unit(text=text), Unit(text="The sauce and the apple were odious and stingy.")]
+    assert ranking.passage_words(units, "BELINDA", facts) == pytest.approx(2 / 4)  # odious, stingy; not apple sauce
+    assert ranking.passage_words(units, "THE MRS. CRATCHIT", facts) == pytest.approx(2 / 4)  # article aside
+    assert ranking.passage_words(units[1:], "BELINDA", facts) == 0.0  # never named there
+    assert ranking.passage_words(units, "BELINDA", frozenset()) == 0.0
+    assert ranking.passage_words([Unit(text="李明住在茶园旁边。王芳在城里。")], "李明",
+                                 frozenset(tokens("茶园"))) == 1.0
+
+
 def test_the_shipped_model_reads_every_feature_and_has_a_threshold():
     m = ranking.shipped_model()
     assert m is not None, "tog_core/policy/ranker.json is missing or unreadable (bench/fit_ranker.py fit --write)"
