@@ -82,16 +82,20 @@ def test_christmas_carol_splits_are_sized_and_kept_apart():
 
 BLIND = DATA / "christmas-carol-v1.2" / "questions_blind.jsonl"
 CC12 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v1.2" / "output"
+BLIND2 = DATA / "christmas-carol" / "questions_blind2.jsonl"
+CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
 
 
-def test_blind_set_is_sized_sourced_and_apart_from_every_other_set():
-    """The blind set (GraphRAG 1.2 Christmas Carol): 12 questions per hop level, each hop backed by a quoted
-    passage, no shortcut, and no question or id shared with another set."""
-    rows = _rows(BLIND)
-    assert Counter(q["hops"] for q in rows) == {1: 12, 2: 12, 3: 12}
-    assert all(q["id"].startswith("cc12-blind-") for q in rows)
+@pytest.mark.parametrize("path, per_hop, prefix", [(BLIND, 12, "cc12-blind-"), (BLIND2, 10, "cc-blind2-")],
+                         ids=["blind (1.2)", "blind2 (3.x)"])
+def test_each_blind_set_is_sized_sourced_and_apart_from_every_other_set(path, per_hop, prefix):
+    """A blind set: the same number of questions per hop level, each hop backed by a quoted passage, no shortcut,
+    and no question or id shared with another set."""
+    rows = _rows(path)
+    assert Counter(q["hops"] for q in rows) == {1: per_hop, 2: per_hop, 3: per_hop}
+    assert all(q["id"].startswith(prefix) for q in rows)
     assert all(len(q["quotes"]) == q["hops"] == q["answer_min_hops"] for q in rows)
-    others = [q for path, _ in PAIRS if path != BLIND for q in _rows(path)]
+    others = [q for other, _ in PAIRS if other != path for q in _rows(other)]
     assert not {q["question"].casefold() for q in rows} & {q["question"].casefold() for q in others}
     assert not {q["id"] for q in rows} & {q["id"] for q in others}
 
@@ -115,22 +119,6 @@ def test_the_bench_loader_finds_every_blind_title():
     g = KnowledgeGraph.load(CC12)
     titles = {t for q in _rows(BLIND) for t in q["topic_entities"] + q["answers"]}
     assert [t for t in sorted(titles) if g.find_title(t) is None] == []
-
-
-BLIND2 = DATA / "christmas-carol" / "questions_blind2.jsonl"
-CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
-
-
-def test_second_blind_set_is_sized_sourced_and_apart_from_every_other_set():
-    """The second blind set (GraphRAG 3.x Christmas Carol): 10 questions per hop level, each hop backed by a quoted
-    passage, no shortcut, and no question or id shared with another set."""
-    rows = _rows(BLIND2)
-    assert Counter(q["hops"] for q in rows) == {1: 10, 2: 10, 3: 10}
-    assert all(q["id"].startswith("cc-blind2-") for q in rows)
-    assert all(len(q["quotes"]) == q["hops"] == q["answer_min_hops"] for q in rows)
-    others = [q for path, _ in PAIRS if path != BLIND2 for q in _rows(path)]
-    assert not {q["question"].casefold() for q in rows} & {q["question"].casefold() for q in others}
-    assert not {q["id"] for q in rows} & {q["id"] for q in others}
 
 
 def test_second_blind_set_quotes_come_from_each_hops_own_text_units_and_titles_load():
