@@ -17,7 +17,8 @@ only: the Christmas Carol held-out split and the two blind sets are never read h
 equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the
 probability that best separates right from wrong top answers) and applied to the left-out set. In the free-text
 family the weights of the features whose direction is known before any data (agreement, similarity, type fit,
-coverage: ranking.AT_LEAST_ZERO) are held at zero or above; the typed model was fitted without and is kept as shipped.
+coverage, the source passage: ranking.AT_LEAST_ZERO) are held at zero or above; the typed model was fitted without
+that, and without `passage_words` (UNUSED), and is kept as shipped (`fit --write=free`).
 """
 from __future__ import annotations
 
@@ -111,13 +112,18 @@ def _questions(cfg: KGQAConfig) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------------------------------------- fit
 def load(names: list[str], features: Sequence[str]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
-    """The dumped sets among `names`, each question's candidates as a matrix of `features` and their gold flags."""
+    """The dumped sets among `names`, each question's candidates as a matrix of `features` and their gold flags. Exits
+    when a dump lacks one of `features` (read as 0 it would be fitted a weight of 0 without a word)."""
     out = {}
     for n in names:
         f = OUT / f"{n}.json"
         if not f.exists():
             continue
         qs = json.loads(f.read_text())
+        dumped = {k for q in qs for c in q["cands"] for k in c["features"]}
+        if stale := [x for x in features if x != "bias" and dumped and x not in dumped]:
+            sys.exit(f"the dump of {n} has no {', '.join(stale)} (made before the feature existed); run "
+                     f"`python bench/fit_ranker.py dump {n}` again")
         out[n] = [(ranking.design([c["features"] for c in q["cands"]], features),
                    np.array([c["gold"] for c in q["cands"]], dtype=bool)) for q in qs]
         RAW[n] = [[c["features"] for c in q["cands"]] for q in qs]
@@ -325,6 +331,30 @@ def main_fit(write: bool, only: str | None = None) -> None:
         print(f"wrote {where.relative_to(ROOT) if where.is_relative_to(ROOT) else where}")
 
 
+def fit_options(args: list[str]) -> tuple[bool, str | None]:
+    """Apply `fit`'s options to this module's settings (SURE, SIGNED, TARGET_WRONG, UNUSED); returns (write, only
+    that family). Exits naming an unknown option or feature."""
+    global SURE, SIGNED, TARGET_WRONG, UNUSED
+    flags = ("--sure=", "--unsigned", "--target-wrong=", "--without=", "--write")
+    if bad := [a for a in args if not a.startswith(flags)]:
+        sys.exit(f"unknown option(s) {', '.join(bad)}\n{__doc__}")
+    for a in args:
+        if a.startswith("--sure="):
+            SURE = tuple(a[7:].split(","))
+        if a == "--unsigned":
+            SIGNED = set()
+        if a.startswith("--target-wrong="):
+            TARGET_WRONG = float(a[15:])
+        if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)
+            drop = set(a[10:].split(","))
+            choices = [f for f in ranking.FEATURES if f != "bias"]  # "none of these" is scored against bias
+            if unknown := drop - set(choices):
+                sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; choose from {', '.join(choices)}")
+            UNUSED = {family: unused | drop for family, unused in UNUSED.items()}
+    families = [a[8:] for a in args if a.startswith("--write=")]
+    return "--write" in args or bool(families), (families[0] if families else None)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     if not args or args[0] not in ("dump", "fit"):
@@ -338,22 +368,4 @@ if __name__ == "__main__":
                 continue
             dump(name)
     else:
-        flags = ("--sure=", "--unsigned", "--target-wrong=", "--without=", "--write")
-        if bad := [a for a in args[1:] if not a.startswith(flags)]:
-            sys.exit(f"unknown option(s) {', '.join(bad)}\n{__doc__}")
-        for a in args:
-            if a.startswith("--sure="):
-                SURE = tuple(a[7:].split(","))
-            if a == "--unsigned":
-                SIGNED = set()
-            if a.startswith("--target-wrong="):
-                TARGET_WRONG = float(a[15:])
-            if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)
-                drop = set(a[10:].split(","))
-                unknown = drop - set(ranking.FEATURES)
-                if unknown:
-                    sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; "
-                             f"choose from {', '.join(ranking.FEATURES)}")
-                UNUSED = {family: unused | drop for family, unused in UNUSED.items()}
-        families = [a[8:] for a in args if a.startswith("--write=")]
-        main_fit("--write" in args or bool(families), families[0] if families else None)
+        main_fit(*fit_options(args[1:]))

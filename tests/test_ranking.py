@@ -13,7 +13,7 @@ import pytest
 
 from test_policy import free_graph
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.policy import depths, ranking
+from tog_core.policy import depths, passages, ranking
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import BeamPath, EngineConfig, Hop, Search, State
@@ -66,29 +66,45 @@ def test_relative_features_are_read_against_the_best_candidate_and_the_model_rou
 
 def test_sentences_naming_both_ends_of_a_link():
     text = "Scrooge walked home. Bob Cratchit works for Scrooge in the counting-house!\nFred laughed."
-    assert ranking.sentences_naming(text, "SCROOGE", "bob cratchit") == [
+    assert passages.sentences_naming(text, "SCROOGE", "bob cratchit") == [
         "Bob Cratchit works for Scrooge in the counting-house!"]
-    assert ranking.sentences_naming(text, "Scrooge", "Marley") == []
-    assert ranking.sentences_naming("茶园在山上。李明住在茶园旁边。", "茶园", "李明") == ["李明住在茶园旁边。"]
+    assert passages.sentences_naming(text, "Scrooge", "Marley") == []
+    assert passages.sentences_naming("茶园在山上。李明住在茶园旁边。", "茶园", "李明") == ["李明住在茶园旁边。"]
 
 
-def test_passage_words_reads_the_source_text_around_the_candidates_name():
-    """The share of the question's fact words within two sentences of one naming the candidate, in the link's text
-    units; a word three sentences away, or in a unit that never names it, does not count."""
+def test_passage_words_reads_the_source_text_around_the_candidates_name(monkeypatch):
+    """The share of the question's fact words within _PASSAGE_CHARS (here 45) of a place naming the candidate, in
+    the link's text units: a word further away, cut by the window's edge, or in a unit that never names it, does
+    not count; the name is found with its article aside, in any case, and wrapped over a line break."""
     from types import SimpleNamespace as Unit
 
     from tog_core.scoring.text import tokens
 
+    monkeypatch.setattr(passages, "_PASSAGE_CHARS", 45)
     facts = frozenset(tokens("odious stingy apple sauce"))
-    text = ("Mrs. Cratchit spoke. She called him odious. And stingy too. Belinda was there. "
-            "Nothing happened. Nor then. Then came the apple sauce.")
+    text = ("She called the man odious and stingy, said Mrs.\nCratchit to Belinda. " + "Nothing else. " * 8
+            + "Then came the apple sauce.")
     units = [Unit(text=text), Unit(text="The sauce and the apple were odious and stingy.")]
-    assert ranking.passage_words(units, "BELINDA", facts) == pytest.approx(2 / 4)  # odious, stingy; not apple sauce
-    assert ranking.passage_words(units, "THE MRS. CRATCHIT", facts) == pytest.approx(2 / 4)  # article aside
-    assert ranking.passage_words(units[1:], "BELINDA", facts) == 0.0  # never named there
-    assert ranking.passage_words(units, "BELINDA", frozenset()) == 0.0
-    assert ranking.passage_words([Unit(text="李明住在茶园旁边。王芳在城里。")], "李明",
+    assert passages.passage_words(units, "BELINDA", facts) == pytest.approx(2 / 4)  # odious, stingy; sauce too far
+    assert passages.passage_words(units, "THE MRS. CRATCHIT", facts) == pytest.approx(2 / 4)  # wrapped, article aside
+    assert passages.passage_words(units[1:], "BELINDA", facts) == 0.0  # never named there
+    monkeypatch.setattr(passages, "_PASSAGE_CHARS", 40)  # the window starts inside "odious": the word is cut, not read
+    assert passages.passage_words(units, "BELINDA", facts) == pytest.approx(1 / 4)
+    monkeypatch.setattr(passages, "_PASSAGE_CHARS", 45)
+    assert passages.passage_words(units, "BEL", facts) == 0.0  # a part of a word is no name
+    assert passages.passage_words(units, "BELINDA", frozenset()) == 0.0
+    assert passages.passage_words([Unit(text="李明住在茶园旁边。王芳在城里。")], "李明",
                                  frozenset(tokens("茶园"))) == 1.0
+    monkeypatch.setattr(passages, "_PASSAGE_CHARS", 400)
+    assert passages.passage_words(units, "BELINDA", facts) == 1.0  # a paragraph reaches the apple sauce
+
+
+def test_the_sentence_naming_both_ends_may_be_wrapped_and_cut_at_a_title():
+    """Source text is hard-wrapped and "Mrs." ends no sentence of its own: the sentence naming both ends of a link
+    comes back whole, on one line."""
+    text = "It was cold.\nThen Mrs.\nCratchit thanked\nBob for the goose. He smiled.\n\nA new paragraph."
+    assert passages.sentences_naming(text, "MRS. CRATCHIT", "BOB") == ["Then Mrs. Cratchit thanked Bob for the goose."]
+    assert passages.sentences_naming(text, "BOB", "PARAGRAPH") == []
 
 
 def test_the_shipped_model_reads_every_feature_and_has_a_threshold():
@@ -264,8 +280,9 @@ def test_the_policy_marks_what_the_question_names_and_ranks_it_last(monkeypatch)
 
 def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypatch):
     """ "Which place …": a chain that says "took place" states nothing the question asks about; only the mill does.
-    Coverage and overlap leave the asked noun out (free text), so the model reading coverage puts Dale first; a
-    question asking "who" keeps every word."""
+    Coverage and overlap leave the asked noun out (free text), so the model reading coverage puts Dale first. A
+    question that asks for a place without naming one ("where") keeps "place" as a fact, and so does a typed graph
+    (its shipped model was fitted with it)."""
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("coverage", 3.0))
     edges = [("Ann", "Bob", "The fair with Ann took place at Bob"), ("Ann", "Dale", "Ann kept the mill at Dale")]
     eng = ToGEngine(free_graph(edges), config=CHEAP, policy=CheapPolicy())
@@ -280,6 +297,18 @@ def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypat
     # "place" is what is asked, not a fact: Bob's chain shares only "the" of which / had / the / mill / of
     assert feats["Bob"]["coverage"] == 0.0 and feats["Bob"]["overlap"] == pytest.approx(1 / 5)
     assert feats["Dale"]["coverage"] == 1.0 and feats["Dale"]["overlap"] == pytest.approx(2 / 5)  # "mill" too
-    who = eng.start("Who had the mill of Ann at the place?", ["Ann"]).with_(paths=paths, depth=1, stage="done")
-    kept = {g.title(c.entity): c.features for c in eng.policy.answer_features(eng, who, list(paths), None, None)}
-    assert kept["Bob"]["coverage"] > 0 and kept["Bob"]["overlap"] == pytest.approx(3 / 7)  # "place" a fact here
+    where = eng.start("Where had Ann the mill at the place?", ["Ann"]).with_(paths=paths, depth=1, stage="done")
+    kept = {g.title(c.entity): c.features for c in eng.policy.answer_features(eng, where, list(paths), None, None)}
+    assert kept["Bob"]["coverage"] == 0.5  # "place" a fact here (of "mill", "place"), though the type asked is place
+    names = ["Ann", "Bob", "Dale"]
+    typed = KnowledgeGraph.from_tables(
+        pa.table({"id": [f"id-{n}" for n in names], "title": names, "description": ["", "", ""]}),
+        pa.table({"id": ["r0", "r1"], "source": ["Ann", "Ann"], "target": ["Bob", "Dale"],
+                  "description": [d for _, _, d in edges], "relation": ["took_place_at", "kept_mill_at"],
+                  "text_unit_ids": pa.array([[], []], pa.list_(pa.string()))}), None)
+    assert typed.has_relation_labels
+    teng = ToGEngine(typed, config=CHEAP, policy=CheapPolicy())
+    tst = teng.start("Which place had the mill of Ann?", ["Ann"]).with_(paths=paths, depth=1, stage="done", hops=1)
+    on_typed = {typed.title(c.entity): c.features
+                for c in teng.policy.answer_features(teng, tst, list(paths), None, None)}
+    assert on_typed["Bob"]["coverage"] > 0  # "took_place_at" covers "place": the typed model reads it as before

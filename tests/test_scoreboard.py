@@ -133,3 +133,38 @@ def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_cand
     shipped = ranking.shipped_model()
     assert shipped is not None
     assert all(v >= 0 for f, v in zip(shipped.features, shipped.weights) if f in ranking.AT_LEAST_ZERO)
+
+
+def test_fit_ranker_options_leave_features_out_per_family_and_refuse_what_they_cannot(monkeypatch):
+    """`fit --without=a,b` adds to every family's left-out features; "bias" (what "none of these" is scored against)
+    and unknown names are refused, as are unknown options; the typed family keeps `passage_words` out, as its
+    shipped model (fitted before the feature) does."""
+    import pytest
+
+    from tog_core.policy import ranking
+
+    fr = load("fit_ranker")
+    monkeypatch.setattr(fr, "UNUSED", dict(fr.UNUSED))
+    assert fr.fit_options(["--without=hop,is_end", "--write=free"]) == (True, "free")
+    assert fr.UNUSED["free"] == {"hop", "is_end"} and fr.UNUSED["typed"] >= {"hop", "is_end", "passage_words"}
+    for bad, said in (("--without=bias", "unknown feature"), ("--without=nope", "unknown feature"),
+                      ("--with=hop", "unknown option")):
+        with pytest.raises(SystemExit, match=said):
+            fr.fit_options([bad])
+    typed = ranking.shipped_model(typed=True)
+    assert typed is not None
+    assert typed.features == tuple(f for f in ranking.FEATURES if f not in load("fit_ranker").UNUSED["typed"])
+
+
+def test_fit_ranker_refuses_a_dump_made_before_a_feature_existed(tmp_path, monkeypatch):
+    """A dump without a feature the fit reads would fit it a weight of 0 silently: it asks for a new dump."""
+    import pytest
+
+    from tog_core.policy import ranking
+
+    fr = load("fit_ranker")
+    _fake_dumps(fr, tmp_path, seed=2)
+    monkeypatch.setattr(fr, "OUT", tmp_path)
+    assert set(fr.load(["a", "b"], ranking.FEATURES)) == {"a", "b"}
+    with pytest.raises(SystemExit, match=r"the dump of a has no new_feature .* dump a` again"):
+        fr.load(["a", "b"], (*ranking.FEATURES, "new_feature"))

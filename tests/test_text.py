@@ -4,7 +4,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tog_core.scoring.text import _stem, language, read_tokens, tokens
+from tog_core.reading.readers import question_words
+from tog_core.scoring.text import _stem, asked_in, asked_type, language, read_tokens, tokens, tokens_in
 
 
 def test_latin_words_keep_their_accents_and_underscores_separate_words():
@@ -111,3 +112,16 @@ def test_an_ascii_text_reads_as_the_general_path_reads_it(text):
 
 def test_a_number_stems_as_any_word_ending_in_a_doubled_consonant():
     assert [_stem(n) for n in ("10000", "1000", "12344", "12345", "77")] == ["1000", "1000", "1234", "12345", "77"]
+
+
+def test_a_title_and_the_asked_noun_are_read_in_the_questions_language():
+    """Read alone, "Lucien" and "rivière" pass for English; in a French question they are stemmed as French, so the
+    topic's name leaves the question's content words and the asked noun is found among them."""
+    q = "Quelle rivière fait tourner les machines de Lucien Roussel ?"
+    assert tokens("Lucien") != tokens_in("Lucien", "fr")  # the two stemmers differ on it
+    words = question_words(q, ["Lucien Roussel"])
+    assert not set(tokens_in("Lucien Roussel", "fr")) & set(words)
+    asked, named = asked_type(q)
+    assert named and asked_in(q, asked) == frozenset(tokens_in("rivière", "fr")) and asked_in(q, asked) <= set(words)
+    assert asked_in("Which place is the capital of the Verdant Isles?", ["plac"]) == {"plac"}
+    assert asked_in(q, []) == frozenset()

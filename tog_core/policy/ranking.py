@@ -10,7 +10,10 @@ described by signals every project has:
 * text, read by the packaged e5 embedder with its roles (the question as `query:`, texts as `passage:`): the
   candidate's title and first sentence of description, the chain up to it in words, its entity type, and the
   sentence of the last link's source text units that names both ends of that link (the best-matching one);
-* words: how much of the question the chain's relations cover, plain word overlap, the entity's degree;
+* words: how much of the question the chain's relations cover, plain word overlap (on a GraphRAG graph both without
+  the noun naming what is asked: "which place" is no fact a chain states), the entity's degree, and the share of the
+  question's words in the source text around where the last link's text units name the candidate
+  (`passage_words`);
 * the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
 
 A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
@@ -20,7 +23,6 @@ probability is the confidence, and `low` (fitted the same way) the threshold bel
 """
 from __future__ import annotations
 
-import bisect
 import json
 import math
 import re
@@ -33,7 +35,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from tog_core.scoring.text import UNSPACED, first_sentence, tokens, without_article
+from tog_core.policy.passages import passage_words, sentences_naming
+from tog_core.scoring.text import UNSPACED, first_sentence, without_article
 from tog_core.tog.state import BeamPath, Search
 
 MODEL_FILE = Path(__file__).with_name("ranker.json")
@@ -44,21 +47,18 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
-# similarity, type fit or question words covered never count against a candidate (bench/fit_ranker.py holds their
-# weights at zero or above); the others (a chain's end, its hop, the search's depth, degree) go either way
+# similarity, type fit, question words covered or found in the source passage never count against a candidate
+# (bench/fit_ranker.py holds their weights at zero or above); the others (a chain's end, its hop, the search's depth,
+# degree) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
                            "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick",
                            "passage_words"})
 # read relative to the question's best candidate (what matters is a candidate against the others)
 RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCES_PER_CANDIDATE = 6
 _UNITS_PER_LINK = 4
-# passage_words: the sentence naming the candidate and this many on each side (a window of five; one on each side
-# read worse left out: docs/experiment-log.md)
-_PASSAGE_AROUND = 2
 RRF_K = 60  # reciprocal rank fusion's usual constant (Cormack et al. 2009); not tuned here
 
 
@@ -235,43 +235,6 @@ def rank_fusion(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
     return total / total.max() if len(total) else total
 
 
-def sentences_naming(text: str, a: str, b: str) -> list[str]:
-    """The sentences of `text` that name both `a` and `b` (case-insensitive), at most 400 characters each."""
-    al, bl = a.lower(), b.lower()
-    if not al or not bl:
-        return []
-    return [s.strip()[:400] for s in _SENTENCE.split(text) if al in s.lower() and bl in s.lower() and s.strip()]
-
-
-def passage_words(units: Sequence[Any], title: str, facts: frozenset[str]) -> float:
-    """The largest share of the question's fact words (`facts`: stemmed, the topics' and the asked noun's left out)
-    found in a passage of the link's source text units around where they name the candidate (`title`, a leading
-    article aside, any case, whole words): the sentences it is named in and _PASSAGE_AROUND on each side. The
-    question was asked from the source text, not from the graph's summary of it. 0 when no unit names it."""
-    name = without_article(title.lower()).strip()
-    if not facts or len(name) < (2 if UNSPACED.search(name) else 3):
-        return 0.0
-    pattern = re.compile(re.escape(name) if UNSPACED.search(name) else rf"(?<!\w){re.escape(name)}(?!\w)")
-    best = 0.0
-    for tu in units:
-        text = tu.text or ""
-        # the sentences as (start, words); a name may run over a split ("Mrs. | Cratchit"): it spans both
-        starts, words, at = [], [], 0
-        for piece in _SENTENCE.split(text):
-            if not piece.strip():
-                continue
-            at = text.find(piece, at)
-            starts.append(at)
-            words.append(frozenset(tokens(piece)))
-            at += len(piece)
-        for m in pattern.finditer(text.lower()):
-            first = bisect.bisect_right(starts, m.start()) - 1
-            last = bisect.bisect_right(starts, m.end() - 1) - 1
-            near = frozenset().union(*words[max(0, first - _PASSAGE_AROUND): last + _PASSAGE_AROUND + 1])
-            best = max(best, len(facts & near) / len(facts))
-    return best
-
-
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
@@ -353,14 +316,15 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
 
 
 def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Sequence[str], graph: Any,
-                  embedder: Any | None, asked: frozenset[str] = frozenset()) -> None:
+                  embedder: Any | None, facts: frozenset[str] = frozenset(),
+                  asked_words: frozenset[str] = frozenset()) -> None:
     """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
-    similarities are 0 for every candidate (they then do not move the ranking). `asked`: the stems of what the
-    question asks for, left out of the words a chain's text overlaps."""
+    similarities are 0 for every candidate (they then do not move the ranking). `facts`: the reading's content words
+    (stems) that `passage_words` looks for; `asked_words`: the question's words naming what it asks for, left out of
+    the words a chain's text overlaps."""
     if not cands:
         return
-    qwords = {w for w in _words(question) - _words(" ".join(topic_titles)) if not asked & set(tokens(w))}
-    facts = frozenset(tokens(question)) - frozenset(tokens(" ".join(topic_titles))) - asked
+    qwords = _words(question) - _words(" ".join(topic_titles)) - asked_words
     ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
     for c in cands:
         ent = graph.entity(c.entity)
@@ -369,8 +333,9 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
         chain_texts.append(chain)
         type_texts.append((ent.type or "thing").lower().replace("_", " "))
         last = c.path.hops[-1]
+        units = graph.evidence(last.ridx)[:_UNITS_PER_LINK]
         found: list[str] = []
-        for tu in graph.evidence(last.ridx)[:_UNITS_PER_LINK]:
+        for tu in units:
             found += sentences_naming(tu.text or "", graph.title(last.src), ent.title)
             if len(found) >= _SENTENCES_PER_CANDIDATE:
                 break
@@ -379,7 +344,7 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
         sents.append(found or [last.label[:400]])
         counts.append(len(found))
         c.features["overlap"] = len(qwords & _words(chain)) / max(1, len(qwords))
-        c.features["passage_words"] = passage_words(graph.evidence(last.ridx)[:_UNITS_PER_LINK], ent.title, facts)
+        c.features["passage_words"] = passage_words(units, ent.title, facts)
         c.features["log_degree"] = math.log1p(graph.degree(c.entity))
     if embedder is None:
         for c in cands:

@@ -17,7 +17,7 @@ from tog_core.prompting.reading_parsing import MAX_HOPS
 from tog_core.reading import QuestionReading
 from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
-from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens
+from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens, tokens_in
 
 _WORD = re.compile(r"[^\W_]+")  # a word; "_" separates words, as in a type label PLACE_OF_BIRTH
 # per graph, read once and dropped with the graph: its relation names of several words, its entity types
@@ -28,7 +28,9 @@ _TYPES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDiction
 def question_words(question: str, topics: Sequence[str]) -> Counter[str]:
     """Content words of the question beyond the topic entities' names, with multiplicity: "the director
     of X also directed which films" names "direct" twice, so it takes two hops that mention it."""
-    topic_words = {w for t in topics for w in tokens(t)}
+    lang = language_of(question)
+    # a title read alone may be taken for another language ("Lucien Roussel": English); read as the question is too
+    topic_words = {w for t in topics for w in (*tokens(t), *tokens_in(t, lang))}
     return Counter(w for w in tokens(question) if w not in topic_words)
 
 

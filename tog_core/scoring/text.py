@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 
 from tog_core.scoring import rules
@@ -213,6 +214,31 @@ def read_tokens(text: str) -> tuple[str, ...]:
 
 
 _tokens = lru_cache(maxsize=200_000)(read_tokens)
+
+
+def tokens_in(text: str, lang: str) -> list[str]:
+    """tokens() of `text` read as language `lang` (not guessed from it): a topic's title or the asked noun read the
+    way the question they come from is ("Lucien" in a French question is stemmed as French)."""
+    if lang not in LANGUAGES:
+        return tokens(text)
+    out: list[str] = []
+    for run in UNSPACED.findall(text):
+        out += _cjk_tokens(run)
+    stop, stemmer = LANGUAGES[lang]
+    kept = [w for w in (w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))) if w not in stop]
+    return out + (_snowball(stemmer).stemWords(kept) if stemmer else [_stem(w) for w in kept])
+
+
+def asked_in(question: str, asked: Sequence[str]) -> frozenset[str]:
+    """The question's own stems (read in its language, as its content words are) of the words that name what it
+    asks for: the words whose type stems (`asked_type` reads the asked noun alone) are among `asked`. "Quelle
+    rivière …" asks for "rivièr" read alone, "rivi" as the question's French word."""
+    if not asked:
+        return frozenset()
+    lang = language_of(question)
+    wanted = set(asked)
+    return frozenset(stem for w in _WORD.findall(question) if wanted & set(_type_words(w.lower()))
+                     for stem in tokens_in(w, lang))
 
 
 # every language's articles (scoring/languages/*.toml)
