@@ -6,18 +6,15 @@ pool it ranks: the search's own chains and the depth trials', less any chain tha
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
 from tog_core.policy import ranking
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
-from tog_core.scoring.text import asked_in, tokens_in, type_matches
+from tog_core.scoring.text import asked_in, type_matches
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
-
-_WORD = re.compile(r"\w+", re.UNICODE)  # a word as ranking's overlap reads it
 
 
 class CheapAnswers:
@@ -94,8 +91,6 @@ class CheapAnswers:
         free = reading.asked_named and not ctx.graph.has_relation_labels
         aside = asked_in(state.question, asked) if free else frozenset()
         facts = Counter({w: n for w, n in want.items() if w not in aside})
-        asked_words = frozenset(w.lower() for w in _WORD.findall(state.question)
-                                if aside & set(tokens_in(w, reading.language))) if aside else frozenset()
         for c in cands:
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
@@ -106,7 +101,8 @@ class CheapAnswers:
             c.features["named"] = float(not ctx.graph.has_relation_labels and ranking.named_in(
                 state.question, ctx.graph.title(c.entity), [x.title for x in state.seeds]))
         ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
-                              graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked_words=asked_words)
+                              graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
+                              language=reading.language)
         return cands
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:

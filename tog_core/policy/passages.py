@@ -90,7 +90,6 @@ def passage_words(units: Sequence[Any], title: str, facts: frozenset[str]) -> fl
     return best
 
 
-
 def _around(text: str, start: int, end: int) -> str:
     """`text[start:end]` with _PASSAGE_CHARS either side, not ending inside a word where the text has spaces."""
     lo, hi = max(0, start - _PASSAGE_CHARS), min(len(text), end + _PASSAGE_CHARS)

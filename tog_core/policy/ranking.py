@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from tog_core.policy.passages import passage_words, sentences_naming
-from tog_core.scoring.text import UNSPACED, first_sentence, without_article
+from tog_core.scoring.text import UNSPACED, first_sentence, tokens_in, without_article
 from tog_core.tog.state import BeamPath, Search
 
 MODEL_FILE = Path(__file__).with_name("ranker.json")
@@ -316,15 +316,17 @@ def gather(searches: Iterable[Search], topics: frozenset[int], *, ends_only: boo
 
 
 def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Sequence[str], graph: Any,
-                  embedder: Any | None, facts: frozenset[str] = frozenset(),
-                  asked_words: frozenset[str] = frozenset()) -> None:
+                  embedder: Any | None, facts: frozenset[str] = frozenset(), asked: frozenset[str] = frozenset(),
+                  language: str = "en") -> None:
     """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
     similarities are 0 for every candidate (they then do not move the ranking). `facts`: the reading's content words
-    (stems) that `passage_words` looks for; `asked_words`: the question's words naming what it asks for, left out of
-    the words a chain's text overlaps."""
+    (stems) that `passage_words` looks for; `asked`: the stems (read in the question's `language`) of the words naming
+    what it asks for, left out of the words a chain's text overlaps."""
     if not cands:
         return
-    qwords = _words(question) - _words(" ".join(topic_titles)) - asked_words
+    qwords = _words(question) - _words(" ".join(topic_titles))
+    if asked:
+        qwords = {w for w in qwords if not asked & set(tokens_in(w, language))}
     ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
     for c in cands:
         ent = graph.entity(c.entity)

@@ -198,8 +198,9 @@ def _cjk_tokens(run: str) -> list[str]:
 _ASCII_GAPS = str.maketrans({chr(i): (chr(i) if chr(i).isalnum() else " ") for i in range(128)})
 
 
-def read_tokens(text: str) -> tuple[str, ...]:
-    """tokens(), read afresh (not remembered): for a corpus read once, such as a hub's relation texts."""
+def read_tokens(text: str, lang: str | None = None) -> tuple[str, ...]:
+    """tokens(), read afresh (not remembered): for a corpus read once, such as a hub's relation texts. `lang`: read
+    as that language (one of LANGUAGES) instead of the one guessed from the text."""
     out: list[str] = []
     if text.isascii():  # no script without spaces; an ASCII word is a run of a-z 0-9 once lower-cased
         words = text.lower().translate(_ASCII_GAPS).split()
@@ -207,7 +208,7 @@ def read_tokens(text: str) -> tuple[str, ...]:
         for run in UNSPACED.findall(text):
             out += _cjk_tokens(run)
         words = [w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))]
-    stop, stemmer = LANGUAGES[language(words)]
+    stop, stemmer = LANGUAGES[lang if lang in LANGUAGES else language(words)]
     kept = [w for w in words if w not in stop]
     out += _snowball(stemmer).stemWords(kept) if stemmer else map(_stem, kept)
     return tuple(out)
@@ -219,14 +220,7 @@ _tokens = lru_cache(maxsize=200_000)(read_tokens)
 def tokens_in(text: str, lang: str) -> list[str]:
     """tokens() of `text` read as language `lang` (not guessed from it): a topic's title or the asked noun read the
     way the question they come from is ("Lucien" in a French question is stemmed as French)."""
-    if lang not in LANGUAGES:
-        return tokens(text)
-    out: list[str] = []
-    for run in UNSPACED.findall(text):
-        out += _cjk_tokens(run)
-    stop, stemmer = LANGUAGES[lang]
-    kept = [w for w in (w.lower() for w in _WORD.findall(UNSPACED.sub(" ", text))) if w not in stop]
-    return out + (_snowball(stemmer).stemWords(kept) if stemmer else [_stem(w) for w in kept])
+    return list(_tokens(text, lang))
 
 
 def asked_in(question: str, asked: Sequence[str]) -> frozenset[str]:
