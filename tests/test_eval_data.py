@@ -44,7 +44,8 @@ def _rows(path: Path) -> list[dict]:
 
 def test_the_question_files_are_all_found():
     names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
-    assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_dev.jsonl",
+    assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_blind3.jsonl",
+                     "christmas-carol-v1.2/questions_dev.jsonl",
                      "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol/questions_blind2.jsonl",
                      "christmas-carol/questions_dev.jsonl",
                      "christmas-carol/questions_dev2.jsonl", "christmas-carol/questions_dev3.jsonl",
@@ -83,11 +84,13 @@ def test_christmas_carol_splits_are_sized_and_kept_apart():
 BLIND = DATA / "christmas-carol-v1.2" / "questions_blind.jsonl"
 CC12 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v1.2" / "output"
 BLIND2 = DATA / "christmas-carol" / "questions_blind2.jsonl"
+BLIND3 = DATA / "christmas-carol-v1.2" / "questions_blind3.jsonl"
 CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
 
 
-@pytest.mark.parametrize("path, per_hop, prefix", [(BLIND, 12, "cc12-blind-"), (BLIND2, 10, "cc-blind2-")],
-                         ids=["blind (1.2)", "blind2 (3.x)"])
+@pytest.mark.parametrize("path, per_hop, prefix", [(BLIND, 12, "cc12-blind-"), (BLIND2, 10, "cc-blind2-"),
+                                                  (BLIND3, 10, "cc12-blind3-")],
+                         ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)"])
 def test_each_blind_set_is_sized_sourced_and_apart_from_every_other_set(path, per_hop, prefix):
     """A blind set: the same number of questions per hop level, each hop backed by a quoted passage, no shortcut,
     and no question or id shared with another set."""
@@ -112,7 +115,8 @@ def test_checker_reads_graphrag_1_tables_and_checks_quotes_against_the_text_unit
     assert any("'quotes' must hold 2" in p for p in checker.check_question(short, graph, "q"))
 
 
-@pytest.mark.parametrize("path, output", [(BLIND, CC12), (BLIND2, CC3)], ids=["blind (1.2)", "blind2 (3.x)"])
+@pytest.mark.parametrize("path, output", [(BLIND, CC12), (BLIND2, CC3), (BLIND3, CC12)],
+                         ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)"])
 def test_the_bench_loader_finds_every_blind_title(path, output):
     """`bench kgqa` opens the output through KnowledgeGraph: every topic entity and answer is found there too (the
     checker above reads the parquet tables itself)."""
