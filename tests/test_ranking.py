@@ -64,14 +64,6 @@ def test_relative_features_are_read_against_the_best_candidate_and_the_model_rou
     assert probs[1] == pytest.approx(np.exp(4) / (1 + np.exp(2) + np.exp(4)))
 
 
-def test_sentences_naming_both_ends_of_a_link():
-    text = "Scrooge walked home. Bob Cratchit works for Scrooge in the counting-house!\nFred laughed."
-    assert passages.sentences_naming(text, "SCROOGE", "bob cratchit") == [
-        "Bob Cratchit works for Scrooge in the counting-house!"]
-    assert passages.sentences_naming(text, "Scrooge", "Marley") == []
-    assert passages.sentences_naming("茶园在山上。李明住在茶园旁边。", "茶园", "李明") == ["李明住在茶园旁边。"]
-
-
 def test_passage_words_reads_the_source_text_around_the_candidates_name(monkeypatch):
     """The share of the question's fact words within _PASSAGE_CHARS (here 45) of a place naming the candidate, in
     the link's text units: a word further away, cut by the window's edge, or in a unit that never names it, does
@@ -97,14 +89,6 @@ def test_passage_words_reads_the_source_text_around_the_candidates_name(monkeypa
                                  frozenset(tokens("茶园"))) == 1.0
     monkeypatch.setattr(passages, "_PASSAGE_CHARS", 400)
     assert passages.passage_words(units, "BELINDA", facts) == 1.0  # a paragraph reaches the apple sauce
-
-
-def test_the_sentence_naming_both_ends_may_be_wrapped_and_cut_at_a_title():
-    """Source text is hard-wrapped and "Mrs." ends no sentence of its own: the sentence naming both ends of a link
-    comes back whole, on one line."""
-    text = "It was cold.\nThen Mrs.\nCratchit thanked\nBob for the goose. He smiled.\n\nA new paragraph."
-    assert passages.sentences_naming(text, "MRS. CRATCHIT", "BOB") == ["Then Mrs. Cratchit thanked Bob for the goose."]
-    assert passages.sentences_naming(text, "BOB", "PARAGRAPH") == []
 
 
 def test_the_shipped_model_reads_every_feature_and_has_a_threshold():

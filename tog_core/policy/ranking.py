@@ -35,7 +35,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from tog_core.policy.passages import passage_words, sentences_naming
+from tog_core.policy.passages import passage_words
+from tog_core.scoring.sentences import sentences_naming
 from tog_core.scoring.text import UNSPACED, first_sentence, tokens_in, without_article
 from tog_core.tog.state import BeamPath, Search
 

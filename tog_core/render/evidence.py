@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tog_core.scoring.sentences import sentence_spans
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# a sentence: up to . ! ? (and a closing quote or bracket), or to a blank line; single line breaks are the hard
-# wrapping of the source text, not sentence ends
-_SENTENCE = re.compile(r"(?:[^.!?\n]|\n(?![ \t]*\n))+(?:[.!?]+[\"'”’)]*|(?=\n[ \t]*\n)|$)")
 _STOP = frozenset("the a an of and or in on at to for by with from is are was were be been its it this that "
                   "as his her their who which".split())
 
@@ -21,14 +20,10 @@ def _words(text: str) -> set[str]:
 
 
 def sentences(passage: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of a passage, surrounding white space left out."""
-    out = []
-    for m in _SENTENCE.finditer(passage):
-        sent = m.group(0)
-        if sent.strip():
-            a = m.start() + len(sent) - len(sent.lstrip())
-            out.append((a, m.start() + len(sent.rstrip())))
-    return out
+    """(start, end) of each sentence of a passage, surrounding white space left out: the sentences the answer
+    ranking reads (scoring/sentences.py), so the sentence marked here is split the same way as the one a candidate
+    shows."""
+    return list(sentence_spans(passage))
 
 
 def support_span(passage: str, *, relation: str, source: str, target: str) -> tuple[int, int] | None:
