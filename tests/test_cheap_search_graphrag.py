@@ -139,7 +139,8 @@ def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_th
     g = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann paid Wes"),
                     ("Ann", "Yara", "Ann thanked Yara"), ("Ann", "Zed", "Ann taught Zed")])
     q = "Whom did Ann train as an apprentice?"
-    eng, st = run(g, q, ["Ann"], depth=1, width=2)
+    n = CheapPolicy(relation_width=1)  # the relation stage keeps N = 2 relations: the ties decide which
+    eng, st = run(g, q, ["Ann"], depth=1, width=2, policy=n)
     rel = next(s for s in st.steps if s.stage == "relations")
     assert {c.score for c in rel.candidates} == {0.05}
     assert sorted(c.label for c in rel.candidates if c.kept) == ["Ann taught Zed", "Ann thanked Yara"]
@@ -147,17 +148,17 @@ def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_th
     assert zed.reason == "tied at 0.05 with 3 other(s) at the cut-off: the whole chain read by e5 0.90"
     assert sorted(c[-1] for c in chains(eng, st)) == ["Yara", "Zed"]
     # off: the first two in the graph's order
-    eng0, st0 = run(g, q, ["Ann"], depth=1, width=2, policy=CheapPolicy(chain_fusion=False))
+    eng0, st0 = run(g, q, ["Ann"], depth=1, width=2, policy=CheapPolicy(chain_fusion=False, relation_width=1))
     assert sorted(c.label for c in st0.steps[0].candidates if c.kept) == ["Ann hired Xavier", "Ann paid Wes"]
     # a relation that matches the question is kept by its score; only the tie below it is read, and only the tie
     g2 = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann trained Wes as an apprentice"),
                      ("Ann", "Zed", "Ann taught Zed")])
-    eng2, st2 = run(g2, q, ["Ann"], depth=1, width=2)
+    eng2, st2 = run(g2, q, ["Ann"], depth=1, width=2, policy=n)
     kept = {c.label: c.reason for c in st2.steps[0].candidates if c.kept}
     assert set(kept) == {"Ann trained Wes as an apprentice", "Ann taught Zed"}
     assert kept["Ann trained Wes as an apprentice"] == "" and kept["Ann taught Zed"].startswith("tied at 0.05 with 1")
     # nothing tied across the cut-off: nothing read (no reason written)
-    eng3, st3 = run(g2, q, ["Ann"], depth=1, width=3)
+    eng3, st3 = run(g2, q, ["Ann"], depth=1, width=3, policy=n)
     assert all(not c.reason.startswith("tied") for c in st3.steps[0].candidates)
 
 
@@ -179,7 +180,7 @@ def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_f
     g = free_graph([("Ann", "Xavier", "Ann hired Xavier"), ("Ann", "Wes", "Ann paid Wes"),
                     ("Ann", "Zed", "Ann taught Zed")])
     eng = ToGEngine(g, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25", exact_depth=True, depth=1,
-                                           width=2), policy=CheapPolicy())
+                                           width=2), policy=CheapPolicy(relation_width=1))
     st = eng.start("Whom did Ann train?", seeds=["Ann"])
     pol = eng.policy
     groups = eng._groups(st, 0)
@@ -188,3 +189,34 @@ def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_f
     assert pol.relation_ties(eng, st, 0, groups, [0.4, 0.0, 0.0]) is None  # 0: set aside by the pre-filter
     monkeypatch.setattr(cheap, "TIES_READ", 2)
     assert pol.relation_ties(eng, st, 0, groups, [0.05, 0.05, 0.05]) is None and not calls  # too many to read
+
+
+def test_a_cheap_relation_stage_keeps_relation_width_times_n_relations_and_the_entity_beam_n(monkeypatch):
+    """BM25 ranks a relation by the words it shares with the question, and the one a question paraphrases often
+    shares none: on a GraphRAG graph the cheap policy keeps relation_width x N relations per frontier entity, the
+    entity beam still N chains. The paper's policy, the cheap policy with an LLM relation scorer, and the cheap policy
+    on a typed graph keep N."""
+    from test_policy import free_graph
+    from tog_core.policy import ranking
+    from types import SimpleNamespace
+
+    from tog_core.tog.policy import FaithfulPolicy
+
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Zed": 0.9, "Yara": 0.6}))
+    g = free_graph([("Ann", x, f"Ann {verb} {x}") for x, verb in (("Xavier", "hired"), ("Wes", "paid"),
+                                                                  ("Yara", "thanked"), ("Zed", "taught"),
+                                                                  ("Uma", "met"))])
+    q = "Whom did Ann train as an apprentice?"
+    for policy, kept in ((CheapPolicy(), 4), (CheapPolicy(relation_width=3), 5), (CheapPolicy(relation_width=1), 2)):
+        eng, st = run(g, q, ["Ann"], depth=1, width=2, policy=policy)
+        rel = next(s for s in st.steps if s.stage == "relations")
+        assert sum(c.kept for c in rel.candidates) == kept, policy.relation_width
+        assert len(st.paths) == 2  # the entity beam: N chains
+    llm = SimpleNamespace(config=EngineConfig(width=2), relation_scorer=SimpleNamespace(uses_llm=True), graph=g)
+    assert CheapPolicy().relations_kept(llm) == 2  # the LLM scores relations: N, as the paper
+    typed = SimpleNamespace(config=EngineConfig(width=2), relation_scorer=SimpleNamespace(uses_llm=False),
+                            graph=SimpleNamespace(has_relation_labels=True))
+    assert CheapPolicy().relations_kept(typed) == 2  # a typed graph: N
+    assert FaithfulPolicy().relations_kept(llm) == 2 == FaithfulPolicy().relations_kept(eng)
+    assert CheapPolicy().relations_kept(eng) == 4
+    assert CheapPolicy().params()["relation_width"] == 2  # recorded in the trace with the policy's settings

@@ -89,8 +89,7 @@ def test_explore_override_then_branch_keeps_the_old_run():
     rows = candidate_rows(ex.proposal)
     assert all(r["keep"] == (r["id"] in ex.proposal.auto_choice()) for r in rows)
     top = max(rows, key=lambda r: r["score"])
-    for r in rows:
-        r["keep"] = r is not top
+    top["keep"] = False  # the person drops the best-scored candidate, and changes nothing else
     explore_apply(eng, ex, choice_from_rows(rows), store)
     first = store.load(ex.run_id)
     assert [o["id"] for s in first.steps for o in s.overrides] == [top["id"]]

@@ -103,6 +103,15 @@ class CheapPolicy(CheapAnswers):
     # equal scores share a rank (121, the graph's order deciding nothing; docs/experiment-log.md, "The whole chain
     # read by e5")
     chain_fusion: bool = True
+    # GraphRAG graphs, a cheap relation scorer: the relation stage keeps relation_width x N relations per frontier
+    # entity (the paper: N), and the entity beam still keeps N chains, cut on the e5 chain fusion above. BM25 scores a
+    # relation by the words it shares with the question, and the relation a question paraphrases often shares none
+    # ("apprenticed" for "his employer"): with N its place among the floor-scored ties was a coin toss. Over the nine
+    # GraphRAG dev sets (249 questions), gold-seed beam recall 214 -> 221 (x3: 219), linked Hits@1 / Hits@3 145 / 201
+    # -> 147 / 205 before the answer ranker was refitted (docs/experiment-log.md, "Where the 1.2 graph loses its
+    # answers"). Typed graphs keep N: there MetaQA was unchanged and PathQuestion-Large 2-hop lost one question (0.900
+    # -> 0.893) for two more on each 3-hop set
+    relation_width: int = 2
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
     # the last hub's relation evidence: (graph, the groups' target entities, their evidence), or ()
@@ -123,7 +132,8 @@ class CheapPolicy(CheapAnswers):
                 "entity_weight": self.entity_weight, "type_templates": self.type_templates,
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
-                "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion}
+                "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion,
+                "relation_width": self.relation_width}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
@@ -217,6 +227,13 @@ class CheapPolicy(CheapAnswers):
         out = [self.floor + (1 - self.floor) * v if ok else v for v, ok in zip(scores, scored)]
         return out
 
+    def relations_kept(self, ctx: SearchContext) -> int:
+        """relation_width x the beam width on a GraphRAG graph with a cheap relation scorer; else the beam width (the
+        paper's N): with the LLM, and on a typed graph."""
+        width = ctx.config.width
+        wide = width and not ctx.graph.has_relation_labels and not uses_llm(ctx.relation_scorer)
+        return width * self.relation_width if wide else width
+
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None
                   ) -> tuple[float, str]:
         if uses_llm(ctx.entity_scorer):
@@ -251,7 +268,7 @@ class CheapPolicy(CheapAnswers):
         chain so far plus the relation by e5 against the question, the closest first; None otherwise (or on a typed
         graph, with an LLM relation scorer, without the packaged e5, when the cut-off is a score of 0 that only the
         hub pre-filter gives, or when more than TIES_READ relations tie)."""
-        width = ctx.config.width
+        width = self.relations_kept(ctx)
         if not self._reads_chains(ctx, ctx.relation_scorer) or not width or len(scores) <= width:
             return None
         cutoff = sorted(scores, reverse=True)[width - 1]

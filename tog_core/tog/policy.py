@@ -96,6 +96,7 @@ class RelationScoring(Protocol):
                         scores: list[float], scored: list[bool]) -> list[float]: ...
     def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                       scores: Sequence[float]) -> tuple[list[float], list[str]] | None: ...
+    def relations_kept(self, ctx: SearchContext) -> int: ...
 
 
 class EntityScoring(Protocol):
@@ -162,6 +163,10 @@ class PaperRelations:
     def relation_scores(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
                         scores: list[float], scored: list[bool]) -> list[float]:
         return scores
+
+    def relations_kept(self, ctx: SearchContext) -> int:
+        """Relations kept per frontier entity: the beam width N, as the paper keeps the top N."""
+        return ctx.config.width
 
 
 class PaperEntities:

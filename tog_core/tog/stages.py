@@ -156,7 +156,7 @@ class StageProposals(EdgeRules):
                     if why:
                         reasons[k] = f"{why}; {reasons[k]}" if reasons[k] else why
             top = beam_cut([(-v, -t) for v, t in zip(scores, ties[0])] if ties else [(-v,) for v in scores],
-                           cfg.width)  # relation pruning: the top N per entity
+                           self.policy.relations_kept(self))  # relation pruning: the top N per entity
             order = best_first(scores)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
