@@ -155,9 +155,10 @@ def draw() -> None:
                        help="The most hops a chain may take from the topic entities: 2 for “the mentor of the "
                             "founder of X”. Without an LLM the search tries each number up to this and keeps one.")
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
-                    help="What scores the relations leaving the frontier, to keep the best N. auto: the LLM with a "
-                         "provider; without one, the packaged embedder on a graph with relation types and BM25 on "
-                         "GraphRAG's free-text relations. hybrid: BM25 and the embedder fused by rank")
+                    help="What scores the relations leaving the frontier, to keep the best N (2N of a GraphRAG "
+                         "project's relations without the LLM). auto: the LLM with a provider; without one, the "
+                         "packaged embedder on a graph with relation types and BM25 on GraphRAG's free-text "
+                         "relations. hybrid: BM25 and the embedder fused by rank")
         b.selectbox("Entity pruner", PRUNERS, key=K.ENT_PRUNER,
                     help="What scores the entities those relations reach, to keep the best N paths (same choices; "
                          "auto as for relations)")

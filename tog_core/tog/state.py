@@ -66,7 +66,8 @@ DEPARTURES: dict[str, tuple[str, str]] = {
 class EngineConfig:
     """Search settings. Defaults follow the ToG paper (N=3, D=3, T=0.4 exploring, T=0 reasoning)."""
 
-    width: int = 3  # beam width N: relations kept per frontier entity, and paths kept per depth
+    width: int = 3  # beam width N: relations kept per frontier entity (the policy may keep more: relations_kept), and
+    # paths kept per depth
     depth: int = 3  # maximum depth D
     relation_pruner: str = "llm"  # scorer of the relation stage (llm | bm25 | embedding | random)
     entity_pruner: str = "llm"  # scorer of the entity stage
