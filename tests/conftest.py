@@ -103,3 +103,22 @@ def pg_url() -> Iterator[str]:
     cluster = start_cluster()
     yield cluster.url
     cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_mem():
+    """The demo project in memory, beside `demo_pg` (tests/test_postgres*.py compare the two)."""
+    from tog_core.graphrag.graph import KnowledgeGraph
+
+    return KnowledgeGraph.load(REPO_ROOT / "demo")
+
+
+@pytest.fixture(scope="session")
+def demo_pg(pg_url):
+    """The demo project imported into the throwaway PostgreSQL cluster, as a graph store."""
+    from tog_core.graphrag.pg_import import import_graph
+    from tog_core.graphrag.postgres import PgGraphStore
+
+    import_graph(pg_url, REPO_ROOT / "demo", name="demo")
+    with PgGraphStore(pg_url, "demo") as store:
+        yield store
