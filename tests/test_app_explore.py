@@ -1,5 +1,6 @@
-"""AppTests of Explore's address (#22 item 7): the run is saved from its start and named in the address, so a
-reloaded page (a new session on the same address) goes on where it was; a Continue keeps the table's last edit."""
+"""AppTests of Explore, the step-by-step page: its address (#22 item 7: the run is saved from its start and named in
+the address, so a reloaded page goes on where it was; a Continue keeps the table's last edit), overriding a pruning
+choice, the evaluate stage's choice, a click on a candidate and "why not" forcing one in (moved from test_app.py)."""
 from __future__ import annotations
 
 import os
@@ -10,9 +11,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, app, click, texts
+from test_app import APP, CORIN, QUESTION, app, ask, click, pick, pictures, texts
 from tog_core.app.session import K
-from tog_core.app.views import candidate_rows, edited_choice, md_text
+from tog_core.app.views import answer_start, candidate_rows, edited_choice, md_text
+from tog_core.render.page import picture_json
 from tog_core.runs.files import RunStore
 
 
@@ -162,3 +164,133 @@ def test_a_finished_run_reopened_from_its_address_can_branch():
     # the branch starts with the run's own searches of the other numbers of hops and its reading
     assert branch.state.other_searches == first.states[0].other_searches and branch.state.reading == \
         first.states[0].reading
+
+
+# ---------------------------------------------------------------------------------------------- explore
+
+def _editor_rows(at: AppTest):
+    [ed] = at.data_editor
+    return ed, ed.value
+
+
+def test_explore_override_at_depth_1_changes_depth_2_and_is_saved(home):
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    assert at.multiselect(key=K.EXPLORE_SEEDS).value == ["Lanternwright Guild"]
+    at = click(at, "Start")
+    assert not at.exception, at.exception
+    assert "Depth 1 · relations" in texts(at)
+    plan = at.session_state[K.EXPLORE].state.plan_record  # the hops were tried before the first step, and shown
+    assert plan and any(e.label.startswith(f"How many hops: {plan.depth} (tried 1 to 3") for e in at.expander)
+    at = click(at, "Continue")  # relations as proposed
+    ed, rows = _editor_rows(at)
+    assert "Depth 1 · entities" in texts(at)
+    names = rows["candidate"].str.split("  \\(via").str[0]
+    [top] = [k for k in rows.index if names[k] == "Mara Quell" and bool(rows.loc[k, "keep"])]
+    top_name = "Mara Quell"  # kept by the automatic choice (the founder's edge), among the beam's best scores
+    assert rows.loc[top, "score"] >= sorted(rows["score"], reverse=True)[min(2, len(rows) - 1)]
+    at.session_state[ed.key] = {"edited_rows": {int(top): {"keep": False}}, "added_rows": [], "deleted_rows": []}
+    at = click(at, "Continue")  # the person unticks the top entity
+    assert not at.exception, at.exception
+    assert "Depth 1 · evaluate" in texts(at)
+    at = click(at, "Continue")
+    _, rows2 = _editor_rows(at)
+    assert "Depth 2 · relations" in texts(at)
+    assert top_name not in set(rows2["from"])  # the depth-2 frontier no longer grows from Mara Quell
+    assert "Mara Quell" in "\n".join(at.dataframe[-1].value["candidate"])  # the overrides table
+    [saved] = RunStore().list()
+    trace = RunStore().load(saved.run_id).to_dict()
+    over = [o for s in trace["steps"] for o in s["overrides"]]
+    assert [(o["label"], o["auto_kept"], o["kept"]) for o in over] == [("Mara Quell", True, False)]
+    assert any("✎" in p for p in pictures(at))  # the frontier picture marks the override
+
+    # back to depth 1: the old branch stays saved, the new one names its parent
+    at = click(at, "Re-run from there")
+    assert not at.exception, at.exception
+    assert "Depth 1 · relations" in texts(at)
+    runs = {r.run_id: r for r in RunStore().list()}
+    assert len(runs) == 2 and runs[saved.run_id].parent_run is None
+    [branch] = [r for r in runs.values() if r.run_id != saved.run_id]
+    assert branch.parent_run == saved.run_id
+    at = click(at, "Auto-finish")
+    assert "Tarnby" in texts(at) and not at.exception
+
+
+def test_a_question_naming_nothing_of_the_graph_is_no_answer_not_done(home):
+    at = ask(app(**{K.MODEL: "none"}), "Who is the president of France?")
+    assert not at.exception, at.exception
+    [status] = at.status
+    assert status.label.startswith("No answer · ") and status.state == "error"  # not a green "Done"
+    assert "No answer: no entity of this project was found" in texts(at)
+    [saved] = RunStore().list()
+    assert answer_start(saved.answer).startswith("No answer: no entity")  # the runs list, not a bare "[No LLM]"
+
+
+def test_explore_evaluate_is_one_choice_and_the_other_outcome_is_an_override(home):
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(click(click(at, "Start"), "Continue"), "Continue")
+    assert "Depth 1 · evaluate" in texts(at) and not at.data_editor  # no table of two tickable outcomes
+    [verdict] = [r for r in at.radio if r.label == "What next?"]
+    assert verdict.options == ["The chains are enough: answer now", "Search one level deeper"]
+    assert verdict.value == "continue"  # the automatic choice on a two-hop question, pre-set
+    verdict.set_value("sufficient")
+    at = click(at.run(), "Continue")
+    assert not at.exception, at.exception
+    state = at.session_state[K.EXPLORE].state
+    assert state.done and state.depth == 1  # answered at depth 1, as chosen
+    [saved] = RunStore().list()
+    trace = RunStore().load(saved.run_id).to_dict()
+    over = [o for st in trace["steps"] for o in st["overrides"]]
+    assert [(o["label"], o["auto_kept"], o["kept"]) for o in over] == [
+        ("The chains are enough: answer now", False, True), ("Search one level deeper", True, False)]
+    # one decision: one row in the overrides table and one override in compare (both outcomes changed)
+    from tog_core.app.views import compare_rows, overrides
+    saved_trace = RunStore().load(saved.run_id)
+    assert overrides(saved_trace) == [{"depth": 1, "stage": "evaluate", "candidate": "what next",
+                                       "automatic": "Search one level deeper",
+                                       "person": "The chains are enough: answer now"}]
+    assert next(r["A"] for r in compare_rows(saved_trace, saved_trace) if r[""] == "overrides") == "1"
+
+
+def test_explore_a_click_on_a_proposed_candidate_keeps_or_drops_it():
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(click(at, "Start"), "Continue")
+    _, rows = _editor_rows(at)
+    mara = rows.index[rows["candidate"].str.startswith("Mara Quell")][0]
+    assert bool(rows.loc[mara, "keep"])
+    [page] = pictures(at)
+    node = next(n for n in picture_json(page)["nodes"] if "Mara Quell" in n["label"])
+    assert node["label"].startswith("☑") and node["ref"] == rows.loc[mara, "id"]
+    at = pick(at, node["ref"])  # the person clicks Mara Quell in the picture
+    _, rows = _editor_rows(at)
+    assert not bool(rows.loc[rows["candidate"].str.startswith("Mara Quell")].iloc[0]["keep"])  # the table follows
+    node = next(n for n in picture_json(pictures(at)[0])["nodes"] if "Mara Quell" in n["label"])
+    assert node["label"].startswith("☐")
+    at = pick(at, "not-a-candidate")  # a stale or forged click changes nothing
+    at = click(at, "Continue")
+    trace = RunStore().load(RunStore().list()[0].run_id).to_dict()
+    assert [(o["label"], o["kept"]) for s in trace["steps"] for o in s["overrides"]] == [("Mara Quell", False)]
+
+
+def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "random", K.ENT_PRUNER: "random", K.WIDTH: 1})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
+    at = click(at, "Start")
+    at = click(at, "Auto-finish")
+    at.text_input(key=K.EXPLORE_EXPECT).set_value("Pell Ardent").run()
+    assert "never a candidate" in at.error[0].value
+    old = at.session_state[K.EXPLORE].run_id
+    [force] = [b for b in at.button if b.label.startswith("Force")]
+    force.click()
+    at.run()
+    assert not at.exception, at.exception
+    ex = at.session_state[K.EXPLORE]
+    assert ex.parent_run == old and not ex.state.done
+    assert "Depth 1 · entities" in texts(at)  # the forced relation was kept; the person goes on from here
+    assert any("Kestrel Telescope" in c for c in _editor_rows(at)[1]["candidate"])
