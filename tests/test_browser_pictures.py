@@ -103,7 +103,7 @@ def _fitted(chromium, page_html: str, width: int, height: int):
     return page
 
 
-def _check(got: dict, *, min_labels: int, name: str) -> None:
+def _check(got: dict, *, min_labels: int, name: str, min_span: float = 0.6) -> None:
     labels = got["labels"]
     assert len(labels) >= min_labels, (name, len(labels))
     small = [(x["label"], round(x["px"], 1)) for x in labels if x["px"] < 12]
@@ -111,7 +111,7 @@ def _check(got: dict, *, min_labels: int, name: str) -> None:
     pairs = len(labels) * (len(labels) - 1) / 2
     assert _overlapping(labels) <= 0.02 * pairs, (name, _overlapping(labels), pairs)
     span = max(x["box"][2] for x in labels) - min(x["box"][0] for x in labels)
-    assert span >= 0.6 * got["w"], (name, span, got["w"])  # the labels spread over the frame's width
+    assert span >= min_span * got["w"], (name, span, got["w"])  # the labels spread over the frame's width
 
 
 def _engine(project: Path, width: int, depth: int):
@@ -179,7 +179,9 @@ def test_explore_relation_boxes_at_width_10_are_readable(carol_run, chromium, tm
     page = _fitted(chromium, html, 1000, 560)
     got = page.evaluate(LABELS)
     _shot(page, tmp_path, "explore_w10_relations.png")
-    _check(got, min_labels=20, name="explore relations")
+    # ten frontier entities and their proposed relations, one column each: the fit is set by the height (the LLM-free
+    # relation stage proposes 2N relations an entity), so the two columns span a little over half the width
+    _check(got, min_labels=20, name="explore relations", min_span=0.5)
 
 
 def test_the_158_neighbour_hub_has_labels_of_12_px_before_and_after_more(chromium, tmp_path):
