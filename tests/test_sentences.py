@@ -43,3 +43,15 @@ def test_the_sentence_naming_both_ends_may_be_wrapped_and_cut_at_a_title():
     text = "It was cold.\nThen Mrs.\nCratchit thanked\nBob for the goose. He smiled.\n\nA new paragraph."
     assert sentences_naming(text, "MRS. CRATCHIT", "BOB") == ["Then Mrs. Cratchit thanked Bob for the goose."]
     assert sentences_naming(text, "BOB", "PARAGRAPH") == []
+
+
+def test_a_quotation_closed_after_its_stop_ends_the_sentence_before_a_capital_not_before_said():
+    def split(text):
+        return [text[a:b] for a, b in sentence_spans(text)]
+
+    assert split("He said, 'Scrooge and Marley's, I believe?' It sent a pang.") == [
+        "He said, 'Scrooge and Marley's, I believe?'", "It sent a pang."]
+    assert split('He said "Bah!" Then he left.') == ['He said "Bah!"', "Then he left."]
+    assert split('"Humbug!" said Scrooge. Then he left.') == ['"Humbug!" said Scrooge.', "Then he left."]
+    assert split("他说：“我明天来。”然后走了。") == ["他说：“我明天来。”", "然后走了。"]  # the quote stays
+    assert split("It cost 3.50 in all.") == ["It cost 3.50 in all."]

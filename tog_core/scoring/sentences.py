@@ -1,9 +1,11 @@
-"""Source text read as sentences and names: the one reader behind the evidence tab's marked sentence
-(render/evidence.py) and the answer ranking's supporting sentence and passages (policy/passages.py).
+"""Source text read as sentences, and titles found in it: the sentence splitter behind the evidence tab's marked
+sentence (render/evidence.py) and the answer ranking's supporting sentence (`sentences_naming`); the name finder
+behind that sentence and `passage_words` (policy/passages.py). The evidence tab finds names its own way
+(render/support.py `title_in`: a title's first or last word too, "Scrooge" for EBENEZER SCROOGE).
 
-Source text is hard-wrapped (a single line break is no sentence end), writes a title in any case and with its
-article or without, wraps a name over a line break, puts "Mrs." before a name, and in Chinese or Japanese ends a
-sentence with a full stop and no space: each is read here once, the same way for every use.
+Source text is hard-wrapped (a single line break is no sentence end), closes a quotation after its stop ("?' It"),
+writes a title in any case and with its article or without, wraps a name over a line break, puts "Mrs." before a
+name, and in Chinese or Japanese ends a sentence with a full stop and no space: each is read here once.
 """
 from __future__ import annotations
 
@@ -13,10 +15,15 @@ from functools import lru_cache
 
 from tog_core.scoring.text import UNSPACED, without_article
 
-# a sentence ends at . ! ? and white space, at a CJK full stop, or at a blank line; a single line break is the source
-# text's hard wrapping, not an end (Christmas Carol's text units break every 70 characters). A closing quote or
-# bracket after the stop stays with its sentence ('"Humbug!" said Scrooge.' is one sentence).
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n\s*\n")
+# a sentence ends at . ! ? and white space; at . ! ? and a closing quote or bracket, then white space and a capital
+# or an opening quote ("... I believe?' It sent a pang"; '"Humbug!" said Scrooge.' stays one sentence); at a CJK full
+# stop, with the closing quotes after it; or at a blank line. A single line break is the source text's hard wrapping,
+# not an end (Christmas Carol's text units break every 70 characters)
+_CLOSE = "\"'”’)」』"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+"
+                           rf"|(?<=[.!?][{_CLOSE}])\s+(?=[A-Z\"“‘'(])"
+                           rf"|(?<=[。！？])(?![{_CLOSE}])\s*|(?<=[。！？][{_CLOSE}])\s*"
+                           r"|\n\s*\n")
 
 
 @lru_cache(maxsize=1024)  # a text unit is read for every candidate and every link it supports
