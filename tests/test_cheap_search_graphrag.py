@@ -193,30 +193,49 @@ def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_f
 
 def test_a_cheap_relation_stage_keeps_relation_width_times_n_relations_and_the_entity_beam_n(monkeypatch):
     """BM25 ranks a relation by the words it shares with the question, and the one a question paraphrases often
-    shares none: on a GraphRAG graph the cheap policy keeps relation_width x N relations per frontier entity, the
-    entity beam still N chains. The paper's policy, the cheap policy with an LLM relation scorer, and the cheap policy
-    on a typed graph keep N."""
-    from test_policy import free_graph
-    from tog_core.policy import ranking
+    shares none: on a GraphRAG graph with cheap scorers on both stages the cheap policy keeps relation_width x N
+    relations per frontier entity, the ties at that cut-off read by e5 on the whole chain, and the entity beam still
+    keeps N chains. The paper's policy, the LLM on either stage, and a typed graph keep N."""
     from types import SimpleNamespace
 
+    from test_policy import free_graph
+    from tog_core.policy import ranking
     from tog_core.tog.policy import FaithfulPolicy
 
-    monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Zed": 0.9, "Yara": 0.6}))
-    g = free_graph([("Ann", x, f"Ann {verb} {x}") for x, verb in (("Xavier", "hired"), ("Wes", "paid"),
-                                                                  ("Yara", "thanked"), ("Zed", "taught"),
-                                                                  ("Uma", "met"))])
+    reads = {"Zed": 0.9, "Yara": 0.8, "Uma": 0.7, "Tom": 0.6, "Sol": 0.5}  # e5's order; Xavier, Wes, Rob: 0
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader(reads))
+    people = (("Xavier", "hired"), ("Wes", "paid"), ("Rob", "fed"), ("Sol", "met"), ("Tom", "saw"),
+              ("Uma", "called"), ("Yara", "thanked"), ("Zed", "taught"))  # none shares a word with the question
+    g = free_graph([("Ann", x, f"Ann {verb} {x}") for x, verb in people])
     q = "Whom did Ann train as an apprentice?"
-    for policy, kept in ((CheapPolicy(), 4), (CheapPolicy(relation_width=3), 5), (CheapPolicy(relation_width=1), 2)):
-        eng, st = run(g, q, ["Ann"], depth=1, width=2, policy=policy)
+    best = ["Zed", "Yara", "Uma", "Tom", "Sol"]
+    for width, policy, kept in ((2, CheapPolicy(), 4), (1, CheapPolicy(relation_width=3), 3),
+                                (2, CheapPolicy(relation_width=1), 2)):
+        eng, st = run(g, q, ["Ann"], depth=1, width=width, policy=policy)
         rel = next(s for s in st.steps if s.stage == "relations")
-        assert sum(c.kept for c in rel.candidates) == kept, policy.relation_width
-        assert len(st.paths) == 2  # the entity beam: N chains
-    llm = SimpleNamespace(config=EngineConfig(width=2), relation_scorer=SimpleNamespace(uses_llm=True), graph=g)
-    assert CheapPolicy().relations_kept(llm) == 2  # the LLM scores relations: N, as the paper
-    typed = SimpleNamespace(config=EngineConfig(width=2), relation_scorer=SimpleNamespace(uses_llm=False),
-                            graph=SimpleNamespace(has_relation_labels=True))
-    assert CheapPolicy().relations_kept(typed) == 2  # a typed graph: N
-    assert FaithfulPolicy().relations_kept(llm) == 2 == FaithfulPolicy().relations_kept(eng)
-    assert CheapPolicy().relations_kept(eng) == 4
+        got = sorted(c.label.split()[-1] for c in rel.candidates if c.kept)
+        assert got == sorted(best[:kept]), (width, policy.relation_width)  # the e5 reading's best, not graph order
+        assert all(c.reason.startswith("tied at 0.05 with 7 other(s)") for c in rel.candidates if c.kept)
+        assert len(st.paths) == width  # the entity beam: N chains
+    # two relations the question's words match are kept by their scores; the cut-off at 2N runs through the ties
+    # below them, and those are read (at N the cut would pass above them, and the graph's order would pick)
+    g2 = free_graph([("Ann", "Vic", "Ann trained Vic as an apprentice"), ("Ann", "Quin", "Ann trained Quin")]
+                    + [("Ann", x, f"Ann {verb} {x}") for x, verb in people])
+    eng, st = run(g2, q, ["Ann"], depth=1, width=2)
+    kept = {c.label.split()[2]: c.reason for c in st.steps[0].candidates if c.kept}
+    assert sorted(kept) == ["Quin", "Vic", "Yara", "Zed"]
+    assert kept["Zed"].startswith("tied at 0.05 with 7 other(s)") and not kept["Vic"].startswith("tied")
+    with pytest.raises(ValueError, match="relation_width"):
+        CheapPolicy(relation_width=0)
+
+    def ctx(relations_llm=False, entities_llm=False, typed=False):
+        return SimpleNamespace(config=EngineConfig(width=2), graph=SimpleNamespace(has_relation_labels=typed),
+                               relation_scorer=SimpleNamespace(uses_llm=relations_llm),
+                               entity_scorer=SimpleNamespace(uses_llm=entities_llm))
+
+    assert CheapPolicy().relations_kept(ctx()) == 4
+    assert CheapPolicy().relations_kept(ctx(relations_llm=True)) == 2  # the LLM scores relations: N, as the paper
+    assert CheapPolicy().relations_kept(ctx(entities_llm=True)) == 2  # the LLM would read twice the entities
+    assert CheapPolicy().relations_kept(ctx(typed=True)) == 2  # a typed graph: N
+    assert FaithfulPolicy().relations_kept(ctx()) == 2
     assert CheapPolicy().params()["relation_width"] == 2  # recorded in the trace with the policy's settings

@@ -103,14 +103,15 @@ class CheapPolicy(CheapAnswers):
     # equal scores share a rank (121, the graph's order deciding nothing; docs/experiment-log.md, "The whole chain
     # read by e5")
     chain_fusion: bool = True
-    # GraphRAG graphs, a cheap relation scorer: the relation stage keeps relation_width x N relations per frontier
+    # GraphRAG graphs, cheap scorers on both stages: the relation stage keeps relation_width x N relations per frontier
     # entity (the paper: N), and the entity beam still keeps N chains, cut on the e5 chain fusion above. BM25 scores a
     # relation by the words it shares with the question, and the relation a question paraphrases often shares none
     # ("apprenticed" for "his employer"): with N its place among the floor-scored ties was a coin toss. Over the nine
     # GraphRAG dev sets (249 questions), gold-seed beam recall 214 -> 221 (x3: 219), linked Hits@1 / Hits@3 145 / 201
     # -> 147 / 205 before the answer ranker was refitted (docs/experiment-log.md, "Where the 1.2 graph loses its
     # answers"). Typed graphs keep N: there MetaQA was unchanged and PathQuestion-Large 2-hop lost one question (0.900
-    # -> 0.893) for two more on each 3-hop set
+    # -> 0.893) for two more on each 3-hop set. With the LLM on either stage N (an LLM entity stage would read twice the
+    # candidates; not measured); 3N was measured with ties read at N only
     relation_width: int = 2
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
@@ -227,11 +228,16 @@ class CheapPolicy(CheapAnswers):
         out = [self.floor + (1 - self.floor) * v if ok else v for v, ok in zip(scores, scored)]
         return out
 
+    def __post_init__(self) -> None:
+        if self.relation_width < 1:
+            raise ValueError(f"relation_width must be at least 1 (got {self.relation_width})")
+
     def relations_kept(self, ctx: SearchContext) -> int:
-        """relation_width x the beam width on a GraphRAG graph with a cheap relation scorer; else the beam width (the
-        paper's N): with the LLM, and on a typed graph."""
+        """relation_width x the beam width on a GraphRAG graph with cheap scorers on both stages; else the beam width
+        (the paper's N): with the LLM on either stage, and on a typed graph."""
         width = ctx.config.width
-        wide = width and not ctx.graph.has_relation_labels and not uses_llm(ctx.relation_scorer)
+        wide = (width and not ctx.graph.has_relation_labels and not uses_llm(ctx.relation_scorer)
+                and not uses_llm(ctx.entity_scorer))
         return width * self.relation_width if wide else width
 
     def hop_score(self, ctx: SearchContext, rel_score: float, ent_score: float, ahead: NextHop | None

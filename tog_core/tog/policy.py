@@ -2,7 +2,7 @@
 engine is given, made of four small extension points (each with the paper's default):
 
 * relation scoring (`RelationScoring`): what a relation group reads like to a scorer, which part of the question
-  scores it, how raw scores are shaped before the cut;
+  scores it, how raw scores are shaped before the cut, and how many groups the cut keeps (`relations_kept`);
 * entity scoring (`EntityScoring`): whether a candidate entity is rated by where it leads next (the engine hands
   the policy each candidate's next edges: a policy never walks the graph), and how relation, entity and next-hop
   ratings make one hop score;
@@ -83,8 +83,8 @@ class SearchContext(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------- extension points
-# Four small protocols, one per decision the paper leaves to the LLM; each has the paper's default below, and
-# FaithfulPolicy is the four defaults together.
+# Four small protocols, one per decision the paper leaves to the LLM (and, for relations, how many the cut keeps: N);
+# each has the paper's default below, and FaithfulPolicy is the four defaults together.
 
 class RelationScoring(Protocol):
     """Relation pruning: what a relation reads like, which part of the question scores it, how scores are shaped."""

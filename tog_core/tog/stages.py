@@ -3,7 +3,8 @@ loop: start / propose / apply / answer). For each depth:
 
 1. relation exploration (`_groups`): the relation groups (one label, one direction) of every frontier entity, the
    edges the walk may take (`open_edges`, edges.py);
-2. relation pruning (`_propose_relations`): the scorer rates each entity's groups, the beam keeps the top N;
+2. relation pruning (`_propose_relations`): the scorer rates each entity's groups, the beam keeps the top N (the
+   policy's `relations_kept`: N in the paper);
 3. entity exploration (`_propose_entities`): the entities behind the kept relations;
 4. entity pruning: relation score x entity score per candidate, the beam keeps the top N paths of the frontier;
 5. reasoning (`_propose_evaluate`): the judge says whether the chains suffice; if not, one depth more.
@@ -156,7 +157,7 @@ class StageProposals(EdgeRules):
                     if why:
                         reasons[k] = f"{why}; {reasons[k]}" if reasons[k] else why
             top = beam_cut([(-v, -t) for v, t in zip(scores, ties[0])] if ties else [(-v,) for v in scores],
-                           self.policy.relations_kept(self))  # relation pruning: the top N per entity
+                           self.policy.relations_kept(self))  # relation pruning: the top N per entity (policy's)
             order = best_first(scores)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
