@@ -11,7 +11,7 @@
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
 answer candidate with its features (CheapPolicy.answer_features) and whether it is a gold answer, under
 $TOG_HOME/cache/ranker-features/. Features do not depend on the weights, so one dump serves every fit. Dev sets
-only: the Christmas Carol held-out split and the two blind sets are never read here.
+only: the Christmas Carol held-out split and the blind sets are never read here.
 
 `fit` fits a conditional logit (a softmax over each question's candidates, L2-regularised, every data set weighted
 equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the

@@ -13,7 +13,7 @@ measured on the search, not on the fitted ranker). MetaQA's dev split (all 300) 
 The verdict: `remove` when a rule changes no question anywhere, or when it helps no set but the ones it was read
 from (net <= 0 on every other set), unless switching it off costs MetaQA (any hop) or PathQuestion more than one
 question (`keep: typed`). `--held-out` adds the Christmas Carol held-out split as a column (the lead runs it once,
-at the end); the verdict never reads it. The 1.2 blind set is never read here.
+at the end); the verdict never reads it. The blind sets are never read here.
 
 Results are cached per (rule, set) under $TOG_HOME/cache/rule-table/, keyed by the source of tog_core, so a rerun of
 unchanged code only prints.
