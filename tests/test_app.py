@@ -118,6 +118,16 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     return at.run()
 
 
+def force_in(at: AppTest, key: str) -> tuple[str, AppTest]:
+    """Click "Force … in" under a "why not" answer: (the run id before, the page after, with no exception)."""
+    old = at.session_state[key].run_id
+    [force] = [b for b in at.button if b.label.startswith("Force")]
+    force.click()
+    at.run()
+    assert not at.exception, at.exception
+    return old, at
+
+
 # ---------------------------------------------------------------------------------------------- ask
 
 def test_no_key_one_click_answers_from_the_chains_plainly(home):
@@ -270,11 +280,7 @@ def test_why_not_names_where_it_was_lost_marks_it_and_forces_it_in():
     at = open_tab(at, K.ASK_TAB, "Search replay")
     star = [n for n in picture_json(pictures(at)[0])["nodes"] if n["label"].startswith("★")]
     assert [n["label"] for n in star] == ["★ Pell Ardent"] and "expected by you" in star[0]["title"]
-    old = at.session_state[K.ASK_TRACE].run_id
-    [force] = [b for b in at.button if b.label.startswith("Force")]
-    force.click()
-    at.run()
-    assert not at.exception, at.exception
+    old, at = force_in(at, K.ASK_TRACE)
     t = at.session_state[K.ASK_TRACE]
     assert t.run_id != old and t.parent_run == old
     assert "Pell Ardent: in the final beam" in " ".join(s.value for s in at.success)

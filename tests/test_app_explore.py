@@ -11,7 +11,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, CORIN, QUESTION, app, ask, click, pick, pictures, texts
+from test_app import APP, CORIN, QUESTION, app, ask, click, force_in, pick, pictures, texts
 from tog_core.app.session import K
 from tog_core.app.views import answer_start, candidate_rows, edited_choice, md_text
 from tog_core.render.page import picture_json
@@ -285,11 +285,7 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
     at = click(at, "Auto-finish")
     at.text_input(key=K.EXPLORE_EXPECT).set_value("Pell Ardent").run()
     assert "never a candidate" in at.error[0].value
-    old = at.session_state[K.EXPLORE].run_id
-    [force] = [b for b in at.button if b.label.startswith("Force")]
-    force.click()
-    at.run()
-    assert not at.exception, at.exception
+    old, at = force_in(at, K.EXPLORE)
     ex = at.session_state[K.EXPLORE]
     assert ex.parent_run == old and not ex.state.done
     assert "Depth 1 · entities" in texts(at)  # the forced relation was kept; the person goes on from here
