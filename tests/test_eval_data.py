@@ -134,11 +134,8 @@ def test_the_bench_loader_finds_every_blind_title(path, output):
 
 def _hops(q: dict, graph) -> set[frozenset[str]]:
     """The relationships (as unordered pairs of titles) along a question's evidence walk from its topic entities."""
-    walks: list[tuple[str, frozenset[frozenset[str]]]] = [(t, frozenset()) for t in q["topic_entities"]]
-    for text in q["evidence"]:
-        walks = [(b if a == at else a, used | {frozenset((a, b))}) for at, used in walks
-                 for a, b in graph.by_description.get(text, ()) if at in (a, b)]
-    return {pair for end, used in walks if end in q["answers"] for pair in used}
+    return {pair for end, used in graph.evidence_walks(q["topic_entities"], q["evidence"]) if end in q["answers"]
+            for pair in used}
 
 
 @pytest.mark.parametrize("path, output, others, starts_apart", [

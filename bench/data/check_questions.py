@@ -111,18 +111,18 @@ class Graph:
             walk(s, {s}, hops)
         return out
 
+    def evidence_walks(self, starts: Iterable[str], evidence: list[str]) -> set[tuple[str, frozenset[frozenset[str]]]]:
+        """Each walk following the evidence relationships in order from `starts` (either direction): the entity it
+        ends at, and the relationships it took (unordered pairs of titles)."""
+        walks: set[tuple[str, frozenset[frozenset[str]]]] = {(s, frozenset()) for s in starts}
+        for text in evidence:
+            walks = {(b if a == at else a, used | {frozenset((a, b))}) for at, used in walks
+                     for a, b in self.by_description.get(text, ()) if at in (a, b)}
+        return walks
+
     def evidence_ends(self, starts: Iterable[str], evidence: list[str]) -> set[str]:
         """Entities reached by following the evidence relationships in order from `starts` (either direction)."""
-        current = set(starts)
-        for text in evidence:
-            nxt = set()
-            for s, t in self.by_description.get(text, ()):
-                if s in current:
-                    nxt.add(t)
-                if t in current:
-                    nxt.add(s)
-            current = nxt
-        return current
+        return {end for end, _ in self.evidence_walks(starts, evidence)}
 
 
 def table_path(output_dir: Path, name: str) -> Path:
