@@ -48,6 +48,7 @@ def _one_line(text: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return tuple(a for a, _ in spans), tuple(" ".join(text[a:b].split()) for a, b in spans)
 
 
+@lru_cache(maxsize=4096)  # a candidate's title is looked for in every unit of its link, and again for its passage
 def name_pattern(title: str) -> re.Pattern[str] | None:
     """A title as the source text writes it: a leading article aside, any case, whole words, any white space between
     its words (a name may be wrapped over a line break); None for a name too short to tell."""
