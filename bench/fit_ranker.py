@@ -6,6 +6,7 @@
     python bench/fit_ranker.py fit --write=free   # ... writing only the free-text model; the typed one stays as shipped
     python bench/fit_ranker.py fit --without=a,b  # the LODO table without these ranking features
     python bench/fit_ranker.py fit --unsigned     # ... with no weight held at zero or above (below)
+    python bench/fit_ranker.py fit --balanced     # ... the guess threshold by the best balance (the rule before)
 
 `dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
@@ -15,7 +16,8 @@ only: the Christmas Carol held-out split and the blind sets are never read here.
 
 `fit` fits a conditional logit (a softmax over each question's candidates, L2-regularised, every data set weighted
 equally) on all sets but one and scores the one left out; the guess threshold is chosen on the training sets (the
-probability that best separates right from wrong top answers) and applied to the left-out set. In the free-text
+probability nearest issue #21's operating point: at least 70% of wrong answers flagged as guesses and at most 25% of
+right ones, the larger shortfall the smallest) and applied to the left-out set. In the free-text
 family the weights of the features whose direction is known before any data (agreement, similarity, type fit,
 coverage, the source passage: ranking.AT_LEAST_ZERO) are held at zero or above; the typed model was fitted without
 that, and without `passage_words` (UNUSED), and is kept as shipped (`fit --write=free`).
@@ -137,6 +139,9 @@ SIGNED = {"free"}
 # is in docs/experiment-log.md): the typed model was fitted before `passage_words` existed and is kept as shipped
 UNUSED: dict[str, frozenset[str]] = {"free": frozenset(), "typed": frozenset({"passage_words"})}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
+BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged
+# issue #21's operating point: at least this share of wrong answers flagged as guesses, at most this share of right
+GOAL_WRONG, GOAL_RIGHT = 0.70, 0.25
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
@@ -235,27 +240,34 @@ def tops(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]
 
 
 def threshold(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> float:
-    """The probability that best separates right from wrong top answers on `sets` (each set weighing the same):
-    the mean of the share of wrong answers flagged and the share of right ones not flagged, highest."""
-    per = [tops(model, n, qs) for n, qs in sets.items()]
-    if TARGET_WRONG is not None:  # the lowest threshold flagging that share of wrong answers (each set the same)
-        for t in np.arange(0.05, 0.96, 0.01):
-            shares = [np.mean([p < t for p, h, _ in rows if not h]) for rows in per if any(not h for _, h, _ in rows)]
-            if np.mean(shares) >= TARGET_WRONG:
-                return round(float(t), 2)
-        return 0.95
-    best, best_t = -1.0, 0.5
-    for t in np.arange(0.05, 0.96, 0.01):
-        vals = []
+    """The guess threshold on `sets` (each set weighing the same), by default the issue's own operating point: the
+    probability whose mean shares of wrong answers flagged and right answers flagged come nearest the goals (at least
+    GOAL_WRONG, at most GOAL_RIGHT), the larger of the two shortfalls the smallest; ties go to the lower threshold
+    (fewer right answers called guesses). `fit --balanced`: the best mean of wrong flagged and right not flagged (the
+    rule shipped before); `fit --target-wrong=x`: the lowest flagging that share of wrong answers."""
+    return pick_threshold([tops(model, n, qs) for n, qs in sets.items()])
+
+
+def pick_threshold(per: Sequence[Sequence[tuple[float, bool, bool]]]) -> float:
+    """`threshold` on each set's (confidence, right at 1, right within 3) per question."""
+    grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
+
+    def shares(t: float) -> tuple[float, float]:
+        """The mean over the sets of the share of wrong answers flagged, and of right ones."""
+        wf, rf = [], []
         for rows in per:
             right = [p for p, h, _ in rows if h]
             wrong = [p for p, h, _ in rows if not h]
-            wf = np.mean([p < t for p in wrong]) if wrong else 1.0
-            rf = np.mean([p < t for p in right]) if right else 0.0
-            vals.append((wf + 1.0 - rf) / 2)
-        if np.mean(vals) > best:
-            best, best_t = float(np.mean(vals)), float(t)
-    return round(best_t, 2)
+            wf.append(np.mean([p < t for p in wrong]) if wrong else 1.0)
+            rf.append(np.mean([p < t for p in right]) if right else 0.0)
+        return float(np.mean(wf)), float(np.mean(rf))
+
+    at = {t: shares(t) for t in grid}
+    if TARGET_WRONG is not None:
+        return next((t for t in grid if at[t][0] >= TARGET_WRONG), grid[-1])
+    if BALANCED:
+        return max(grid, key=lambda t: ((at[t][0] + 1.0 - at[t][1]) / 2, -t))
+    return min(grid, key=lambda t: (max(GOAL_WRONG - at[t][0], at[t][1] - GOAL_RIGHT), t))
 
 
 def report(name: str, model: ranking.Model, qs: list[tuple[np.ndarray, np.ndarray]], rule: float) -> dict[str, Any]:
@@ -334,8 +346,8 @@ def main_fit(write: bool, only: str | None = None) -> None:
 def fit_options(args: list[str]) -> tuple[bool, str | None]:
     """Apply `fit`'s options to this module's settings (SURE, SIGNED, TARGET_WRONG, UNUSED); returns (write, only
     that family). Exits naming an unknown option or feature."""
-    global SURE, SIGNED, TARGET_WRONG, UNUSED
-    flags = ("--sure=", "--unsigned", "--target-wrong=", "--without=", "--write")
+    global SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED
+    flags = ("--sure=", "--unsigned", "--target-wrong=", "--balanced", "--without=", "--write")
     if bad := [a for a in args if not a.startswith(flags)]:
         sys.exit(f"unknown option(s) {', '.join(bad)}\n{__doc__}")
     for a in args:
@@ -345,6 +357,8 @@ def fit_options(args: list[str]) -> tuple[bool, str | None]:
             SIGNED = set()
         if a.startswith("--target-wrong="):
             TARGET_WRONG = float(a[15:])
+        if a == "--balanced":
+            BALANCED = True
         if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)
             drop = set(a[10:].split(","))
             choices = [f for f in ranking.FEATURES if f != "bias"]  # "none of these" is scored against bias

@@ -168,3 +168,33 @@ def test_fit_ranker_refuses_a_dump_made_before_a_feature_existed(tmp_path, monke
     assert set(fr.load(["a", "b"], ranking.FEATURES)) == {"a", "b"}
     with pytest.raises(SystemExit, match=r"the dump of a has no new_feature .* dump a` again"):
         fr.load(["a", "b"], (*ranking.FEATURES, "new_feature"))
+
+
+def test_fit_ranker_puts_the_guess_threshold_nearest_the_issues_operating_point(monkeypatch):
+    """Two sets whose right answers run 0.30 … 0.95 and wrong ones 0.10 … 0.65: the default threshold is the one
+    whose mean shares come nearest "at least 70% of wrong answers flagged, at most 25% of right ones" (the larger
+    shortfall smallest, the lower threshold on a tie); `--balanced` is the best mean of wrong flagged and right not
+    flagged; `--target-wrong` the lowest flagging that share of wrong answers."""
+    fr = load("fit_ranker")
+    right = [(0.30 + 0.05 * i, True, True) for i in range(14)]  # 0.30 … 0.95
+    wrong = [(0.10 + 0.05 * i, False, False) for i in range(12)]  # 0.10 … 0.65
+    per = [right + wrong, right[1:] + wrong[:-1]]
+
+    def shares(t):
+        wf = [sum(p < t for p, h, _ in s if not h) / sum(not h for _, h, _ in s) for s in per]
+        rf = [sum(p < t for p, h, _ in s if h) / sum(h for _, h, _ in s) for s in per]
+        return sum(wf) / 2, sum(rf) / 2
+
+    t = fr.pick_threshold(per)
+    wf, rf = shares(t)
+    worst = max(fr.GOAL_WRONG - wf, rf - fr.GOAL_RIGHT)
+    grid = [round(0.05 + 0.01 * i, 2) for i in range(91)]
+    assert all(max(fr.GOAL_WRONG - a, b - fr.GOAL_RIGHT) >= worst - 1e-12 for a, b in map(shares, grid))
+    assert (fr.GOAL_WRONG, fr.GOAL_RIGHT) == (0.70, 0.25) and 0.45 < t < 0.55
+    monkeypatch.setattr(fr, "BALANCED", True)
+    balanced = fr.pick_threshold(per)
+    assert balanced != t and all((shares(balanced)[0] - shares(balanced)[1]) >= (a - b) - 1e-12
+                                 for a, b in map(shares, grid))
+    monkeypatch.setattr(fr, "TARGET_WRONG", 0.9)
+    target = fr.pick_threshold(per)
+    assert shares(target)[0] >= 0.9 > shares(round(target - 0.01, 2))[0]
