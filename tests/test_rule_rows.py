@@ -146,6 +146,8 @@ ROWS: list[tuple[str, str, list[str], Read, Any, Any]] = [
      reading("hops"), 1, 2),
     ("recurs_hops", "the films that share actors with X", ["X"], reading("hops"), 2, 1),
     ("relation_phrases", "the place of birth of Sam 's son ?", ["Sam"], hops_on_a_typed_graph, 2, 3),
+    ("relative_wh", "The dealer who sold the lamp kept it in which shop?", ["lamp"], reading("asked", "asked_named"),
+     (("shop",), True), (("person", "peopl", "organizat"), False)),
     # the policy's switches, each on the smallest function it switches:
     # CheapPolicy.relation_query (hop 1 reads the band by the topic)
     ("hop_focus", "who directed the movies written by Paul", ["Paul"], first_hop_focus, "written", ""),

@@ -1,6 +1,7 @@
 """Tokenization in any script: accents kept, French stop words and stems, Chinese characters and pairs."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,20 @@ def test_a_title_and_the_asked_noun_are_read_in_the_questions_language():
     assert named and asked_in(q, asked) == frozenset(tokens_in("rivière", "fr")) and asked_in(q, asked) <= set(words)
     assert asked_in("Which place is the capital of the Verdant Isles?", ["plac"]) == {"plac"}
     assert asked_in(q, []) == frozenset()
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    # the question word after a relative clause's: the later one asks
+    ("The old dealer who counted the coins opened one bundle; which garment did he hold up?", (["garment"], True)),
+    ("Far off stood a shop where rags were bought; who sat among its wares?",
+     (["person", "peopl", "organizat"], False)),
+    ("The man who, watching the play, cried out at which woodcutter?", (["woodcut"], True)),
+    # after a preposition or at the start a question word asks
+    ("At which hour did the bell ring?", (["hour"], True)),
+    ("Who is married to the man the Lord Mayor fined?", (["person", "peopl", "organizat"], False)),
+    # every question word after a content word: the first still answers ("directed which films")
+    ("the director of X directed which films", (["film"], True)),
+    ("L'homme qui a peint la toile vit dans quelle ville ?", (["vill"], True)),
+])
+def test_the_question_word_is_not_a_relative_clauses(question, asked):
+    assert asked_type(question) == asked

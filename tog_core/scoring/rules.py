@@ -14,7 +14,7 @@ NAMES = frozenset({
     "film_nouns_stop", "film_nouns_type", "fr_stop_extra", "bands_by_question_word", "bands_from_phrases",
     "framing_words", "asking_noun_is_type", "verb_after_asking", "named_type", "asks_for", "auxiliaries", "kind_words",
     "type_words", "time_words", "attribute_after_asking", "do_support", "title_before_name", "recurs_hops",
-    "relation_phrases",
+    "relation_phrases", "relative_wh",
 })
 OFF: set[str] = set()  # the rules switched off for this run (empty outside a rule bench)
 _RESETS: list[Callable[[], None]] = []  # what each module rebuilds when the switches change (tables, caches)

@@ -359,17 +359,23 @@ TYPE_WORDS = _merged_type_words()
 
 
 def asked_type(question: str) -> tuple[list[str], bool]:
-    """Stems of what the question asks for, read at its first question word, and whether the question names it:
+    """Stems of what the question asks for, read at its question word (the first one that does not open a relative
+    clause: "the dealer who told …; which garment" reads "which"), and whether the question names it:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
     not say. English and French (Chinese question words read no type: docs/rules.md)."""
-    words = [w.lower() for w in _WORD.findall(question)]
+    found = list(_WORD.finditer(question))
+    words = [m.group().lower() for m in found]
     lang = language(words)
     asking = TYPE_ASKING.get(lang, frozenset()) if rules.on("named_type") else frozenset()
     wh = ASKS_FOR.get(lang, {}) if rules.on("asks_for") else {}
-    first = next((k for k, w in enumerate(words) if w in asking or w in wh), None)
-    if first is None:
+    at_wh = [k for k, w in enumerate(words) if w in asking or w in wh]
+    if not at_wh:
         return [], False
+    first = at_wh[0]
+    if rules.on("relative_wh"):  # "the old dealer who told …; which garment …": the question word is "which"
+        stop = LANGUAGES.get(lang, (frozenset(), None))[0]
+        first = next((k for k in at_wh if not _relative(question, found, k, stop)), first)
     if words[first] in wh:
         return tokens(wh[words[first]]), False
     aux = AUXILIARIES.get(lang, frozenset()) if rules.on("auxiliaries") else frozenset()
@@ -382,6 +388,19 @@ def asked_type(question: str) -> tuple[list[str], bool]:
         return [], False  # "what killed the X's spouse": a verb, the question says no type
     named = _type_words(noun) if noun else []  # "which of": a stop word names no type
     return (named, True) if named else ([], False)
+
+
+_CLAUSE_START = re.compile(r"[;:?!()\u2014\u2013]|(?:^|\s)-(?:\s|$)")
+
+
+def _relative(question: str, found: list[re.Match[str]], k: int, stop: frozenset[str]) -> bool:
+    """Whether the question word at `found[k]` opens a relative clause ("the dealer who …", "a shop where …",
+    "Scrooge, who …") rather than the question: it follows a content word (not a stop word such as "at" in "at which
+    hour"), with no clause break (; : ? ! a dash or a bracket) between them. The first word never does."""
+    if k == 0:
+        return False
+    gap = question[found[k - 1].end():found[k].start()]
+    return not _CLAUSE_START.search(gap) and found[k - 1].group().lower() not in stop
 
 
 def type_matches(asked: list[str], entity_type: str) -> bool | None:
