@@ -199,6 +199,31 @@ def test_resume_from_a_saved_mid_run_trace_finishes_the_same(tmp_path):
             resumed_engine.trace(done).chains] == [list(c) for c in fresh]
 
 
+def test_a_run_resumed_under_other_policy_settings_says_which_in_its_trace():
+    """A run saved by an older version (here relation_width 1) goes on under today's policy and names the change
+    as a fallback of the resume; the same settings, or a trace that recorded none, add nothing."""
+    g = make_graph()
+    q = "Where was the founder of Acme born?"
+    cfg = EngineConfig(width=2, depth=3, relation_pruner="bm25", entity_pruner="bm25")
+    old = ToGEngine(g, config=cfg, policy=CheapPolicy(relation_width=1))
+    st = old.apply(old.start(q, ["Acme"]), asyncio.run(old.propose(old.start(q, ["Acme"]))))
+    saved = old.trace(st).to_dict()
+    assert saved["config"]["policy_params"]["relation_width"] == 1
+    now = ToGEngine(g, config=cfg, policy=CheapPolicy())
+    done = run(now, q, state=now.restore(saved))
+    notes = [f for f in now.trace(done).stats.get("other_fallbacks", []) if f["name"] == "policy_changed"]
+    assert len(notes) == 1 and notes[0]["where"] == "resume" and "relation_width 1 -> 2" in notes[0]["detail"]
+    again = now.trace(done).to_dict()  # resumed once more: the trace now records today's settings
+    assert [u for u in now.restore(again).extra_usage if u.get("fallback") == "policy_changed"] == notes_usage(notes)
+    assert not [u for u in old.restore(saved).extra_usage if u.get("fallback") == "policy_changed"]
+    saved["config"].pop("policy_params")
+    assert not [u for u in now.restore(saved).extra_usage if u.get("fallback") == "policy_changed"]
+
+
+def notes_usage(notes):
+    return [{"fallback": n["name"], "stage": n["where"], "detail": n["detail"]} for n in notes]
+
+
 def test_unusable_llm_reply_applies_a_named_fallback():
     g = make_graph()
     llm = ScriptedLLM(lambda msgs: "Sorry, I am just a language model and cannot rate these.")

@@ -174,10 +174,31 @@ class Recording:
         rels = tuple(RelChoice(path=r["path"], key=r["key"], score=r["score"], label=r["label"], text=r["text"],
                                ridxs=tuple(rel(e[0]) for e in r["edges"]), others=tuple(ent(e[1]) for e in r["edges"]))
                      for r in snap["relations"])
+        usage = tuple(snap.get("extra_usage", ()))
+        if changed := self.policy_change(t.config or {}):
+            usage += ({"fallback": "policy_changed", "stage": "resume", "detail": changed},)
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
-                     answer_by=t.answer_by, extra_usage=tuple(snap.get("extra_usage", ())), error=t.error,
+                     answer_by=t.answer_by, extra_usage=usage, error=t.error,
                      other_searches=others,
                      reading=reading_of(t) or read_question(t.question, [x.title for x in t.seeds], graph=g),
                      **hops_of(DepthPlan.from_dict(t.plan) if t.plan else None))
+
+    def policy_change(self, config: dict[str, Any]) -> str:
+        """How the search policy a saved run recorded differs from this engine's, in words ("" when it does not, or
+        the run recorded none): a run resumed after an upgrade goes on under today's policy, and says so."""
+        before, name = config.get("policy_params"), config.get("policy")
+        if not isinstance(before, dict):
+            return ""
+        now = self.policy.params()
+        if name and name != self.policy.name:
+            return f"the run was started under the {name} policy; it goes on under the {self.policy.name} policy"
+        diff = [f"{k} {before[k]!r} -> {now[k]!r}" if k in before else f"{k} (not recorded) -> {now[k]!r}"
+                for k in sorted(now) if before.get(k, _UNSET) != now[k]]
+        diff += [f"{k} {before[k]!r} (no longer a setting)" for k in sorted(set(before) - set(now))]
+        return ("the run was started with other search policy settings; it goes on with today's: " + "; ".join(diff)
+                if diff else "")
+
+
+_UNSET = object()
 
