@@ -249,18 +249,20 @@ def threshold(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.nd
 
 
 def pick_threshold(per: Sequence[Sequence[tuple[float, bool, bool]]]) -> float:
-    """`threshold` on each set's (confidence, right at 1, right within 3) per question."""
+    """`threshold` on each set's (confidence, right at 1, right within 3) per question. A share is the mean over the
+    sets that have such answers (a set with no wrong answer says nothing about flagging them); 0.5 when no set has
+    both."""
     grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
+    wrongs = [[p for p, h, _ in rows if not h] for rows in per]
+    rights = [[p for p, h, _ in rows if h] for rows in per]
+    wrongs, rights = [w for w in wrongs if w], [r for r in rights if r]
+    if not wrongs or not rights:
+        return 0.5
 
     def shares(t: float) -> tuple[float, float]:
         """The mean over the sets of the share of wrong answers flagged, and of right ones."""
-        wf, rf = [], []
-        for rows in per:
-            right = [p for p, h, _ in rows if h]
-            wrong = [p for p, h, _ in rows if not h]
-            wf.append(np.mean([p < t for p in wrong]) if wrong else 1.0)
-            rf.append(np.mean([p < t for p in right]) if right else 0.0)
-        return float(np.mean(wf)), float(np.mean(rf))
+        return (float(np.mean([np.mean([p < t for p in w]) for w in wrongs])),
+                float(np.mean([np.mean([p < t for p in r]) for r in rights])))
 
     at = {t: shares(t) for t in grid}
     if TARGET_WRONG is not None:
@@ -344,8 +346,8 @@ def main_fit(write: bool, only: str | None = None) -> None:
 
 
 def fit_options(args: list[str]) -> tuple[bool, str | None]:
-    """Apply `fit`'s options to this module's settings (SURE, SIGNED, TARGET_WRONG, UNUSED); returns (write, only
-    that family). Exits naming an unknown option or feature."""
+    """Apply `fit`'s options to this module's settings (SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED); returns
+    (write, only that family). Exits naming an unknown option or feature, or two threshold rules at once."""
     global SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED
     flags = ("--sure=", "--unsigned", "--target-wrong=", "--balanced", "--without=", "--write")
     if bad := [a for a in args if not a.startswith(flags)]:
@@ -365,6 +367,8 @@ def fit_options(args: list[str]) -> tuple[bool, str | None]:
             if unknown := drop - set(choices):
                 sys.exit(f"unknown feature(s) {', '.join(sorted(unknown))}; choose from {', '.join(choices)}")
             UNUSED = {family: unused | drop for family, unused in UNUSED.items()}
+    if BALANCED and TARGET_WRONG is not None:
+        sys.exit("choose one threshold rule: --balanced or --target-wrong")
     families = [a[8:] for a in args if a.startswith("--write=")]
     return "--write" in args or bool(families), (families[0] if families else None)
 

@@ -118,8 +118,8 @@ RULES: tuple[Rule, ...] = (
     Rule("title_before_name", "hops._names_the_topic ('le capitaine Jules Caradec')", ("fr", "cc"), "8b8da25"),
     Rule("recurs_hops", "languages: recurs (also/share: one hop more)", MQA, "c15e7e9"),
     Rule("relation_phrases", "readers.relation_names ('place of birth' read as one word)", ("pq2",), "9611ea2"),
-    Rule("relative_wh", "text.asked_type: a question word after a content word opens a relative clause ('the dealer "
-         "who …; which garment')", ("cc3", "dulce"), "2026-11-29, misranked dev answers"),
+    Rule("relative_wh", "text.asked_type: who/where/qui … after a content word opens a relative clause ('the "
+         "dealer who …; which garment')", ("cc3", "dulce"), "2026-11-29, misranked dev answers"),
     Rule("hop_focus", "CheapPolicy.hop_focus", MQA, "06aba3b", switch=True),
     Rule("lookahead", "CheapPolicy.lookahead", MQA, "comment", switch=True),
     Rule("type_templates", "CheapPolicy.type_templates", MQA, "comment", switch=True),

@@ -216,7 +216,14 @@ def test_a_run_resumed_under_other_policy_settings_says_which_in_its_trace():
     again = now.trace(done).to_dict()  # resumed once more: the trace now records today's settings
     assert [u for u in now.restore(again).extra_usage if u.get("fallback") == "policy_changed"] == notes_usage(notes)
     assert not [u for u in old.restore(saved).extra_usage if u.get("fallback") == "policy_changed"]
+    finished = old.trace(run(old, q, seeds=["Acme"])).to_dict()  # reopened to be read, not resumed: no record
+    assert finished["answer"] and not [u for u in now.restore(finished).extra_usage
+                                       if u.get("fallback") == "policy_changed"]
+    saved["config"]["policy"] = "faithful"
+    said = [u["detail"] for u in now.restore(saved).extra_usage if u.get("fallback") == "policy_changed"]
+    assert said == ["the run was started under the faithful policy; it goes on under the cheap policy"]
     saved["config"].pop("policy_params")
+    saved["config"].pop("policy")
     assert not [u for u in now.restore(saved).extra_usage if u.get("fallback") == "policy_changed"]
 
 

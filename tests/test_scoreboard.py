@@ -175,6 +175,8 @@ def test_fit_ranker_puts_the_guess_threshold_nearest_the_issues_operating_point(
     whose mean shares come nearest "at least 70% of wrong answers flagged, at most 25% of right ones" (the larger
     shortfall smallest, the lower threshold on a tie); `--balanced` is the best mean of wrong flagged and right not
     flagged; `--target-wrong` the lowest flagging that share of wrong answers."""
+    import pytest
+
     fr = load("fit_ranker")
     right = [(0.30 + 0.05 * i, True, True) for i in range(14)]  # 0.30 … 0.95
     wrong = [(0.10 + 0.05 * i, False, False) for i in range(12)]  # 0.10 … 0.65
@@ -189,8 +191,12 @@ def test_fit_ranker_puts_the_guess_threshold_nearest_the_issues_operating_point(
     wf, rf = shares(t)
     worst = max(fr.GOAL_WRONG - wf, rf - fr.GOAL_RIGHT)
     grid = [round(0.05 + 0.01 * i, 2) for i in range(91)]
-    assert all(max(fr.GOAL_WRONG - a, b - fr.GOAL_RIGHT) >= worst - 1e-12 for a, b in map(shares, grid))
+    gaps = {g: max(fr.GOAL_WRONG - a, b - fr.GOAL_RIGHT) for g, (a, b) in zip(grid, map(shares, grid))}
+    assert all(v >= worst - 1e-12 for v in gaps.values())
+    assert t == min(g for g, v in gaps.items() if v <= worst + 1e-12)  # a tie goes to the lower threshold
     assert (fr.GOAL_WRONG, fr.GOAL_RIGHT) == (0.70, 0.25) and 0.45 < t < 0.55
+    # a set with no wrong answers says nothing about flagging them; no set with both: the middle
+    assert fr.pick_threshold([*per, right]) == t and fr.pick_threshold([right]) == 0.5 == fr.pick_threshold([])
     monkeypatch.setattr(fr, "BALANCED", True)
     balanced = fr.pick_threshold(per)
     assert balanced != t and all((shares(balanced)[0] - shares(balanced)[1]) >= (a - b) - 1e-12
@@ -198,3 +204,5 @@ def test_fit_ranker_puts_the_guess_threshold_nearest_the_issues_operating_point(
     monkeypatch.setattr(fr, "TARGET_WRONG", 0.9)
     target = fr.pick_threshold(per)
     assert shares(target)[0] >= 0.9 > shares(round(target - 0.01, 2))[0]
+    with pytest.raises(SystemExit, match="choose one threshold rule"):
+        fr.fit_options(["--balanced", "--target-wrong=0.8"])

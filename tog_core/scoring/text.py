@@ -359,8 +359,8 @@ TYPE_WORDS = _merged_type_words()
 
 
 def asked_type(question: str) -> tuple[list[str], bool]:
-    """Stems of what the question asks for, read at its question word (the first one that does not open a relative
-    clause: "the dealer who told …; which garment" reads "which"), and whether the question names it:
+    """Stems of what the question asks for, read at its question word (the first that is no pronoun opening a
+    relative clause: "the dealer who told …; which garment" reads "which"), and whether the question names it:
     the next content word after "which/what" ("which town", "what are the genres of": named), else what the
     question word usually stands for ("who" -> person, "where" -> place: not named). ([], False) when it does
     not say. English and French (Chinese question words read no type: docs/rules.md)."""
@@ -375,7 +375,7 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     first = at_wh[0]
     if rules.on("relative_wh"):  # "the old dealer who told …; which garment …": the question word is "which"
         stop = LANGUAGES.get(lang, (frozenset(), None))[0]
-        first = next((k for k in at_wh if not _relative(question, found, k, stop)), first)
+        first = next((k for k in at_wh if not (words[k] in wh and _relative(question, found, k, stop))), first)
     if words[first] in wh:
         return tokens(wh[words[first]]), False
     aux = AUXILIARIES.get(lang, frozenset()) if rules.on("auxiliaries") else frozenset()
@@ -390,13 +390,16 @@ def asked_type(question: str) -> tuple[list[str], bool]:
     return (named, True) if named else ([], False)
 
 
-_CLAUSE_START = re.compile(r"[;:?!()\u2014\u2013]|(?:^|\s)-(?:\s|$)")
+# what may end a clause between two words: a stop (. ; : ? ! …), a comma ("Among the guests, who danced …" asks; a
+# "Scrooge, who …" is left as a question word too), a dash (— or –, or a hyphen or two with a space beside)
+_CLAUSE_START = re.compile(r"[.,;:?!\u2026\u2014\u2013]|\s-|-\s|--")
 
 
 def _relative(question: str, found: list[re.Match[str]], k: int, stop: frozenset[str]) -> bool:
-    """Whether the question word at `found[k]` opens a relative clause ("the dealer who …", "a shop where …",
-    "Scrooge, who …") rather than the question: it follows a content word (not a stop word such as "at" in "at which
-    hour"), with no clause break (; : ? ! a dash or a bracket) between them. The first word never does."""
+    """Whether the pronoun at `found[k]` (who, where, qui, où …; never which/what + noun, which ask wherever they
+    stand: "Fred invited which guests") opens a relative clause ("the dealer who …", "a shop where …"; "Scrooge,
+    who …" is not read as one) rather than the question: it follows a content word (not a stop word such as "to" in
+    "to whom"), with no clause break (a stop, a comma or a dash) between them. The first word never does."""
     if k == 0:
         return False
     gap = question[found[k - 1].end():found[k].start()]

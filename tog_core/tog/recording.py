@@ -3,6 +3,8 @@ snapshot (by GraphRAG ids, stable across reloads) and restore. Mixed into ToGEng
 """
 from __future__ import annotations
 
+import json
+
 from datetime import datetime, UTC
 from typing import Any
 
@@ -175,7 +177,8 @@ class Recording:
                                ridxs=tuple(rel(e[0]) for e in r["edges"]), others=tuple(ent(e[1]) for e in r["edges"]))
                      for r in snap["relations"])
         usage = tuple(snap.get("extra_usage", ()))
-        if changed := self.policy_change(t.config or {}):
+        # a run that goes on (unfinished) under today's policy says so; one reopened only to be read does not
+        if not t.answer and (changed := self.policy_change(t.config if isinstance(t.config, dict) else {})):
             usage += ({"fallback": "policy_changed", "stage": "resume", "detail": changed},)
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
@@ -187,12 +190,12 @@ class Recording:
     def policy_change(self, config: dict[str, Any]) -> str:
         """How the search policy a saved run recorded differs from this engine's, in words ("" when it does not, or
         the run recorded none): a run resumed after an upgrade goes on under today's policy, and says so."""
-        before, name = config.get("policy_params"), config.get("policy")
-        if not isinstance(before, dict):
-            return ""
-        now = self.policy.params()
+        name, before = config.get("policy"), config.get("policy_params")
         if name and name != self.policy.name:
             return f"the run was started under the {name} policy; it goes on under the {self.policy.name} policy"
+        if not isinstance(before, dict):
+            return ""
+        now = json.loads(json.dumps(self.policy.params(), default=str))  # as the trace stores it (tuples: lists)
         diff = [f"{k} {before[k]!r} -> {now[k]!r}" if k in before else f"{k} (not recorded) -> {now[k]!r}"
                 for k in sorted(now) if before.get(k, _UNSET) != now[k]]
         diff += [f"{k} {before[k]!r} (no longer a setting)" for k in sorted(set(before) - set(now))]
