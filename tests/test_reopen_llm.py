@@ -78,7 +78,7 @@ def test_without_its_replies_in_the_cache_the_run_continues_from_its_saved_state
     assert reopened.no_history == ("a reply of its LLM is not in the response cache (cleared, or the run was made on "
                                    "another machine or replica), and replaying it would call the LLM")
     assert reopened.state.answer == trace.answer
-    assert eng.llm._cache_only is False  # the session's client asks the provider again afterwards
+    assert eng.llm._cache_only == ""  # the session's client asks the provider again afterwards
 
 
 def test_a_call_that_failed_when_the_run_was_made_fails_again_in_the_replay(tog_home, fake_openai):
@@ -122,7 +122,7 @@ def test_cache_only_raises_on_a_miss_and_ends_with_its_block(tog_home, toy_serve
     msgs = [{"role": "user", "content": "Say ok"}]
     with pytest.raises(NotCached), client.cache_only():  # the miss leaves the block
         asyncio.run(client.complete(msgs, temperature=0.0))
-    assert toy_server.requests == [] and client._cache_only is False
+    assert toy_server.requests == [] and client._cache_only == ""
     with pytest.raises(LLMError), client.cache_only(misses_fail=True):  # a call that failed then fails again
         asyncio.run(client.complete(msgs, temperature=0.0))
     assert toy_server.requests == []
@@ -135,7 +135,7 @@ def test_cache_only_raises_on_a_miss_and_ends_with_its_block(tog_home, toy_serve
     assert again.cached and again.text == first.text and len(toy_server.requests) == 1
     view = client.for_session(session="s")
     with view.cache_only():
-        assert client._cache_only is False  # one session's view: the process's client still asks
+        assert client._cache_only == ""  # one session's view: the process's client still asks
 
 
 def test_a_scripted_model_caches_nothing_so_every_call_in_cache_only_raises():

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = ["LLMConfig", "LLMResult", "ClientUsage", "ChatModel", "estimate_tokens"]
 
@@ -131,6 +131,10 @@ class ChatModel(Protocol):
         `misses_fail`: an ``LLMError``, as the call did when the run was made) instead of asking the provider: a
         saved run replayed to rebuild its history costs nothing, or stops."""
         ...
+
+
+# a model's cache-only mode: "" off, "raise" (NotCached on a miss) or "fail" (LLMError on a miss)
+CacheOnly = Literal["", "raise", "fail"]
 
 
 @contextmanager

@@ -36,7 +36,8 @@ from tog_core.llm._litellm import load_litellm
 from tog_core.llm.budget import Deadline, call_cost, register_zero_cost
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
-from tog_core.llm.chat import ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
+from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
+                               estimate_tokens)
 from tog_core.llm.errors import ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format, _scrub
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
@@ -67,7 +68,7 @@ class LLMClient:
         self._limiter: ProviderLimiter = limiter_for(config.model, config.api_base, limit=limit)
         self._json_level: str | None | bool = False  # False = not decided yet
         self.circuit = Circuit()  # per run: opens after a provider's failure (llm/circuit.py)
-        self._cache_only: str | bool = False  # cache_only(): "raise" (NotCached) or "fail" (LLMError) on a miss
+        self._cache_only: CacheOnly = ""  # cache_only(): "raise" (NotCached) or "fail" (LLMError) on a miss
 
     def for_session(self, *, session: str | None = None, api_key: str | None = None) -> LLMClient:
         """This client as one app session sees it: the same provider limit, response cache and JSON mode; its
@@ -81,7 +82,7 @@ class LLMClient:
         view._lock = threading.Lock()
         view._cache, view._limiter, view._json_level = self._cache, self._limiter, self._json_level
         view.circuit = Circuit()  # a view is one session's run: its own circuit, closed
-        view._cache_only = False
+        view._cache_only = ""
         return view
 
     def cache_only(self, *, misses_fail: bool = False) -> AbstractContextManager[None]:

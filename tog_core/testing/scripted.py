@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from tog_core.llm.chat import LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
+from tog_core.llm.chat import CacheOnly, LLMConfig, LLMResult, ClientUsage, cache_only_mode, estimate_tokens
 from tog_core.llm.errors import LLMError, NotCached
 
 __all__ = ["ScriptedLLM"]
@@ -24,7 +24,7 @@ class ScriptedLLM:
         self.config = LLMConfig(model=model)
         self.usage = ClientUsage()
         self.calls: list[dict] = []
-        self._cache_only: str | bool = False
+        self._cache_only: CacheOnly = ""
 
     def cache_only(self, *, misses_fail: bool = False) -> AbstractContextManager[None]:
         """As LLMClient.cache_only; a scripted model keeps no cache, so every call within raises NotCached (with
