@@ -1,7 +1,7 @@
 """Issue #21's goals in one table: every data set in the configuration users run, next to the gold-seed ceiling.
 
     python bench/scoreboard.py [--sets cc cc2 cc3 dulce cc12 cc12b demo fr zh metaqa pq2 pq3 pql2 pql3] [--json]
-    python bench/scoreboard.py --unseen        # adds the held-out and the three blind sets: only at the end of a stop
+    python bench/scoreboard.py --unseen        # adds the held-out and the four blind sets: only at the end of a stop
 
 Per set, two runs of `bench kgqa` (no LLM, the app's default pruner):
 * **default**: as the app and the CLI run a question (topic entities linked from its text, a maximum depth of 3);
@@ -37,9 +37,11 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "blind2": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind2.jsonl"),
     # a third, on the 1.2 graph again (bench/data/README.md), written at the start of the stop that first reads it
     "blind3": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind3.jsonl"),
+    # a fourth, on the Operation Dulce graph (bench/data/README.md): first read at the end of the stop that wrote it
+    "dulce-blind": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_blind.jsonl"),
 }
 # the real GraphRAG outputs (not written for this project)
-REAL_GRAPHRAG = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "heldout", "blind", "blind2", "blind3")
+REAL_GRAPHRAG = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "heldout", "blind", "blind2", "blind3", "dulce-blind")
 GOLD_SEEDED = ("pq2", "pq3", "pql2", "pql3")  # reported from their gold topic entities
 
 
@@ -116,12 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             "gold_recall", "gold_hits1"]
     heads = ["n", "Hits@1", "Hits@3", "cand.rec", "AUROC", "wrong fl", "right fl", "s/q", "gold rec", "gold H@1"]
     print("default: linked, depth 3 (PathQuestion: gold topic entities); gold: gold topic entities, depth = hops")
-    print(f"{'set':8s}" + "".join(f"{h:>9s}" for h in heads) + "  goals")
+    w = max(8, *map(len, table))  # the set column fits the longest name (dulce-blind)
+    print(f"{'set':{w}s}" + "".join(f"{h:>9s}" for h in heads) + "  goals")
     for n, r in table.items():
         missed = [f"{g['goal']} {fmt(g['value'])} (goal {'≥' if g['at_least'] else '≤'} {g['bound']})"
                   for g in r["goals"] if not g["met"]]
         verdict = "ok" if not missed else "MISSED " + "; ".join(missed)
-        print(f"{n:8s}" + "".join(f"{fmt(r[c]):>9s}" for c in cols) + f"  {verdict}")
+        print(f"{n:{w}s}" + "".join(f"{fmt(r[c]):>9s}" for c in cols) + f"  {verdict}")
     return 0
 
 
