@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             "gold_recall", "gold_hits1"]
     heads = ["n", "Hits@1", "Hits@3", "cand.rec", "AUROC", "wrong fl", "right fl", "s/q", "gold rec", "gold H@1"]
     print("default: linked, depth 3 (PathQuestion: gold topic entities); gold: gold topic entities, depth = hops")
-    w = max(8, *map(len, table))  # the set column fits the longest name (dulce-blind)
+    w = max([8, *map(len, table)])  # the set column fits the longest name (dulce-blind)
     print(f"{'set':{w}s}" + "".join(f"{h:>9s}" for h in heads) + "  goals")
     for n, r in table.items():
         missed = [f"{g['goal']} {fmt(g['value'])} (goal {'≥' if g['at_least'] else '≤'} {g['bound']})"
