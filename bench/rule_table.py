@@ -97,16 +97,16 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("film_nouns_stop", "languages: generic_nouns in the stop words", MQA, "comment: a film graph's questions"),
-    Rule("film_nouns_type", "text._type_words keeps generic_nouns (film); type_words MOVIE", MQA, "2db7edd"),
+    Rule("film_nouns_type", "question._type_words keeps generic_nouns (film); type_words MOVIE", MQA, "2db7edd"),
     Rule("fr_stop_extra", "languages: extra_stop_words (fr: a, quel, où, ... added to bm25s's list)", ("fr",),
          "60ed338"),
-    Rule("bands_by_question_word", "text.question_split: far band by the question word (languages: question_words)",
+    Rule("bands_by_question_word", "question.question_split: far band by the question word (languages: question_words)",
          MQA, "c2c476f"),
     Rule("bands_from_phrases", "QuestionReading.bands: one hop_phrases phrase per hop", PQS, "382fef4"),
-    Rule("framing_words", "languages: framing in text._relation_word (name, list, called)", ("cc",), "1a8f8a5"),
-    Rule("asking_noun_is_type", "text._relation_word: the noun after which/what is no relation", MQA, "c15e7e9"),
+    Rule("framing_words", "languages: framing in question._relation_word (name, list, called)", ("cc",), "1a8f8a5"),
+    Rule("asking_noun_is_type", "question._relation_word: the noun after which/what is no relation", MQA, "c15e7e9"),
     Rule("verb_after_asking", "languages: verb_after_asking ('what killed the ...')", ("pq2",), "5569fdc"),
-    Rule("named_type", "text.asked_type: the noun after which/what names the type", ("cc",), "e7d5a3a"),
+    Rule("named_type", "question.asked_type: the noun after which/what names the type", ("cc",), "e7d5a3a"),
     Rule("asks_for", "languages: asks_for (who -> person, where -> place, ...)", ("cc",), "a24e831"),
     Rule("auxiliaries", "languages: auxiliaries ('what are the genres')", ("cc",), "e7d5a3a"),
     Rule("kind_words", "languages: kind_words ('what types are the films')", MQA, "78734e0"),
@@ -118,7 +118,7 @@ RULES: tuple[Rule, ...] = (
     Rule("title_before_name", "hops._names_the_topic ('le capitaine Jules Caradec')", ("fr", "cc"), "8b8da25"),
     Rule("recurs_hops", "languages: recurs (also/share: one hop more)", MQA, "c15e7e9"),
     Rule("relation_phrases", "readers.relation_names ('place of birth' read as one word)", ("pq2",), "9611ea2"),
-    Rule("relative_wh", "text.asked_type: who/where/qui … after a content word opens a relative clause ('the "
+    Rule("relative_wh", "question.asked_type: who/where/qui … after a content word opens a relative clause ('the "
          "dealer who …; which garment')", ("cc3", "dulce"), "2026-11-29, misranked dev answers"),
     Rule("hop_focus", "CheapPolicy.hop_focus", MQA, "06aba3b", switch=True),
     Rule("lookahead", "CheapPolicy.lookahead", MQA, "comment", switch=True),

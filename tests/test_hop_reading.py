@@ -7,7 +7,7 @@ import pytest
 
 from tog_core.scoring.hops import expected_hops
 from builders import question_bands
-from tog_core.scoring.text import _relation_word, asked_type, type_matches
+from tog_core.scoring.question import _relation_word, asked_type, type_matches
 
 # (rule, question, topics, relation names of several words, expected number of hops)
 HOPS = [

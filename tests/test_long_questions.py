@@ -8,7 +8,7 @@ import pytest
 
 from builders import question_bands
 from tog_core.cli.main import main
-from tog_core.scoring import text
+from tog_core.scoring import question
 from tog_core.tog.limits import MAX_QUESTION_CHARS, question_too_long
 
 
@@ -24,7 +24,7 @@ def test_the_nearest_mark_by_binary_search_is_the_nearest_by_looking_at_every_ma
         for _ in range(rng.randint(1, 8)):  # topic spans may overlap; question words never do
             a = rng.randint(0, 200)
             marks.append((a, a + rng.randint(1, 30)))
-        gaps = text._Gaps(marks)
+        gaps = question._Gaps(marks)
         for _ in range(30):
             pos, word = rng.randint(0, 240), "x" * rng.randint(0, 12)
             assert gaps(pos, word) == brute_gap(pos, marks, word), (marks, pos, word)
@@ -41,7 +41,7 @@ def test_bands_of_a_long_repetitive_question_are_the_ones_every_mark_gives(monke
         def __call__(self, pos, word=""):
             return brute_gap(pos, self.marks, word)
 
-    monkeypatch.setattr(text, "_Gaps", Brute)
+    monkeypatch.setattr(question, "_Gaps", Brute)
     assert question_bands(q, ["Alien"], 3) == fast and fast
 
 

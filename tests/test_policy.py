@@ -337,7 +337,7 @@ def test_lookahead_rates_each_entity_by_its_best_onward_relation_relative_to_the
 
 # ---------------------------------------------------------------- choosing the answer
 def test_the_answer_may_be_any_entity_of_a_chain_the_type_the_question_asks_for():
-    from tog_core.scoring.text import asked_type, type_matches
+    from tog_core.scoring.question import asked_type, type_matches
 
     assert asked_type("In which town was the founder born?") == (["town"], True)
     assert type_matches(asked_type("Dans quelle ville se trouve l'école ?")[0], "GEO")  # French type words

@@ -19,7 +19,7 @@ from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading.readers import read
 from tog_core.scoring import rules
-from tog_core.scoring.text import type_matches
+from tog_core.scoring.question import type_matches
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import EngineConfig, RelChoice
 

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tog_core.reading.readers import question_words
-from tog_core.scoring.text import _stem, asked_in, asked_type, language, read_tokens, tokens, tokens_in
+from tog_core.scoring.text import _stem, language, read_tokens, tokens, tokens_in
+from tog_core.scoring.question import asked_in, asked_type
 
 
 def test_latin_words_keep_their_accents_and_underscores_separate_words():
@@ -31,7 +32,7 @@ def test_chinese_runs_become_characters_and_pairs_without_stop_characters():
 
 def test_hop_phrases_come_in_the_order_a_path_walks_them():
     from builders import question_bands
-    from tog_core.scoring.text import hop_phrases
+    from tog_core.scoring.question import hop_phrases
 
     assert hop_phrases("the child of X 's spouse 's heir ?", ["X"]) == ["spouse", "heir", "child"]
     assert hop_phrases("who directed the movies written by the writer of Hard Eight", ["Hard Eight"]) == \
@@ -55,7 +56,8 @@ def test_the_language_is_read_from_distinct_stop_words_not_repeated_ones():
 
 
 def test_a_generic_noun_is_no_match_word_but_still_says_what_the_question_asks_for():
-    from tog_core.scoring.text import asked_type, tokens, type_matches
+    from tog_core.scoring.text import tokens
+    from tog_core.scoring.question import asked_type, type_matches
 
     assert tokens("the movies") == []  # a constant of a film graph's questions: no weight in matching
     asked, named = asked_type("the actor in Dragnet also appears in which movies")
@@ -72,7 +74,7 @@ def test_first_sentence_stops_at_a_full_stop_not_at_an_abbreviation():
 
 
 def test_whose_asks_for_a_person_and_a_be_auxiliary_still_names_the_type():
-    from tog_core.scoring.text import asked_type, type_matches
+    from tog_core.scoring.question import asked_type, type_matches
 
     assert type_matches(asked_type("Whose death came as good news to Caroline?")[0], "PERSON")
     assert not type_matches(asked_type("Whose death came as good news to Caroline?")[0], "EVENT")

@@ -18,7 +18,7 @@ from typing import Any
 from tog_core.graphrag.store import GraphStore
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, type_stems
-from tog_core.scoring.text import TYPE_WORDS, type_matches
+from tog_core.scoring.question import TYPE_WORDS, type_matches
 from tog_core.tog.recording import reading_of
 from tog_core.tog.trace import Trace
 

@@ -12,7 +12,7 @@ from typing import Any
 from tog_core.policy import ranking
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
-from tog_core.scoring.text import asked_in, type_matches
+from tog_core.scoring.question import asked_in, type_matches
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 

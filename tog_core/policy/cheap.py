@@ -25,7 +25,8 @@ from tog_core.policy.coverage import verdict as coverage_verdict
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, read as read_question
-from tog_core.scoring.text import first_sentence, tokens, type_matches, without_words, words_as_written
+from tog_core.scoring.text import first_sentence, tokens, without_words, words_as_written
+from tog_core.scoring.question import type_matches
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 

@@ -1,7 +1,7 @@
 """How a question was read: one value, made once per question by a reader, recorded in the trace (`reading`) and
 read by every stage of the LLM-free policy instead of re-reading the wording.
 
-Readers: `readers.read` (the wording rules of scoring/text.py and scoring/hops.py), `readers.gold` (a data set's own
+Readers: `readers.read` (the wording rules of scoring/question.py and scoring/hops.py), `readers.gold` (a data set's own
 hops, answer type and relation path: what a perfect reading is worth, `bench kgqa --reader gold`). A person may
 correct a reading in the app (the number of hops, what the question asks for): `edited` names what was changed.
 """

@@ -1,4 +1,4 @@
-"""The rule reader: a QuestionReading from the wording alone (scoring/text.py, scoring/hops.py), and the gold
+"""The rule reader: a QuestionReading from the wording alone (scoring/question.py, scoring/hops.py), and the gold
 reader: a data set's own hops, answer type and relation path over it (`bench kgqa --reader gold`).
 
 Every wording rule is measured in docs/rules.md; `scoring/rules.py` switches them off one at a time.
@@ -17,7 +17,8 @@ from tog_core.prompting.reading_parsing import MAX_HOPS
 from tog_core.reading import QuestionReading
 from tog_core.scoring import rules
 from tog_core.scoring.hops import expected_hops
-from tog_core.scoring.text import asked_type, hop_phrases, language_of, question_split, tokens, tokens_in
+from tog_core.scoring.text import language_of, tokens, tokens_in
+from tog_core.scoring.question import asked_type, hop_phrases, question_split
 
 _WORD = re.compile(r"[^\W_]+")  # a word; "_" separates words, as in a type label PLACE_OF_BIRTH
 # per graph, read once and dropped with the graph: its relation names of several words, its entity types

@@ -10,8 +10,8 @@ from functools import lru_cache
 
 from tog_core.scoring import rules
 from tog_core.scoring.languages import TABLES
-from tog_core.scoring.text import (_WORD, FRAMING, LANGUAGES, TYPE_ASKING, UNSPACED, VERB_AFTER_ASKING, _is_type_word,
-                                   _relation_word, language)
+from tog_core.scoring.text import _WORD, LANGUAGES, UNSPACED, language
+from tog_core.scoring.question import FRAMING, TYPE_ASKING, VERB_AFTER_ASKING, _is_type_word, _relation_word
 
 # per language: a relation named once but walked twice ("the films that share actors with X", "also directed")
 RECURS = {code: t.recurs for code, t in TABLES.spaced.items() if t.recurs is not None}

@@ -1,5 +1,5 @@
-"""Named off-switches for the question-wording rules and word lists (scoring/text.py, scoring/hops.py,
-reading/readers.py), so each can be measured off (bench/rule_table.py; the table: docs/rules.md).
+"""Named off-switches for the question-wording rules and word lists (scoring/text.py, scoring/question.py,
+scoring/hops.py, reading/readers.py), so each can be measured off (bench/rule_table.py; the table: docs/rules.md).
 
 Every rule site asks `on(NAME)`; everything is on unless a bench switches it off with `switched_off(...)`. Nothing
 here is read from the environment or set by the app: the switch exists for measurement only.

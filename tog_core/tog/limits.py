@@ -2,7 +2,7 @@
 
 MAX_QUESTION_CHARS: a question longer than this is refused with one line naming the limit. ToG's questions are a
 sentence or two (the dev sets' longest is under 200 characters); 4,000 characters is a long paragraph. The
-question's reading is n log n in its length (scoring/text.py), but every stage re-reads the question, each LLM
+question's reading is n log n in its length (scoring/question.py), but every stage re-reads the question, each LLM
 prompt carries it and a trace stores it, so an unbounded one costs time and tokens for nothing.
 """
 from __future__ import annotations

@@ -12,7 +12,8 @@ from typing import Any
 
 from tog_core.graphrag.store import once_per_graph
 from tog_core.llm.usage import Usage
-from tog_core.scoring.text import ARTICLES, UNSPACED, asked_type, tokens, without_article
+from tog_core.scoring.text import ARTICLES, UNSPACED, tokens, without_article
+from tog_core.scoring.question import asked_type
 from tog_core.tog.trace import Seed
 
 # scripts written without spaces between words: titles are found as substrings of a run of these characters

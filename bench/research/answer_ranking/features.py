@@ -18,7 +18,8 @@ from dump import SETS  # noqa: E402
 from tog_core.graphrag.open import open_graph  # noqa: E402
 from tog_core.home import tog_home  # noqa: E402
 from tog_core.llm.embed import default_embedder  # noqa: E402
-from tog_core.scoring.text import asked_type, first_sentence, type_matches  # noqa: E402
+from tog_core.scoring.question import asked_type, type_matches  # noqa: E402
+from tog_core.scoring.text import first_sentence  # noqa: E402
 from tog_core.policy.coverage import covered  # noqa: E402
 from tog_core.reading.readers import question_words  # noqa: E402
 

@@ -3,7 +3,8 @@
 
 Read once, at import, into `TABLES`. A file that is not as README.md says (a table missing or unknown, a list where
 words are expected, an unknown stemmer) fails the import with a `LanguageTableError` naming the file and the table.
-scoring/text.py and scoring/hops.py hold the rules that read the tables; nothing here decides anything.
+scoring/text.py, scoring/question.py and scoring/hops.py hold the rules that read the tables; nothing here decides
+anything.
 """
 from __future__ import annotations
 
