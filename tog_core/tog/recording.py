@@ -4,7 +4,6 @@ snapshot (by GraphRAG ids, stable across reloads) and restore. Mixed into ToGEng
 from __future__ import annotations
 
 import json
-
 from datetime import datetime, UTC
 from typing import Any
 
@@ -197,11 +196,7 @@ class Recording:
             return ""
         now = json.loads(json.dumps(self.policy.params(), default=str))  # as the trace stores it (tuples: lists)
         diff = [f"{k} {before[k]!r} -> {now[k]!r}" if k in before else f"{k} (not recorded) -> {now[k]!r}"
-                for k in sorted(now) if before.get(k, _UNSET) != now[k]]
+                for k in sorted(now) if k not in before or before[k] != now[k]]
         diff += [f"{k} {before[k]!r} (no longer a setting)" for k in sorted(set(before) - set(now))]
         return ("the run was started with other search policy settings; it goes on with today's: " + "; ".join(diff)
                 if diff else "")
-
-
-_UNSET = object()
-
