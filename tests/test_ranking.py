@@ -103,13 +103,13 @@ def test_the_shipped_model_reads_every_feature_and_has_a_threshold():
 CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl")]
 
 
-def state_with_trials(eng: ToGEngine) -> State:
+def state_with_trials(eng: ToGEngine, question: str = "Who bought the mill?") -> State:
     g = eng.graph
     ann, bob, carl = (g.find_title(t) for t in ("Ann", "Bob", "Carl"))
     one = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=CHAIN[0][2]),), score=1.0)
     two = BeamPath(start=ann, hops=(*one.hops, Hop(ridx=1, src=bob, dst=carl, score=0.5, label=CHAIN[1][2])),
                    score=0.5)
-    st = eng.start("Who bought the mill?", ["Ann"])
+    st = eng.start(question, ["Ann"])  # the question is read here, once
     return st.with_(paths=(one,), depth=1, stage="done", hops=1, other_searches=(Search(depth=2, paths=(two,)),))
 
 
@@ -296,3 +296,35 @@ def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypat
     on_typed = {typed.title(c.entity): c.features
                 for c in teng.policy.answer_features(teng, tst, list(paths), None, None)}
     assert on_typed["Bob"]["coverage"] > 0  # "took_place_at" covers "place": the typed model reads it as before
+
+
+# ------------------------------------------------------------------------- what the candidate's description says it is
+@pytest.mark.parametrize("description, title, head", [
+    ("The shirt is a garment taken from the dead man's body.", "THE SHIRT", True),
+    ("Gullhaven is a small, remote island off the northern coast.", "GULLHAVEN", True),  # adjectives first
+    ("The Caradec company is a shipping firm that owns the island's only boat.", "CARADEC COMPANY", False),  # mentioned
+    ("", "THE SHIRT", False),
+    ("Garments of the dead man. The shirt is later sold.", "THE SHIRT", True),  # the first sentence only
+])
+def test_asked_head_reads_the_first_words_of_the_description_besides_the_title(description, title, head):
+    asked = frozenset({"garment", "island", "boat"})
+    assert ranking.asked_head(frozenset(ranking.tokens_in(" ".join(asked), "en")), title, description, "en") is head
+
+
+def test_the_policy_marks_a_candidate_whose_description_says_it_is_what_is_asked(monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("asked_head", 3.0))
+    about = {"Bob": "Bob is a farmer of the valley.", "Carl": "Carl is a miller of the valley who once bought a farm."}
+    eng = ToGEngine(free_graph(CHAIN, about), config=CHEAP, policy=CheapPolicy())
+
+    def features(question: str) -> dict[str, float]:
+        st = state_with_trials(eng, question)
+        paths = [*st.paths, *(p for s in st.other_searches for p in s.paths)]
+        cands = eng.policy.answer_features(eng, st, paths, None, None)
+        return {eng.graph.title(c.entity): c.features["asked_head"] for c in cands}
+
+    assert features("Which farmer did Ann meet?") == {"Bob": 1.0, "Carl": 0.0}  # Carl's names a farm further on
+    assert features("Who did Ann meet?") == {"Bob": 0.0, "Carl": 0.0}  # no noun names what is asked
+    ranked = eng.answer_candidates(state_with_trials(eng, "Which farmer did Ann meet?"))
+    assert eng.graph.title(ranked[0].entity) == "Bob"
+    ranked = eng.answer_candidates(state_with_trials(eng, "Which miller did Ann meet?"))
+    assert eng.graph.title(ranked[0].entity) == "Carl"

@@ -13,7 +13,8 @@ described by signals every project has:
 * words: how much of the question the chain's relations cover, plain word overlap (on a GraphRAG graph both without
   the noun naming what is asked: "which place" is no fact a chain states), the entity's degree, and the share of the
   question's words in the source text around where the last link's text units name the candidate
-  (`passage_words`);
+  (`passage_words`), and whether the first words of its description name what the question asks for
+  ("which garment": "The shirt is a garment ...", `asked_head`);
 * the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
 
 A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
@@ -44,7 +45,7 @@ MODEL_FILE = Path(__file__).with_name("ranker.json")
 
 FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "search_depth", "share_searches",
             "sim_entity", "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "log_degree",
-            "is_pick", "passage_words", "bias")
+            "is_pick", "passage_words", "asked_head", "bias")
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
@@ -53,13 +54,17 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # degree) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
                            "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick",
-                           "passage_words"})
+                           "passage_words", "asked_head"})
 # read relative to the question's best candidate (what matters is a candidate against the others)
 RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCES_PER_CANDIDATE = 6
 _UNITS_PER_LINK = 4
+# a GraphRAG description opens by saying what the entity is ("Gullhaven is a small, remote island ..."): the noun
+# naming it comes among the first content words after the entity's own (adjectives first, 0-2 as a rule); 2 / 3 / 5
+# were measured (docs/experiment-log.md), 3 is that reading
+HEAD_WORDS = 3
 RRF_K = 60  # reciprocal rank fusion's usual constant (Cormack et al. 2009); not tuned here
 
 
@@ -255,6 +260,17 @@ def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
     return len("".join(words)) >= 3 and f" {' '.join(words)} " in f" {' '.join(_WORD.findall(text))} "
 
 
+def asked_head(asked: frozenset[str], title: str, description: str, language: str) -> bool:
+    """Whether the noun naming what the question asks for (`asked`: its stems, read in `language`) is among the
+    first HEAD_WORDS content words of the description's first sentence, the entity's own title words aside: the
+    description says what the entity is ("THE SHIRT: a garment taken from the dead man" for "which garment").
+    Finer than the graph's few entity types; further into the sentence the noun is only mentioned ("a company that
+    owns ships" is no ship)."""
+    own = set(tokens_in(title, language))
+    head = [w for w in tokens_in(first_sentence(description, limit=300), language) if w not in own]
+    return bool(asked & set(head[:HEAD_WORDS]))
+
+
 def path_key(p: BeamPath) -> tuple[Any, ...]:
     """A chain's identity: its start and every (relation, entity) step."""
     return (p.start, tuple((h.ridx, h.dst) for h in p.hops))
@@ -349,6 +365,7 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
         c.features["overlap"] = len(qwords & _words(chain)) / max(1, len(qwords))
         c.features["passage_words"] = passage_words(units, ent.title, facts)
         c.features["log_degree"] = math.log1p(graph.degree(c.entity))
+        c.features["asked_head"] = float(bool(asked) and asked_head(asked, ent.title, ent.description or "", language))
     if embedder is None:
         for c in cands:
             c.features.update(sim_entity=0.0, sim_chain=0.0, sim_sentence=0.0, sim_type=0.0)
