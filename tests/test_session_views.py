@@ -92,6 +92,75 @@ def test_answer_view_states_the_entity_its_chain_and_confidence():
     assert answer_view({**t, "answer_entity": "Nobody"})["answer_hop"] is None
 
 
+def own_chain_trace() -> dict:
+    """Two chains from Acme; the ranked answer Bob carries its own chain: one hop along chain 2 (Bob went on to
+    Rome), links as the engine writes them (source/target in walking order)."""
+    link = lambda s, t, r, rid: {"source": s, "source_id": s, "target": t, "target_id": t,  # noqa: E731
+                                 "relation": r, "relationship_id": rid, "score": 0.5}
+    chains = [[link("Acme", "Alice", "Alice founded Acme", "r1"), link("Alice", "Paris", "Alice was born in Paris",
+                                                                      "r2")],
+              [link("Acme", "Bob", "Bob works at Acme", "r3"), link("Bob", "Rome", "Bob lives in Rome", "r4")]]
+    return {"question": "", "project": "", "config": {}, "seeds": [{"id": "Acme", "title": "Acme", "how": "exact"}],
+            "chains": chains, "answer_entity": "Bob", "answer_by": "chains",
+            "candidates": [{"title": "Bob", "entity_id": "Bob", "score": 0.7, "chain": [dict(chains[1][0])]},
+                           {"title": "Paris", "entity_id": "Paris", "score": 0.2, "chain": chains[0]}]}
+
+
+def test_answer_view_and_the_exports_read_the_ranked_answers_own_chain_alike():
+    """The answer box (views.answer_view), the exports and the chains picture read the ranked answer's own chain
+    one way (render/chains.py): the same hops, the same chain marked as the one the answer came along."""
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import answer_own_chain, with_answer_chain
+    from tog_core.render.export_common import public_trace, used_chain
+    from tog_core.render.export_md import export_markdown
+
+    def export_hops(d: dict) -> list[tuple[str, str, str]]:
+        own = answer_own_chain(public_trace(d))
+        return [(x["source"], x["relation"], x["target"]) for x in own]
+
+    d = own_chain_trace()
+    v = answer_view(Trace.from_dict(d))
+    assert v["entity"] == "Bob" and v["hops"] == [("Acme", "Bob works at Acme", "Bob")] == export_hops(d)
+    # the chain it came along: chain 2 in the app, the export and the picture
+    assert v["chain_index"] + 1 == used_chain(public_trace(d)) == 2 and with_answer_chain(d)[1] == 1
+    assert not v["from_trial"] and v["answer_hop"] == 1
+    page = export_markdown(d)
+    assert "### Chain 2 (used for the answer)" in page and "### Chain 1 (used" not in page
+    assert "1. **Acme** → Bob works at Acme → **Bob**" in page.split("### Chain 2 (used for the answer)")[1]
+    # an answer from a number of hops tried but not kept: its own chain in the app, none of the run's in the export
+    tried = {"source": "Acme", "source_id": "Acme", "target": "Bob", "target_id": "Bob",
+             "relation": "Acme hired Bob", "relationship_id": "r9"}
+    d["candidates"][0]["chain"] = [tried]
+    v = answer_view(Trace.from_dict(d))
+    assert v["hops"] == [("Acme", "Acme hired Bob", "Bob")] == export_hops(d)
+    assert v["from_trial"] and used_chain(public_trace(d)) is None and "(used for the answer)" not in \
+        export_markdown(d)
+    assert with_answer_chain(d) == ([[tried], *d["chains"]], 0)
+
+
+@pytest.mark.parametrize("chain", [[{"source": "Acme", "relation": "Bob works at Acme", "target": "Bob"}, "junk"],
+                                   ["junk", 3, None], [[]], "Acme to Bob", 7, True, {"source": "Acme"}, None, []])
+def test_a_malformed_own_chain_is_no_chain_in_the_app_and_the_exports(chain):
+    """A trace read from elsewhere whose ranked answer's chain is not a list of links (entries that are not dicts,
+    not a list at all): no crash, and the app, the exports and the picture all fall back to the run's chains."""
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import answer_own_chain, chains_html, with_answer_chain
+    from tog_core.render.export_common import public_trace, used_chain
+    from tog_core.render.export_html import export_html
+    from tog_core.render.export_md import export_markdown
+
+    d = own_chain_trace()
+    d["candidates"][0]["chain"] = chain
+    v = answer_view(Trace.from_dict(d))
+    assert answer_own_chain(d) == [] and not v["from_trial"]
+    # the chain that names the answer (chain 2, through Bob), cut at the answer
+    assert v["hops"] == [("Acme", "Bob works at Acme", "Bob")] and v["chain_index"] == 1
+    assert used_chain(public_trace(d)) == 1 and with_answer_chain(d) == (d["chains"], 0)
+    assert export_markdown(d) and export_html(d) and chains_html(d)
+    d["candidates"] = [chain, *d["candidates"]]  # a ranked list whose first entry is no candidate at all
+    assert answer_own_chain(d) == [] and answer_view(Trace.from_dict(d))["entity"] == "Bob"
+
+
 def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     from pathlib import Path
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
-from tog_core.render.chains import answer_chain_index, walk
+from tog_core.render.chains import answer_chain_index, answer_own_chain, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
@@ -39,16 +39,16 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     walks = [walk(c, seed_ids) for c in links]
     ends = [w[-1][1] for w in walks if w]
     entity = trace.answer_entity or (ends[0] if ends else None)
-    # the chain the ranked answer came along (as the chains picture marks it), else the chain that names the
-    # answer: ending at it, else passing through it (the answer may be a chain's prefix)
-    came = answer_chain_index({"chains": links, "candidates": trace.candidates,
-                                "answer_entity": trace.answer_entity})
+    # the ranked answer's own chain and the chain it came along, read as the chains picture and the exports read
+    # them (render/chains.py); else the chain that names the answer: ending at it, else passing through it (the
+    # answer may be a chain's prefix)
+    asked = {"chains": links, "candidates": trace.candidates, "answer_entity": trace.answer_entity}
+    came, own = answer_chain_index(asked), answer_own_chain(asked)
     pick = came if came is not None else ends.index(entity) if entity in ends else next(
         (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
-    own = ranked[0].get("chain") if ranked and ranked[0].get("title") == entity else None
-    if isinstance(own, list) and own and all(isinstance(x, dict) for x in own):
+    if own:
         # the ranked answer carries its own chain (it may come from a number of hops tried but not kept)
         hops = [(str(x.get("source") or ""), str(x.get("relation") or ""), str(x.get("target") or "")) for x in own]
     elif walks:
@@ -71,7 +71,7 @@ def answer_view(trace: Trace) -> dict[str, Any]:
                                    if e != entity],
             "chain_scores": scores, "chain_index": pick,
             # the answer's own chain is none of the run's: it comes from a number of hops searched before the run
-            "from_trial": bool(hops) and came is None and isinstance(own, list) and bool(own),
+            "from_trial": came is None and bool(own),
             # where along that chain the answer stands (a hop number), None when it is not on it
             "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
             if walks else None}

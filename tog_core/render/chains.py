@@ -100,12 +100,15 @@ def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colou
 
 
 def answer_own_chain(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """The chain the ranked answer (`candidates[0]`, when it is the trace's answer) carries; [] without one."""
-    cands = trace.get("candidates") or []
-    top = cands[0] if cands and isinstance(cands[0], dict) else {}
-    if top.get("title") != trace.get("answer_entity"):
+    """The chain the ranked answer (`candidates[0]`, when its title is the trace's `answer_entity`) carries; []
+    without one. A trace read from elsewhere is not trusted: candidates or a chain that is not a list, or a chain
+    with an entry that is not a link (a dict), count as no chain rather than one with a hop missing."""
+    cands = trace.get("candidates")
+    top = cands[0] if isinstance(cands, list) and cands and isinstance(cands[0], dict) else {}
+    answer, chain = trace.get("answer_entity"), top.get("chain")
+    if not answer or top.get("title") != answer or not isinstance(chain, list):
         return []
-    return [x for x in top.get("chain") or [] if isinstance(x, dict)]
+    return list(chain) if all(isinstance(x, dict) for x in chain) else []
 
 
 def answer_chain_index(trace: dict[str, Any]) -> int | None:
