@@ -161,6 +161,22 @@ def test_a_malformed_own_chain_is_no_chain_in_the_app_and_the_exports(chain):
     assert answer_own_chain(d) == [] and answer_view(Trace.from_dict(d))["entity"] == "Bob"
 
 
+@pytest.mark.parametrize("candidates", [7, "Bob", {"title": "Bob"}, None, ["junk", 3]])
+def test_a_ranked_list_that_is_no_list_of_candidates_is_read_as_none(candidates):
+    """A hand-edited trace whose `candidates` is not a list of objects: the trace reads it as no ranked list (entries
+    that are not objects dropped), and the answer box falls back to the run's chains instead of failing."""
+    from tog_core.app.views import answer_view
+
+    d = own_chain_trace()
+    d["candidates"] = candidates
+    t = Trace.from_dict(d)
+    assert t.candidates == []
+    v = answer_view(t)
+    assert v["entity"] == "Bob" and v["hops"] == [("Acme", "Bob works at Acme", "Bob")] and not v["from_trial"]
+    d["candidates"] = ["junk", *own_chain_trace()["candidates"]]  # the objects among them are kept, in order
+    assert [c["title"] for c in Trace.from_dict(d).candidates] == ["Bob", "Paris"]
+
+
 def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     from pathlib import Path
 
