@@ -305,6 +305,9 @@ def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypat
     ("The Caradec company is a shipping firm that owns the island's only boat.", "CARADEC COMPANY", False),  # mentioned
     ("", "THE SHIRT", False),
     ("Garments of the dead man. The shirt is later sold.", "THE SHIRT", True),  # the first sentence only
+    ("Tarnby is a lakeside town on the island of Thornholm.", "TARNBY", False),  # a town; the island comes later
+    ("The shirt, a garment of the dead man's, is sold.", "THE SHIRT", True),  # no verb before the phrase
+    ("Scrooge's island is where he hides.", "SCROOGE", True),  # the title's own words aside, "scrooge's" one word
 ])
 def test_asked_head_reads_the_first_words_of_the_description_besides_the_title(description, title, head):
     asked = frozenset({"garment", "island", "boat"})
