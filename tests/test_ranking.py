@@ -331,30 +331,3 @@ def test_the_policy_marks_a_candidate_whose_description_says_it_is_what_is_asked
     assert eng.graph.title(ranked[0].entity) == "Bob"
     ranked = eng.answer_candidates(state_with_trials(eng, "Which miller did Ann meet?"))
     assert eng.graph.title(ranked[0].entity) == "Carl"
-
-
-def test_the_opening_phrase_is_read_by_the_embedder_against_the_question():
-    """`sim_open`: e5 reads what the description says the entity is (its opening phrase) against the question; an
-    entity without a description is read by its type."""
-    seen: list[str] = []
-
-    class Reader:  # similarity 0.8 for a passage that is exactly "lakeside town", 0.1 for any other
-        def embed(self, texts, *, kind="passage"):
-            seen.extend(texts if kind == "passage" else [])
-            s = [1.0 if kind == "query" else 0.8 if t == "lakeside town" else 0.1 for t in texts]
-            return np.asarray([[v, (1 - v * v) ** 0.5] for v in s])
-
-    about = {"Bob": "Bob is a lakeside town on the island of Thornholm.", "Carl": ""}
-    g = free_graph(CHAIN, about)
-    ann, bob, carl = (g.find_title(t) for t in ("Ann", "Bob", "Carl"))
-    one = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=CHAIN[0][2]),), score=1.0)
-    two = BeamPath(start=ann, hops=(*one.hops, Hop(ridx=1, src=bob, dst=carl, score=0.5, label=CHAIN[1][2])),
-                   score=0.5)
-    cands, _, _ = ranking.gather([Search(depth=2, paths=(two,))], frozenset({ann}))
-    ranking.text_features(cands, question="Which town did Ann visit?", topic_titles=["Ann"], graph=g,
-                          embedder=Reader(), language="en")
-    sims = {g.title(c.entity): c.features["sim_open"] for c in cands}
-    assert sims == pytest.approx({"Bob": 0.8, "Carl": 0.1})
-    assert "lakeside town" in seen and "thing" in seen  # Carl has no description: its type (none: "thing")
-    ranking.text_features(cands, question="Which town did Ann visit?", topic_titles=["Ann"], graph=g, embedder=None)
-    assert all(c.features["sim_open"] == 0.0 for c in cands)  # without the embedder it moves nothing

@@ -45,7 +45,7 @@ MODEL_FILE = Path(__file__).with_name("ranker.json")
 
 FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "search_depth", "share_searches",
             "sim_entity", "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "log_degree",
-            "is_pick", "passage_words", "asked_head", "sim_open", "bias")
+            "is_pick", "passage_words", "asked_head", "bias")
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
@@ -54,10 +54,9 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # degree) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
                            "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick",
-                           "passage_words", "asked_head", "sim_open"})
+                           "passage_words", "asked_head"})
 # read relative to the question's best candidate (what matters is a candidate against the others)
-RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "sim_open", "coverage", "overlap",
-                      "log_degree"})
+RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCES_PER_CANDIDATE = 6
@@ -262,10 +261,11 @@ def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
     return len("".join(words)) >= 3 and f" {' '.join(words)} " in f" {' '.join(_WORD.findall(text))} "
 
 
-def opening_phrase(title: str, description: str, language: str) -> list[tuple[str, set[str]]]:
-    """What the description says the entity is: past the title and the stop words after it ("is a"), the first run
-    of content words up to the next stop word (at most HEAD_WORDS words), each with its stems, the title's own
-    aside. "Tarnby is a lakeside town on the island of Thornholm": lakeside town."""
+def asked_head(asked: frozenset[str], title: str, description: str, language: str) -> bool:
+    """Whether the noun naming what the question asks for (`asked`: its stems, read in `language`) is in the opening
+    phrase of the description: past the title and the stop words after it ("is a"), the first run of content words,
+    up to the next stop word (at most HEAD_WORDS words), the title's own words aside. "Tarnby is a lakeside town on
+    the island of Thornholm" is a town, not an island; finer than the graph's few entity types."""
     words = _PHRASE_WORD.findall(first_sentence(description, limit=300).lower())
     own = set(tokens_in(title, language))
     opening = _PHRASE_WORD.findall(title.lower())
@@ -273,19 +273,12 @@ def opening_phrase(title: str, description: str, language: str) -> list[tuple[st
     stems = [tokens_in(w, language) for w in words]
     while at < len(words) and set(stems[at]) <= own:  # the stop words (and the title's words) before the phrase
         at += 1
-    out: list[tuple[str, set[str]]] = []
-    for w, st in zip(words[at:at + HEAD_WORDS], stems[at:at + HEAD_WORDS]):
+    head: set[str] = set()
+    for st in stems[at:at + HEAD_WORDS]:
         if not st:
             break
-        out.append((w, set(st) - own))
-    return out
-
-
-def asked_head(asked: frozenset[str], title: str, description: str, language: str) -> bool:
-    """Whether the noun naming what the question asks for (`asked`: its stems, read in `language`) is in the
-    description's opening phrase: "Tarnby is a lakeside town on the island of Thornholm" is a town, not an island.
-    Finer than the graph's few entity types."""
-    return any(asked & st for _, st in opening_phrase(title, description, language))
+        head |= set(st) - own
+    return bool(asked & head)
 
 
 def path_key(p: BeamPath) -> tuple[Any, ...]:
@@ -361,22 +354,13 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
     qwords = _words(question) - _words(" ".join(topic_titles))
     if asked:
         qwords = {w for w in qwords if not asked & set(tokens_in(w, language))}
-    ent_texts: list[str] = []
-    chain_texts: list[str] = []
-    type_texts: list[str] = []
-    open_texts: list[str] = []  # the description's opening phrase (what it says the entity is), else the type
-    sents: list[list[str]] = []
-    counts: list[int] = []
+    ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
     for c in cands:
         ent = graph.entity(c.entity)
         ent_texts.append(f"{ent.title}: {first_sentence(ent.description or '', limit=300)}")
         chain = chain_text(graph, c.path)
         chain_texts.append(chain)
-        kind = (ent.type or "thing").lower().replace("_", " ")
-        type_texts.append(kind)
-        phrase = opening_phrase(ent.title, ent.description or "", language)
-        open_texts.append(" ".join(w for w, _ in phrase) or kind)
-        head: set[str] = set().union(*(st for _, st in phrase))
+        type_texts.append((ent.type or "thing").lower().replace("_", " "))
         last = c.path.hops[-1]
         units = graph.evidence(last.ridx)[:_UNITS_PER_LINK]
         found: list[str] = []
@@ -391,21 +375,21 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
         c.features["overlap"] = len(qwords & _words(chain)) / max(1, len(qwords))
         c.features["passage_words"] = passage_words(units, ent.title, facts)
         c.features["log_degree"] = math.log1p(graph.degree(c.entity))
-        c.features["asked_head"] = float(bool(asked & head))
+        c.features["asked_head"] = float(bool(asked) and asked_head(asked, ent.title, ent.description or "", language))
     if embedder is None:
         for c in cands:
-            c.features.update(sim_entity=0.0, sim_chain=0.0, sim_sentence=0.0, sim_type=0.0, sim_open=0.0)
+            c.features.update(sim_entity=0.0, sim_chain=0.0, sim_sentence=0.0, sim_type=0.0)
         return
     flat = [s for group in sents for s in group]
     q = embedder.embed([question], kind="query")[0]
-    vecs = embedder.embed(ent_texts + chain_texts + type_texts + open_texts + flat, kind="passage") @ q
+    vecs = embedder.embed(ent_texts + chain_texts + type_texts + flat, kind="passage") @ q
     n = len(cands)
-    i = 4 * n
+    i = 3 * n
     for j, c in enumerate(cands):
         k = len(sents[j])
         block = vecs[i:i + k]
         c.features.update(sim_entity=float(vecs[j]), sim_chain=float(vecs[n + j]), sim_type=float(vecs[2 * n + j]),
-                          sim_open=float(vecs[3 * n + j]), sim_sentence=float(block.max()))
+                          sim_sentence=float(block.max()))
         if counts[j]:
             c.sentence = sents[j][int(np.argmax(block))]
         i += k
