@@ -142,7 +142,8 @@ def test_answer_view_and_the_exports_read_the_ranked_answers_own_chain_alike():
                                    ["junk", 3, None], [[]], "Acme to Bob", 7, True, {"source": "Acme"}, None, []])
 def test_a_malformed_own_chain_is_no_chain_in_the_app_and_the_exports(chain):
     """A trace read from elsewhere whose ranked answer's chain is not a list of links (entries that are not dicts,
-    not a list at all): no crash, and the app, the exports and the picture all fall back to the run's chains."""
+    not a list at all): no crash, and the app, the exports and the picture all fall back to the run's chain that
+    names the answer."""
     from tog_core.app.views import answer_view
     from tog_core.render.chains import answer_own_chain, chains_html, with_answer_chain
     from tog_core.render.export_common import public_trace, used_chain
@@ -155,10 +156,30 @@ def test_a_malformed_own_chain_is_no_chain_in_the_app_and_the_exports(chain):
     assert answer_own_chain(d) == [] and not v["from_trial"]
     # the chain that names the answer (chain 2, through Bob), cut at the answer
     assert v["hops"] == [("Acme", "Bob works at Acme", "Bob")] and v["chain_index"] == 1
-    assert used_chain(public_trace(d)) == 1 and with_answer_chain(d) == (d["chains"], 0)
-    assert export_markdown(d) and export_html(d) and chains_html(d)
+    # the exports and the picture mark the same chain as the one the answer came along
+    assert used_chain(public_trace(d)) == v["chain_index"] + 1 == 2 and with_answer_chain(d) == (d["chains"], 1)
+    assert "### Chain 2 (used for the answer)" in export_markdown(d) and export_html(d) and chains_html(d)
     d["candidates"] = [chain, *d["candidates"]]  # a ranked list whose first entry is no candidate at all
-    assert answer_own_chain(d) == [] and answer_view(Trace.from_dict(d))["entity"] == "Bob"
+    v = answer_view(Trace.from_dict(d))
+    assert answer_own_chain(d) == [] and v["hops"] == [("Acme", "Bob works at Acme", "Bob")]
+    assert v["chain_index"] == 1 and not v["from_trial"] and used_chain(public_trace(d)) == 2
+
+
+def test_entries_before_the_ranked_answer_that_are_no_candidates_are_skipped_alike():
+    """A hand-edited ranked list with a non-object first: the app (Trace.from_dict drops it) and the exports and
+    picture (answer_own_chain skips it) read the same ranked answer and its own chain."""
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import answer_own_chain, with_answer_chain
+    from tog_core.render.export_common import public_trace, used_chain
+
+    d = own_chain_trace()
+    tried = {"source": "Acme", "source_id": "Acme", "target": "Bob", "target_id": "Bob",
+             "relation": "Acme hired Bob", "relationship_id": "r9"}
+    d["candidates"] = ["junk", 3, {**d["candidates"][0], "chain": [tried]}, *d["candidates"][1:]]
+    v = answer_view(Trace.from_dict(d))
+    assert v["hops"] == [("Acme", "Acme hired Bob", "Bob")] and v["from_trial"]
+    assert answer_own_chain(public_trace(d)) == [tried] and used_chain(public_trace(d)) is None
+    assert with_answer_chain(d) == ([[tried], *d["chains"]], 0)
 
 
 @pytest.mark.parametrize("candidates", [7, "Bob", {"title": "Bob"}, None, ["junk", 3]])

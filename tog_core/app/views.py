@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
-from tog_core.render.chains import answer_chain_index, answer_own_chain, walk
+from tog_core.render.chains import answer_chain_index, answer_own_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
@@ -39,13 +39,12 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     walks = [walk(c, seed_ids) for c in links]
     ends = [w[-1][1] for w in walks if w]
     entity = trace.answer_entity or (ends[0] if ends else None)
-    # the ranked answer's own chain and the chain it came along, read as the chains picture and the exports read
-    # them (render/chains.py); else the chain that names the answer: ending at it, else passing through it (the
-    # answer may be a chain's prefix)
-    asked = {"chains": links, "candidates": trace.candidates, "answer_entity": trace.answer_entity}
-    came, own = answer_chain_index(asked), answer_own_chain(asked)
-    pick = came if came is not None else ends.index(entity) if entity in ends else next(
-        (k for k, w in enumerate(walks) if entity in [title for _, title in w[1:]]), 0)
+    # the ranked answer's own chain and the chain it came along, else the chain that names the answer, read as the
+    # chains picture and the exports read them (render/chains.py)
+    view_trace = {"chains": links, "candidates": trace.candidates, "answer_entity": trace.answer_entity,
+                  "seeds": [{"id": str(s.id)} for s in trace.seeds]}
+    came, own = answer_chain_index(view_trace), answer_own_chain(view_trace)
+    pick = came if came is not None else naming_chain_index(view_trace)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
     if own:

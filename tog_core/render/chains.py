@@ -100,11 +100,12 @@ def _node(nid: int, key: str, title: str, hop: int, row: int, n_rows: int, colou
 
 
 def answer_own_chain(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """The chain the ranked answer (`candidates[0]`, when its title is the trace's `answer_entity`) carries; []
+    """The chain the ranked answer (the first candidate, when its title is the trace's `answer_entity`) carries; []
     without one. A trace read from elsewhere is not trusted: candidates or a chain that is not a list, or a chain
     with an entry that is not a link (a dict), count as no chain rather than one with a hop missing."""
     cands = trace.get("candidates")
-    top = cands[0] if isinstance(cands, list) and cands and isinstance(cands[0], dict) else {}
+    # the first entry that is an object, as Trace.from_dict reads the list (a hand-edited file may hold others)
+    top = next((c for c in cands if isinstance(c, dict)), {}) if isinstance(cands, list) else {}
     answer, chain = trace.get("answer_entity"), top.get("chain")
     if not answer or top.get("title") != answer or not isinstance(chain, list):
         return []
@@ -127,16 +128,28 @@ def answer_chain_index(trace: dict[str, Any]) -> int | None:
                 None)
 
 
+def naming_chain_index(trace: dict[str, Any]) -> int:
+    """The chain that names the answer (`answer_entity`) when no ranked answer says which it came along: the first
+    that ends at it, else the first that passes through it (the answer may be a chain's prefix), else the best (0)."""
+    chains = [c for c in (trace.get("chains") or []) if c]
+    answer = trace.get("answer_entity")
+    seeds = {str(x.get("id")) for x in trace.get("seeds") or [] if isinstance(x, dict)}
+    walks = [walk(c, seeds) for c in chains]
+    ends = [k for k, w in enumerate(walks) if w and w[-1][1] == answer]
+    through = [k for k, w in enumerate(walks) if answer in [title for _, title in w[1:]]]
+    return next(iter(ends + through), 0) if answer else 0
+
+
 def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
-    """The chains to draw and which one the answer used. The ranked answer (`candidates[0]`) carries its own chain;
-    the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops tried
-    but not kept) its chain is drawn first. Without candidates: the best chain (0)."""
+    """The chains to draw and which one the answer used. The ranked answer (the first candidate) carries its own
+    chain; the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops
+    tried but not kept) its chain is drawn first. Without one: the chain that names the answer (naming_chain_index)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     at = answer_chain_index(trace)
     if at is not None:
         return chains, at
     own = answer_own_chain(trace)
-    return ([own, *chains], 0) if own else (chains, 0)
+    return ([own, *chains], 0) if own else (chains, naming_chain_index(trace))
 
 
 def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:

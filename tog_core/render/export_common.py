@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from tog_core.render.chains import answer_chain_index, answer_own_chain
+from tog_core.render.chains import answer_chain_index, answer_own_chain, naming_chain_index
 from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -74,13 +74,13 @@ def public_trace(trace: dict[str, Any]) -> dict[str, Any]:
 
 
 def used_chain(t: dict[str, Any]) -> int | None:
-    """The chain (1-based) the answer came along, as the chains picture marks it: the one the ranked answer's own
-    chain starts, else the best (1); None when the answer's chain is none of the run's (a number of hops searched
-    before the run)."""
+    """The chain (1-based) the answer came along, as the chains picture and the app mark it: the one the ranked
+    answer's own chain starts, else the chain that names the answer (render/chains.naming_chain_index); None when the
+    answer's chain is none of the run's (a number of hops searched before the run)."""
     at = answer_chain_index(t)
     if at is not None:
         return at + 1
-    return None if answer_own_chain(t) else 1
+    return None if answer_own_chain(t) else naming_chain_index(t) + 1
 
 
 def _decisions(step: dict[str, Any]) -> int:

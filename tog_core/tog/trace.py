@@ -214,8 +214,8 @@ class Trace:
         link_fields = {f.name for f in fields(Link)}
         data["chains"] = [[Link(**{k: v for k, v in link.items() if k in link_fields}) for link in chain]
                           for chain in d.get("chains", [])]
-        # the ordered answer list is read by the app and the exports as it stands: entries that are not objects
-        # (a hand-edited file) are dropped here rather than met there
+        # the ordered answer list as the app reads it: entries that are not objects (a hand-edited file) are dropped
+        # here, as the exports and the picture skip them (render/chains.answer_own_chain)
         cands = d.get("candidates")
         data["candidates"] = [c for c in cands if isinstance(c, dict)] if isinstance(cands, list) else []
         return cls(**data)
