@@ -19,8 +19,9 @@ equally) on all sets but one and scores the one left out; the guess threshold is
 probability nearest issue #21's operating point: at least 70% of wrong answers flagged as guesses and at most 25% of
 right ones, the larger shortfall the smallest) and applied to the left-out set. In the free-text
 family the weights of the features whose direction is known before any data (agreement, similarity, type fit,
-coverage, the source passage: ranking.AT_LEAST_ZERO) are held at zero or above; the typed model was fitted without
-that, and without `passage_words` (UNUSED), and is kept as shipped (`fit --write=free`).
+coverage, the source passage, the description's opening: ranking.AT_LEAST_ZERO) are held at zero or above; the typed
+model was fitted without that, and without `passage_words` and `asked_head` (UNUSED), and is kept as shipped (`fit
+--write=free`).
 """
 from __future__ import annotations
 
@@ -136,7 +137,8 @@ def load(names: list[str], features: Sequence[str]) -> dict[str, list[tuple[np.n
 # typed model was fitted without and is kept as shipped
 SIGNED = {"free"}
 # the ranking features a family's model leaves out (`fit --without=a,b` tries leaving more out, LODO; what was tried
-# is in docs/experiment-log.md): the typed model was fitted before `passage_words` existed and is kept as shipped
+# is in docs/experiment-log.md): the typed model was fitted before `passage_words` and `asked_head` existed (typed
+# graphs have no descriptions for the latter to read) and is kept as shipped
 UNUSED: dict[str, frozenset[str]] = {"free": frozenset(), "typed": frozenset({"passage_words", "asked_head"})}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged

@@ -13,8 +13,8 @@ described by signals every project has:
 * words: how much of the question the chain's relations cover, plain word overlap (on a GraphRAG graph both without
   the noun naming what is asked: "which place" is no fact a chain states), the entity's degree, and the share of the
   question's words in the source text around where the last link's text units name the candidate
-  (`passage_words`), and whether the first words of its description name what the question asks for
-  ("which garment": "The shirt is a garment ...", `asked_head`);
+  (`passage_words`), and whether the opening phrase of its description (what it says the entity is) names what the
+  question asks for ("which town": "Tarnby is a lakeside town on the island of ...", `asked_head`);
 * the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
 
 A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from tog_core.policy.passages import passage_words
-from tog_core.scoring.sentences import sentences_naming
+from tog_core.scoring.sentences import name_pattern, sentences_naming
 from tog_core.scoring.text import UNSPACED, first_sentence, tokens_in, without_article
 from tog_core.tog.state import BeamPath, Search
 
@@ -49,7 +49,8 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
-# similarity, type fit, question words covered or found in the source passage never count against a candidate
+# similarity, type fit, question words covered or found in the source passage, the asked noun in the description's
+# opening phrase never count against a candidate
 # (bench/fit_ranker.py holds their weights at zero or above); the others (a chain's end, its hop, the search's depth,
 # degree) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
@@ -263,21 +264,33 @@ def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
 
 def asked_head(asked: frozenset[str], title: str, description: str, language: str) -> bool:
     """Whether the noun naming what the question asks for (`asked`: its stems, read in `language`) is in the opening
-    phrase of the description: past the title and the stop words after it ("is a"), the first run of content words,
-    up to the next stop word (at most HEAD_WORDS words), the title's own words aside. "Tarnby is a lakeside town on
-    the island of Thornholm" is a town, not an island; finer than the graph's few entity types."""
-    words = _PHRASE_WORD.findall(first_sentence(description, limit=300).lower())
-    own = set(tokens_in(title, language))
-    opening = _PHRASE_WORD.findall(title.lower())
-    at = len(opening) if opening and words[:len(opening)] == opening else 0
+    phrase of the description, which says what the entity is: past the entity's name (the title as the text writes
+    it, `name_pattern`, after stop words only; else the leading words of the title, "Scrooge" for EBENEZER SCROOGE) and
+    the stop words after it ("is a"), the first run of content words, up to the next stop word (at most HEAD_WORDS
+    words). "Tarnby is a lakeside town on the island of Thornholm" is a town, not an island; "Ashwater River is a
+    river" is a river. Finer than the graph's few entity types. A name followed by a comma or a bracket ("Tarnby,
+    founded in 1602, is a town") opens with that aside instead. Not read in a script written without spaces (a
+    clause there is one "word"): False."""
+    first = first_sentence(description, limit=300)
+    if not asked or UNSPACED.search(first):
+        return False
+    pattern = name_pattern(title)
+    named = pattern.search(first) if pattern else None
+    if named and not any(tokens_in(w, language) for w in _PHRASE_WORD.findall(first[:named.start()])):
+        first = first[named.end():]  # the name, after stop words only ("The Caradec company is ...")
+    words = _PHRASE_WORD.findall(first.lower())
     stems = [tokens_in(w, language) for w in words]
-    while at < len(words) and set(stems[at]) <= own:  # the stop words (and the title's words) before the phrase
+    own = set(tokens_in(title, language))
+    at = 0
+    while at < len(words) and stems[at] and set(stems[at]) <= own:  # the name, when the text shortens it
+        at += 1
+    while at < len(words) and not stems[at]:  # the stop words before the phrase ("is a")
         at += 1
     head: set[str] = set()
     for st in stems[at:at + HEAD_WORDS]:
         if not st:
             break
-        head |= set(st) - own
+        head |= set(st)
     return bool(asked & head)
 
 
@@ -348,7 +361,8 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
     """Fill the text features (and each candidate's supporting sentence) in place. Without an embedder the
     similarities are 0 for every candidate (they then do not move the ranking). `facts`: the reading's content words
     (stems) that `passage_words` looks for; `asked`: the stems (read in the question's `language`) of the words naming
-    what it asks for, left out of the words a chain's text overlaps."""
+    what it asks for, left out of the words a chain's text overlaps and looked for in the description's opening phrase
+    (`asked_head`)."""
     if not cands:
         return
     qwords = _words(question) - _words(" ".join(topic_titles))
