@@ -39,8 +39,7 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "blind3": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind3.jsonl"),
     # a fourth, on the Operation Dulce graph (bench/data/README.md): first read at the end of the stop that wrote it
     "dulce-blind": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_blind.jsonl"),
-    # a fifth, on the 3.x graph again (bench/data/README.md): first read at the end of the next stop that changes the
-    # search
+    # a fifth, on the 3.x graph again (bench/data/README.md): first read at the end of the seventh stop
     "blind4": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind4.jsonl"),
     # a sixth, on the 1.2 graph again (bench/data/README.md): first read at the end of the next stop changing the search
     "blind5": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind5.jsonl"),
