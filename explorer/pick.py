@@ -79,6 +79,8 @@ def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
             left.caption(md_text(P.chain_words(c)))
         if c.sentence:
             left.markdown("> " + md_text(P.cut(c.sentence, P.SENTENCE_MAX)))
+        if c.why and not forced:
+            left.caption("Why here: " + md_text(P.cut(c.why, P.SENTENCE_MAX)))
         right.button("Your choice" if chosen else "This is the answer", key=f"pick_{trace.run_id}_{i}",
                      disabled=chosen, type="secondary", on_click=_record, args=(trace, c, store),
                      help=f"Record {md_text(P.cut(c.title, 80))} as your answer to this question (saved with the run)")

@@ -56,6 +56,8 @@ def test_a_click_records_the_choice_saves_it_and_a_reload_shows_it_replaced_and_
            "Lantern's Promise.→ Lantern's Promise" in seen  # its chain in words
     quoted = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith(">")]
     assert t.candidates[0]["sentence"] and any(t.candidates[0]["sentence"][:40] in q for q in quoted)  # quoted
+    why = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Why here: ")]
+    assert f"ahead of {ACADEMY} on: " in why[0] and f"behind {SHIP} on: " in why[1]  # each says why it placed so
     assert "You chose" not in seen
 
     at = choose(at, 1)  # "This is the answer" on the academy

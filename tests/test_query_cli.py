@@ -80,6 +80,10 @@ def test_query_prints_the_candidates_and_says_plainly_when_the_answer_is_a_guess
     out = capsys.readouterr().out
     assert "Candidates, best first:\n  1. Mara Quell (score " in out and "This is a guess" not in out
     assert out.index("Most likely answer") < out.index("Candidates, best first")
+    # each candidate says why it placed so: the answer against the runner-up, as the trace records it
+    second = trace["candidates"][1]["title"]
+    assert f"ahead of {second} on: " in trace["candidates"][0]["why"]
+    assert f"     why: {trace['candidates'][0]['why']}" in out
     assert main(args + ["--candidates", "0"]) == 0
     assert "Candidates, best first" not in capsys.readouterr().out
     # a threshold above any probability: the warning and the candidates come before the answer

@@ -337,3 +337,41 @@ def test_the_policy_marks_a_candidate_whose_description_says_it_is_what_is_asked
     assert eng.graph.title(ranked[0].entity) == "Bob"
     ranked = eng.answer_candidates(state_with_trials(eng, "Which miller did Ann meet?"))
     assert eng.graph.title(ranked[0].entity) == "Carl"
+
+
+# ------------------------------------------------------------------------------------- why a candidate placed so
+def test_why_names_the_signals_that_part_a_candidate_from_the_answer():
+    from tog_core.policy import explain
+
+    model = ranking.Model(features=("type_fit", "log_degree", "hop", "bias"), weights=np.array([2.0, -1.0, 0.1, 0.0]),
+                          mean=np.zeros(4), scale=np.ones(4), low=0.5)
+    rows = [{"type_fit": 1.0, "log_degree": 3.0, "hop": 1.0}, {"type_fit": -1.0, "log_degree": 1.0, "hop": 1.0},
+            {"type_fit": 1.0, "log_degree": 3.0, "hop": 1.0}]
+    said = explain.reasons(model, rows, ["Ann", "Bob", "Cy"])
+    words = explain.SIGNAL_WORDS
+    # the answer against the runner-up: ahead on type (+4), behind on links (-2); hop parts them by nothing
+    assert said[0] == f"ahead of Bob on: {words['type_fit']}; behind it on: {words['log_degree']}"
+    assert said[1] == f"behind Ann on: {words['type_fit']}; ahead of it on: {words['log_degree']}"
+    assert said[2] == ""  # the answer's twin: nothing parts them
+    assert explain.reasons(model, rows[:1], ["Ann"]) == [""]  # a lone candidate
+    assert explain.reasons(model, [], []) == []
+
+
+def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch):
+    from tog_core.tog.diagnosis import diagnose, diagnosis_text
+
+    model = ranking.Model(features=("hop", "bias"), weights=np.array([3.0, 0.0]), mean=np.zeros(2), scale=np.ones(2),
+                          low=0.5)
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: model)  # prefers the deeper Carl
+    eng = ToGEngine(free_graph(CHAIN), config=CHEAP, policy=CheapPolicy())
+    ranked = eng.answer_candidates(state_with_trials(eng))
+    assert [eng.graph.title(c.entity) for c in ranked] == ["Carl", "Bob"]
+    assert ranked[1].why.endswith("behind Carl on: how many hops it is from the topic")
+    assert ranked[0].why.endswith("ahead of Bob on: how many hops it is from the topic")
+    trace = {"candidates": [{"title": "Carl", "entity_id": "id-Carl", "why": ranked[0].why},
+                            {"title": "Bob", "entity_id": "id-Bob", "why": ranked[1].why}], "chains": [], "steps": []}
+    d = diagnose(trace, ["Bob", "Carl"], eng.graph)
+    assert d[0]["ranked"] == {"place": 2, "of": 2,  # Bob is also the rule choice
+                              "why": "also the rule choice; behind Carl on: how many hops it is from the topic"}
+    assert d[1]["ranked"] is None  # the answer itself
+    assert "The answer list places it 2 of 2: also the rule choice; behind Carl on: how many" in diagnosis_text(d)

@@ -156,6 +156,8 @@ def _candidate_lines(t: Trace, n: int) -> list[str]:
         out.append(f"  {k}. {one(c['title'])} (score {float(c['score']):.2f})" + (f": {path}" if path else ""))
         if c.get("sentence"):
             out.append(f"     \"{one(c['sentence'][:200])}\"")
+        if c.get("why"):
+            out.append(f"     why: {one(str(c['why'])[:400])}")
     return out
 
 

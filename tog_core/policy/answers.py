@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tog_core.policy import ranking
+from tog_core.policy import explain, ranking
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
@@ -67,12 +67,13 @@ class CheapAnswers:
         n = len(ranked)
         sure = model.confidence(ranked)
         set_aside = ranking.names_set_aside([c.features for c in ranked])
+        said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
                              + ("; the question names it: context, ranked after the others"
-                                if set_aside and c.features.get("named") else ""))
-                for i, c in enumerate(ranked)]
+                                if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
+                for i, (c, r) in enumerate(zip(ranked, said))]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None

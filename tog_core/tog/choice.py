@@ -46,6 +46,7 @@ class AnswerCandidate:
     score: float | None = None
     chain: tuple[ChainLink, ...] = ()
     sentence: str = ""
+    why: str = ""  # how the search placed it (the ranker: the signals on which it leads or trails; "" when unsaid)
 
     @classmethod
     def from_dict(cls, d: Any) -> AnswerCandidate | None:
@@ -58,7 +59,7 @@ class AnswerCandidate:
             chain = []
         return cls(title=_str(d, "title"), entity_id=_str(d, "entity_id"), score=number,
                    chain=tuple(ChainLink.from_dict(x) for x in chain if isinstance(x, dict)),
-                   sentence=_str(d, "sentence"))
+                   sentence=_str(d, "sentence"), why=_str(d, "why"))
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "chain": [asdict(x) for x in self.chain]}

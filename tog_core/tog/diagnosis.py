@@ -213,6 +213,7 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
                                  "in_final_beam": False, "never_candidate": True, "lost": None, "nearest": None,
                                  "force": None, "did_you_mean": similar}
         out.append(entry)
+        entry["ranked"] = _ranked(trace, entry["title"], idx, graph)
         if idx is None:
             continue
         e = graph.entity(idx)
@@ -256,6 +257,21 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
     return out
 
 
+def _ranked(trace: dict[str, Any], title: str, idx: int | None, graph: Any) -> dict[str, Any] | None:
+    """Where the ordered answer list placed the entity, and why (its `why`): {"place", "of", "why"}; None when it is
+    not on the list (or is the answer)."""
+    cands = [c for c in trace.get("candidates") or [] if isinstance(c, dict)]
+    key = graph.entity(idx).id if idx is not None else None
+    at = next((k for k, c in enumerate(cands)
+               if (key is not None and str(c.get("entity_id")) == str(key)) or c.get("title") == title), None)
+    if not at:  # not on the list, or first (the answer)
+        return None
+    why = str(cands[at].get("why") or "")
+    if why.startswith("ranked "):  # "ranked 2 of 8 candidates by …; behind X on: …": the place is said apart
+        why = why.split("; ", 1)[1] if "; " in why else ""
+    return {"place": at + 1, "of": len(cands), "why": why}
+
+
 def _num(x: Any) -> str:
     return "–" if x is None else f"{float(x):.3f}"
 
@@ -269,8 +285,11 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
             alt = ", ".join(d.get("did_you_mean") or [])
             out.append(f"{t}: not an entity of this project" + (f" (did you mean: {alt})" if alt else "") + ".")
             continue
+        r = d.get("ranked")
+        placed = (f" The answer list places it {r['place']} of {r['of']}" + (f": {r['why']}" if r.get("why") else "")
+                  + ".") if r else ""
         if d.get("in_final_beam"):
-            out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).")
+            out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).{placed}")
             continue
         words = [f"{t}: " + ("never a candidate." if d.get("never_candidate") else "was a candidate but is not in the "
                                                                                     "final beam.")]
@@ -294,5 +313,5 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
                 words.append(f"Override to try: {f['action']} with “{f['label']}” (step {f['step'] + 1}).")
             else:
                 words.append(f"Override to try: keep “{f['label']}” at step {f['step'] + 1}.")
-        out.append(" ".join(words))
+        out.append(" ".join(words) + placed)
     return "\n".join(out)
