@@ -355,6 +355,7 @@ def test_why_names_the_signals_that_part_a_candidate_from_the_answer():
     assert said[2] == ""  # the answer's twin: nothing parts them
     assert explain.reasons(model, rows[:1], ["Ann"]) == [""]  # a lone candidate
     assert explain.reasons(model, [], []) == []
+    assert set(words) == set(ranking.FEATURES) - {"bias"}  # every signal the ranker reads has its words
 
 
 def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch):

@@ -37,7 +37,7 @@ SIGNAL_WORDS = {
     "asked_head": "its description saying it is what the question asks for",
 }
 SHOWN = 2  # signals named on each side
-MIN_PART = 0.25  # a signal moving a candidate's log-odds by less than this against the mean is not named
+MIN_PART = 0.25  # a signal parting two candidates' log-odds by less than this is not named
 
 
 def parts(model: Model, rows: Sequence[dict[str, float]]) -> np.ndarray:

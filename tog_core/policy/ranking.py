@@ -271,8 +271,10 @@ def asked_head(asked: frozenset[str], title: str, description: str, language: st
     river" is a river. Finer than the graph's few entity types. A name followed by a comma or a bracket ("Tarnby,
     founded in 1602, is a town") opens with that aside instead. Not read in a script written without spaces (a
     clause there is one "word"): False."""
+    if not asked:
+        return False
     first = first_sentence(description, limit=300)
-    if not asked or UNSPACED.search(first):
+    if UNSPACED.search(first):
         return False
     pattern = name_pattern(title)
     named = pattern.search(first) if pattern else None
@@ -389,7 +391,7 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
         c.features["overlap"] = len(qwords & _words(chain)) / max(1, len(qwords))
         c.features["passage_words"] = passage_words(units, ent.title, facts)
         c.features["log_degree"] = math.log1p(graph.degree(c.entity))
-        c.features["asked_head"] = float(bool(asked) and asked_head(asked, ent.title, ent.description or "", language))
+        c.features["asked_head"] = float(asked_head(asked, ent.title, ent.description or "", language))
     if embedder is None:
         for c in cands:
             c.features.update(sim_entity=0.0, sim_chain=0.0, sim_sentence=0.0, sim_type=0.0)
