@@ -20,8 +20,8 @@ probability nearest issue #21's operating point: at least 70% of wrong answers f
 right ones, the larger shortfall the smallest) and applied to the left-out set. In the free-text
 family the weights of the features whose direction is known before any data (agreement, similarity, type fit,
 coverage, the source passage, the description's opening: ranking.AT_LEAST_ZERO) are held at zero or above; the typed
-model was fitted without that, and without `passage_words` and `asked_head` (UNUSED), and is kept as shipped (`fit
---write=free`).
+model was fitted without that, and without `passage_words`, `asked_head` and `title_named` (UNUSED), and is kept as
+shipped (`fit --write=free`).
 """
 from __future__ import annotations
 
@@ -137,9 +137,10 @@ def load(names: list[str], features: Sequence[str]) -> dict[str, list[tuple[np.n
 # typed model was fitted without and is kept as shipped
 SIGNED = {"free"}
 # the ranking features a family's model leaves out (`fit --without=a,b` tries leaving more out, LODO; what was tried
-# is in docs/experiment-log.md): the typed model was fitted before `passage_words` and `asked_head` existed (typed
-# graphs have no descriptions for the latter to read) and is kept as shipped
-UNUSED: dict[str, frozenset[str]] = {"free": frozenset(), "typed": frozenset({"passage_words", "asked_head"})}
+# is in docs/experiment-log.md): the typed model was fitted before `passage_words`, `asked_head` and `title_named`
+# existed (typed graphs have no descriptions for `asked_head` to read) and is kept as shipped
+UNUSED: dict[str, frozenset[str]] = {"free": frozenset(),
+                                     "typed": frozenset({"passage_words", "asked_head", "title_named"})}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged
 # issue #21's operating point: at least this share of wrong answers flagged as guesses, at most this share of right

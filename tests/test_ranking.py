@@ -13,7 +13,7 @@ import pytest
 
 from test_policy import free_graph
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.policy import depths, passages, ranking
+from tog_core.policy import depths, naming, passages, ranking
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import BeamPath, EngineConfig, Hop, Search, State
@@ -240,7 +240,7 @@ def test_the_papers_answer_list_starts_with_its_answer():
     ("青山茶园的园主是谁？", "茶园", ["青山茶园"], False),
 ])
 def test_named_in_reads_whole_titles_outside_the_topic_entities(question, title, topics, named):
-    assert ranking.named_in(question, title, topics) is named
+    assert naming.named_in(question, title, topics) is named
 
 
 def test_a_candidate_the_question_names_goes_after_every_one_it_does_not():

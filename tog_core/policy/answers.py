@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tog_core.policy import explain, ranking
+from tog_core.policy import explain, naming, ranking
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
@@ -92,6 +92,7 @@ class CheapAnswers:
         free = reading.asked_named and not ctx.graph.has_relation_labels
         aside = asked_in(state.question, asked) if free else frozenset()
         facts = Counter({w: n for w, n in want.items() if w not in aside})
+        topic_titles = [x.title for x in state.seeds]
         for c in cands:
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
@@ -99,9 +100,11 @@ class CheapAnswers:
             c.features["coverage"] = got.total() / max(1, facts.total())
             c.features["is_pick"] = float(c.entity == pick)
             # read by ranking.order, not by the model: what the question names is its context (free text only)
-            c.features["named"] = float(not ctx.graph.has_relation_labels and ranking.named_in(
-                state.question, ctx.graph.title(c.entity), [x.title for x in state.seeds]))
-        ranking.text_features(cands, question=state.question, topic_titles=[x.title for x in state.seeds],
+            c.features["named"] = float(not ctx.graph.has_relation_labels and naming.named_in(
+                state.question, ctx.graph.title(c.entity), topic_titles))
+            c.features["title_named"] = naming.title_named(state.question, ctx.graph.title(c.entity), topic_titles,
+                                                           aside, reading.language)
+        ranking.text_features(cands, question=state.question, topic_titles=topic_titles,
                               graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
                               language=reading.language)
         return cands

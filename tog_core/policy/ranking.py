@@ -15,6 +15,8 @@ described by signals every project has:
   question's words in the source text around where the last link's text units name the candidate
   (`passage_words`), and whether the opening phrase of its description (what it says the entity is) names what the
   question asks for ("which town": "Tarnby is a lakeside town on the island of ...", `asked_head`);
+* the share of its title's words the question itself uses (`title_named`, policy/naming.py: a question names the
+  way to its answer, not the answer);
 * the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
 
 A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
@@ -38,14 +40,14 @@ import numpy as np
 
 from tog_core.policy.passages import passage_words
 from tog_core.scoring.sentences import name_pattern, sentences_naming
-from tog_core.scoring.text import UNSPACED, first_sentence, tokens_in, without_article
+from tog_core.scoring.text import UNSPACED, first_sentence, tokens_in
 from tog_core.tog.state import BeamPath, Search
 
 MODEL_FILE = Path(__file__).with_name("ranker.json")
 
 FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "search_depth", "share_searches",
             "sim_entity", "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "log_degree",
-            "is_pick", "passage_words", "asked_head", "bias")
+            "is_pick", "passage_words", "asked_head", "title_named", "bias")
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
@@ -245,21 +247,6 @@ def rank_fusion(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
-
-
-def named_in(question: str, title: str, topic_titles: Sequence[str]) -> bool:
-    """Whether the question names `title` itself, outside the topic entities' own titles: the whole title (a
-    leading article aside) as whole words of the question, or, in a script written without spaces, as a piece of it.
-    Such an entity is what the question says, not what it asks ("…with the old man, surrounded by their children's
-    children?"), as a topic entity is; "Dulce" inside the topic "Dulce base" is the topic's, not named apart."""
-    text = question.lower()
-    for t in sorted((t.lower() for t in topic_titles if t), key=len, reverse=True):
-        text = text.replace(t, " | ") if UNSPACED.search(t) else re.sub(rf"(?<!\w){re.escape(t)}(?!\w)", " | ", text)
-    name = without_article(title.lower()).strip()
-    if UNSPACED.search(name):
-        return len(name) >= 2 and name in text
-    words = _WORD.findall(name)
-    return len("".join(words)) >= 3 and f" {' '.join(words)} " in f" {' '.join(_WORD.findall(text))} "
 
 
 def asked_head(asked: frozenset[str], title: str, description: str, language: str) -> bool:
