@@ -41,7 +41,7 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "dulce-blind": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_blind.jsonl"),
     # a fifth, on the 3.x graph again (bench/data/README.md): first read at the end of the seventh stop
     "blind4": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind4.jsonl"),
-    # a sixth, on the 1.2 graph again (bench/data/README.md): first read at the end of the next stop changing the search
+    # a sixth, on the 1.2 graph again (bench/data/README.md): first read at the end of the eighth stop
     "blind5": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind5.jsonl"),
 }
 # the real GraphRAG outputs (not written for this project)
