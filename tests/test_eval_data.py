@@ -46,7 +46,8 @@ def test_the_question_files_are_all_found():
     names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
     assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_blind3.jsonl",
                      "christmas-carol-v1.2/questions_blind5.jsonl", "christmas-carol-v1.2/questions_dev.jsonl",
-                     "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol/questions_blind2.jsonl",
+                     "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol-v1.2/questions_dev_hub.jsonl",
+                     "christmas-carol/questions_blind2.jsonl",
                      "christmas-carol/questions_blind4.jsonl", "christmas-carol/questions_dev.jsonl",
                      "christmas-carol/questions_dev2.jsonl", "christmas-carol/questions_dev3.jsonl",
                      "christmas-carol/questions_test.jsonl", "fr-atelier/questions_dev.jsonl",
