@@ -59,6 +59,9 @@ def test_the_policy_reads_how_much_of_each_title_the_question_names(monkeypatch)
 
     assert features("Who grinds corn at the mill Ann owns?") == {"Red Mill": 0.5, "Carl": 0.0}
     assert features("Who grinds corn for Ann?") == {"Red Mill": 0.0, "Carl": 0.0}
+    # what the question asks for is set aside: "which mill" names no mill (read from the question, as the app does)
+    assert features("Which mill does Ann own?")["Red Mill"] == 0.0
+    assert features("Which building by the mill does Ann own?")["Red Mill"] == 0.5  # "mill" is not what is asked
     # a model that reads only this feature, with the sign it was fitted: the step the question names goes after
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("title_named", -3.0))
     ranked = eng.answer_candidates(state_with_trials(eng, "Who grinds corn at the mill Ann owns?", chain))
@@ -71,3 +74,16 @@ def test_the_shipped_free_model_counts_a_named_title_against_a_candidate():
     model = ranking.shipped_model(False)
     assert model is not None and "title_named" in model.features
     assert model.weights[model.features.index("title_named")] < 0
+    typed = ranking.shipped_model(True)  # fitted before the feature existed, kept as shipped
+    assert typed is not None and "title_named" not in typed.features
+
+
+def test_a_typed_graph_reads_no_title_as_named(monkeypatch):
+    eng = ToGEngine(free_graph(CHAIN_TYPED), config=CHEAP, policy=CheapPolicy())
+    monkeypatch.setattr(type(eng.graph), "has_relation_labels", property(lambda self: True))
+    st = state_with_trials(eng, "Who grinds corn at the mill Ann owns?", CHAIN_TYPED)
+    paths = [*st.paths, *(p for s in st.other_searches for p in s.paths)]
+    assert all(c.features["title_named"] == 0.0 for c in eng.policy.answer_features(eng, st, paths, None, None))
+
+
+CHAIN_TYPED = [("Ann", "Red Mill", "owns"), ("Red Mill", "Carl", "employs")]

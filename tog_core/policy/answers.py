@@ -40,8 +40,9 @@ class CheapAnswers:
         (ranking.py), the confidence its probability. Else the rule choice first, then the chains' ends."""
         if not paths and not state.other_searches:
             return []
-        # everything _rank reads: the graph, the question and seeds, the chains, whether only ends answer, the LLM
-        key = (id(ctx.graph), state.question, tuple(x.id for x in state.seeds), ctx.llm is None,
+        # everything _rank reads: the graph, the question, its reading and seeds, the chains, whether only ends
+        # answer, the LLM
+        key = (id(ctx.graph), state.question, repr(state.reading), tuple(x.id for x in state.seeds), ctx.llm is None,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
                (dropped := person_dropped(state)), state.forced)
@@ -102,8 +103,9 @@ class CheapAnswers:
             # read by ranking.order, not by the model: what the question names is its context (free text only)
             c.features["named"] = float(not ctx.graph.has_relation_labels and naming.named_in(
                 state.question, ctx.graph.title(c.entity), topic_titles))
-            c.features["title_named"] = naming.title_named(state.question, ctx.graph.title(c.entity), topic_titles,
-                                                           aside, reading.language)
+            # free text only, as "named" (the typed model was fitted without it: fit_ranker.UNUSED)
+            c.features["title_named"] = 0.0 if ctx.graph.has_relation_labels else naming.title_named(
+                state.question, ctx.graph.title(c.entity), topic_titles, aside, reading.language)
         ranking.text_features(cands, question=state.question, topic_titles=topic_titles,
                               graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
                               language=reading.language)

@@ -35,7 +35,7 @@ SIGNAL_WORDS = {
     "is_pick": "being the rule choice",
     "passage_words": "the question's words near its name in the source text",
     "asked_head": "its description saying it is what the question asks for",
-    "title_named": "the question using its title's words (naming the way, not the answer)",
+    "title_named": "how much of its title the question itself uses",
 }
 SHOWN = 2  # signals named on each side
 MIN_PART = 0.25  # a signal parting two candidates' log-odds by less than this is not named

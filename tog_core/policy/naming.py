@@ -44,8 +44,11 @@ def title_named(question: str, title: str, topic_titles: Sequence[str], asked: C
                 language: str) -> float:
     """The share of `title`'s content words (stems, read in `language`) that the question uses, the topic entities'
     title words and the asked noun's stems (`asked`) set aside on both sides. 0 for a title with no such word, and
-    in a script written without spaces: there a stem is a run of two characters, and the question reading names no
-    asked noun to set aside, so the asked thing itself ("哪家制陶坊", which pottery) would count as named."""
+    when the question or the title holds a character of a script written without spaces (UNSPACED: Chinese,
+    Japanese; also Hangul, so Korean reads 0): there a stem is a run of two characters, and the question reading
+    names no asked noun to set aside, so the asked thing itself ("哪家制陶坊", which pottery) would count as named.
+    Known limits: only the reading's asked noun is set aside ("Which wine merchant …" asked as "wine" counts
+    "merchant" as named), and accents are not folded ("Ecole" is not "école")."""
     if UNSPACED.search(question) or UNSPACED.search(title):
         return 0.0
     aside = _stems(" ".join(topic_titles), language) | set(asked)

@@ -54,7 +54,7 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # similarity, type fit, question words covered or found in the source passage, the asked noun in the description's
 # opening phrase never count against a candidate
 # (bench/fit_ranker.py holds their weights at zero or above); the others (a chain's end, its hop, the search's depth,
-# degree) go either way
+# degree, how much of its title the question uses) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
                            "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick",
                            "passage_words", "asked_head"})
@@ -409,7 +409,7 @@ def rank(cands: list[RankedEntity], model: Model) -> list[RankedEntity]:
 def order(probs: Sequence[float] | np.ndarray, features: Sequence[dict[str, float]], *,
           rule_first: bool = False) -> list[int]:
     """Indices best first: by probability (ties: the rule choice, then the search's rank); `rule_first` puts the rule
-    choice first whatever its probability. A candidate the question names (`named_in`, the feature "named") goes
+    choice first whatever its probability. A candidate the question names (`naming.named_in`, the feature "named") goes
     after every one it does not name, as a topic entity is left out (`names_set_aside`)."""
     aside = names_set_aside(features)
     return sorted(range(len(probs)), key=lambda i: (-(rule_first and features[i].get("is_pick", 0.0)),
