@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tog_core.policy import explain, naming, ranking
+from tog_core.policy import explain, naming, ranking, retrieval
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
@@ -17,10 +17,15 @@ from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
 
+# said of a candidate no kept chain reaches (policy/retrieval.py)
+FOUND_BY_DESCRIPTION = "found by its description, not on a kept chain (its chain is the shortest to it)"
+
+
 class CheapAnswers:
     """The answer methods of CheapPolicy; they read its `reading`, `hop_words`, `answer_model` and `_ranked`."""
 
     answer_model: bool
+    retrieved: int
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]]
 
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:  # CheapPolicy's
@@ -72,6 +77,7 @@ class CheapAnswers:
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
+                             + ("" if c.features.get("beam", 1.0) else f"; {FOUND_BY_DESCRIPTION}")
                              + ("; the question names it: context, ranked after the others"
                                 if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
                 for i, (c, r) in enumerate(zip(ranked, said))]
@@ -84,8 +90,15 @@ class CheapAnswers:
         searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state, dropped)]
         topics = ctx.topic_ids(state)
         # the number of hops is known (given, or chosen by a person): only the chains' ends answer
-        cands, _, _ = ranking.gather(searches, topics, ends_only=ctx.config.exact_depth or state.hops_firm)
+        ends_only = bool(ctx.config.exact_depth or state.hops_firm)
+        cands, _, _ = ranking.gather(searches, topics, ends_only=ends_only)
         reading = self.reading(ctx, state)
+        topic_titles = [x.title for x in state.seeds]
+        query = frozenset() if ctx.graph.has_relation_labels else retrieval.query_words(
+            state.question, topic_titles, reading.language)
+        for c in cands:
+            c.features["beam"] = 1.0
+        cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only, dropped)
         asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
         # free text: the words that name what is asked ("which place") describe the answer, not a fact its chain
@@ -93,8 +106,10 @@ class CheapAnswers:
         free = reading.asked_named and not ctx.graph.has_relation_labels
         aside = asked_in(state.question, asked) if free else frozenset()
         facts = Counter({w: n for w, n in want.items() if w not in aside})
-        topic_titles = [x.title for x in state.seeds]
-        for c in cands:
+        described = retrieval.description_scores(ctx.graph, [c.entity for c in cands], query) if query else []
+        for i, c in enumerate(cands):
+            # free text only: a typed graph's descriptions are templates (its model was fitted without it)
+            c.features["desc_bm25"] = described[i] if described else 0.0
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
             got = covered(facts, [self.hop_words(ctx, h) for h in c.path.hops])
@@ -110,6 +125,23 @@ class CheapAnswers:
                               graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
                               language=reading.language)
         return cands
+
+    def retrieved_candidates(self, ctx: SearchContext, state: State, query: frozenset[str], exclude: frozenset[int],
+                             ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None) -> list[ranking.RankedEntity]:
+        """The entities within the search's depth of the topic entities whose descriptions read best against the
+        question (policy/retrieval.py), `retrieved` of them not already candidates, each with the shortest chain to
+        it; the search-side features 0 (`beam` 0: the search did not reach it). None on a typed graph, when a person
+        forced the answer in, or with `retrieved` 0; a chain through a step a person dropped is skipped."""
+        if not self.retrieved or not query or state.forced or ctx.graph.has_relation_labels:
+            return []
+        dropped = person_dropped(state) if dropped is None else dropped
+        topics = ctx.topic_ids(state)
+        paths = retrieval.retrieve(ctx.graph, sorted(topics), max(1, state.depth), query, k=self.retrieved,
+                                   exclude=exclude | topics, exact=ends_only,
+                                   allowed=(lambda p: avoids(ctx.graph, p, dropped)) if dropped else None)
+        return [ranking.RankedEntity(entity=p.end, path=p, features=dict(
+            share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
+            search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0)) for p in paths]
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop
@@ -179,12 +211,15 @@ def person_allowed(graph: Any, state: State, dropped: frozenset[tuple[Any, ...]]
     dropped = person_dropped(state) if dropped is None else dropped
     if not dropped:
         return state.other_searches
+    return tuple(Search(depth=s.depth, paths=tuple(p for p in s.paths if avoids(graph, p, dropped)))
+                 for s in state.other_searches)
 
-    def avoids(p: BeamPath) -> bool:
-        for depth, h in enumerate(p.hops, 1):
-            src, rel = graph.entity(h.src).id, graph.relationship(h.ridx)
-            if ("rel", depth, src, rel.label, rel.source_idx == h.src) in dropped or \
-                    ("ent", depth, src, rel.id, graph.entity(h.dst).id) in dropped:
-                return False
-        return True
-    return tuple(Search(depth=s.depth, paths=tuple(p for p in s.paths if avoids(p))) for s in state.other_searches)
+
+def avoids(graph: Any, p: BeamPath, dropped: frozenset[tuple[Any, ...]]) -> bool:
+    """Whether chain `p` takes no step a person dropped (`dropped`: person_dropped)."""
+    for depth, h in enumerate(p.hops, 1):
+        src, rel = graph.entity(h.src).id, graph.relationship(h.ridx)
+        if ("rel", depth, src, rel.label, rel.source_idx == h.src) in dropped or \
+                ("ent", depth, src, rel.id, graph.entity(h.dst).id) in dropped:
+            return False
+    return True

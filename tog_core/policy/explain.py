@@ -36,6 +36,8 @@ SIGNAL_WORDS = {
     "passage_words": "the question's words near its name in the source text",
     "asked_head": "its description saying it is what the question asks for",
     "title_named": "how much of its title the question itself uses",
+    "desc_bm25": "the question's words in its description",
+    "beam": "being on a kept chain",
 }
 SHOWN = 2  # signals named on each side
 MIN_PART = 0.25  # a signal parting two candidates' log-odds by less than this is not named

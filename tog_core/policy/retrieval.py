@@ -1,0 +1,137 @@
+"""Candidates found by what their descriptions say, beside the ones the beam search finds.
+
+A GraphRAG entity description is a summary of everything the source text says about the entity, written from the
+text's own words, so the answer's description often shares the question's rarer words ("green body and yellow tail"
+for the parrot Scrooge remembers) where the relation the beam would have to take at a hub is one of a hundred and
+forty. The beam reads one relation at a time and cuts; this reads every entity the question's topic entities reach
+within the search's depth, by BM25 of its title and whole description against the question (the topic entities'
+title words left out, IDF over the graph's entity descriptions), and hands the best few to the answer ranker as
+candidates with the shortest chain that reaches them (policy/answers.py). The ranker, fitted on every data set's dev
+questions, decides how far to trust them (`beam`: whether the search itself reached the candidate; `desc_bm25`: the
+same description score, read for every candidate).
+
+Free-text (GraphRAG) graphs only: a typed graph's descriptions are templates ("X directed_by Y").
+"""
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tog_core.scoring.text import read_tokens, tokens_in
+from tog_core.tog.state import BeamPath, Hop
+
+RETRIEVED = 5  # candidates added per question (3 / 10 read on the dev sets: docs/experiment-log.md)
+MAX_ENTITIES = 200_000  # a larger graph is not indexed: its descriptions are not all read into memory
+MAX_REACHED = 20_000  # the neighbourhood walk stops growing past this many entities
+INDEXES_KEPT = 2
+_K1, _B = 1.2, 0.75  # BM25's usual constants (Robertson et al.); not tuned here
+
+
+@dataclass(frozen=True)
+class DescriptionIndex:
+    """Every entity's title and description as tokens, with document frequencies for IDF."""
+
+    docs: tuple[tuple[str, ...], ...]
+    df: dict[str, int]
+    mean_len: float
+
+    def bm25(self, entity: int, query: frozenset[str]) -> float:
+        doc = self.docs[entity]
+        if not doc or not query:
+            return 0.0
+        tf = Counter(w for w in doc if w in query)
+        n, norm = len(self.docs), _K1 * (1 - _B + _B * len(doc) / self.mean_len)
+        return sum(math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5)) * f * (_K1 + 1) / (f + norm)
+                   for w, f in tf.items())
+
+
+_INDEXES: OrderedDict[int, tuple[Any, DescriptionIndex]] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def index_of(graph: Any) -> DescriptionIndex | None:
+    """The graph's description index, built once per graph (None for a graph above MAX_ENTITIES entities)."""
+    with _LOCK:
+        hit = _INDEXES.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            _INDEXES.move_to_end(id(graph))
+            return hit[1]
+        titles = graph.all_titles()
+        if len(titles) > MAX_ENTITIES:
+            return None
+        descriptions = graph.entity_descriptions(range(len(titles)))
+        docs = tuple(read_tokens(f"{t or ''} {d or ''}") for t, d in zip(titles, descriptions))
+        df = Counter(w for d in docs for w in set(d))
+        index = DescriptionIndex(docs=docs, df=dict(df), mean_len=max(1.0, sum(map(len, docs)) / max(1, len(docs))))
+        _INDEXES[id(graph)] = (graph, index)
+        while len(_INDEXES) > INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
+        return index
+
+
+def query_words(question: str, topic_titles: Sequence[str], language: str) -> frozenset[str]:
+    """The question's words (stems) less its topic entities' title words: every description near a topic names it."""
+    drop = {w for t in topic_titles for w in tokens_in(t, language)}
+    return frozenset(w for w in read_tokens(question) if w not in drop)
+
+
+def description_scores(graph: Any, entities: Sequence[int], query: frozenset[str]) -> list[float]:
+    """Each entity's BM25 against `query`, scaled so the best of them is 1 (all 0 without an index or a match)."""
+    index = index_of(graph)
+    if index is None:
+        return [0.0] * len(entities)
+    raw = [index.bm25(int(e), query) for e in entities]
+    top = max(raw, default=0.0)
+    return [v / top if top > 0 else 0.0 for v in raw]
+
+
+def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str], *, k: int = RETRIEVED,
+             exclude: frozenset[int] = frozenset(), exact: bool = False,
+             allowed: Callable[[BeamPath], bool] | None = None) -> list[BeamPath]:
+    """The `k` entities within `depth` hops of `topics` (exactly `depth` when `exact`) whose descriptions score best
+    against `query`, best first, not a topic and not in `exclude`, each as a chain from a topic: a shortest one,
+    through the best-scoring entity at each step back (`allowed`: a chain a person's overrides rule out is skipped).
+    A chain's hops and score are 0: the search did not score them."""
+    index = index_of(graph)
+    if index is None or not topics or not query or k <= 0 or depth < 1:
+        return []
+    dist = {int(t): 0 for t in topics}
+    parents: dict[int, list[tuple[int, int]]] = {}
+    front = list(dist)
+    for d in range(1, depth + 1):
+        nxt: list[int] = []
+        for e, (rels, others, _) in graph.neighbors_many(front).items():
+            for r, o in zip(rels.tolist(), others.tolist()):
+                if o not in dist:
+                    dist[o] = d
+                    nxt.append(o)
+                if dist[o] == d:
+                    parents.setdefault(o, []).append((e, r))
+        front = nxt
+        if len(dist) > MAX_REACHED or not front:
+            break
+    score = {e: index.bm25(e, query) for e, d in dist.items() if d > 0 and (d == depth or not exact)}
+    out: list[BeamPath] = []
+    for e in sorted((e for e, v in score.items() if v > 0 and e not in exclude), key=lambda e: (-score[e], e)):
+        path = _chain_to(graph, e, dist, parents, index, query)
+        if allowed is None or allowed(path):
+            out.append(path)
+        if len(out) >= k:
+            break
+    return out
+
+
+def _chain_to(graph: Any, entity: int, dist: dict[int, int], parents: dict[int, list[tuple[int, int]]],
+              index: DescriptionIndex, query: frozenset[str]) -> BeamPath:
+    hops: list[Hop] = []
+    cur = entity
+    while dist[cur] > 0:
+        # a step back to a topic scores nothing; among bridges, the one whose description reads best
+        src, ridx = max(parents[cur], key=lambda p: (index.bm25(p[0], query) if dist[p[0]] else 0.0, -p[1]))
+        hops.append(Hop(ridx=ridx, src=src, dst=cur, score=0.0, label=graph.labels([ridx])[0]))
+        cur = src
+    return BeamPath(start=cur, hops=tuple(reversed(hops)), score=0.0)
