@@ -63,7 +63,23 @@ def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo |
     would leave it out), so a re-indexed or re-imported graph is a new entry."""
     from tog_core.graphrag.open import open_graph
 
-    return open_graph(resolved_path, store=url or None)
+    info, graph = open_graph(resolved_path, store=url or None)
+    _warm_descriptions(graph)
+    return info, graph
+
+
+def _warm_descriptions(graph: GraphStore) -> None:
+    """Read every entity description into the answer ranking's index (policy/retrieval.py) in the background, so the
+    first question does not wait for it, nor reads them from a store that may have gone away since."""
+    from tog_core.policy import retrieval
+
+    def build() -> None:
+        try:
+            retrieval.index_of(graph)
+        except Exception:  # noqa: BLE001  — the first answer builds it again and its error is the run's
+            pass
+
+    threading.Thread(target=build, name="tog-warm-descriptions", daemon=True).start()
 
 
 _LATEST: dict[tuple[str, str], str] = {}  # (path, store) -> the fingerprint last loaded, shared by every session

@@ -2,13 +2,16 @@
 
 `CheapAnswers` is the answer half of `CheapPolicy` (policy/cheap.py): the fitted ranking over every entity of every
 kept chain (policy/ranking.py, `answer_model`), the rule choice it reads as one input and falls back to, and the
-pool it ranks: the search's own chains and the depth trials', less any chain that takes a step a person dropped.
+pool it ranks: the search's own chains and the depth trials', less any chain that takes a step a person dropped, and
+the few entities near the topic entities whose descriptions read best against the question (policy/retrieval.py).
 """
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from typing import Any
 
+from tog_core.graphrag.pg_common import StoreError
 from tog_core.policy import explain, naming, ranking, retrieval
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
@@ -17,6 +20,7 @@ from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
 
+log = logging.getLogger(__name__)
 # said of a candidate no kept chain reaches (policy/retrieval.py)
 FOUND_BY_DESCRIPTION = "found by its description, not on a kept chain (its chain is the shortest to it)"
 
@@ -136,9 +140,13 @@ class CheapAnswers:
             return []
         dropped = person_dropped(state) if dropped is None else dropped
         topics = ctx.topic_ids(state)
-        paths = retrieval.retrieve(ctx.graph, sorted(topics), max(1, state.depth), query, k=self.retrieved,
-                                   exclude=exclude | topics, exact=ends_only,
-                                   allowed=(lambda p: avoids(ctx.graph, p, dropped)) if dropped else None)
+        try:
+            paths = retrieval.retrieve(ctx.graph, sorted(topics), max(1, state.depth), query, k=self.retrieved,
+                                       exclude=exclude | topics, exact=ends_only,
+                                       allowed=(lambda p: avoids(ctx.graph, p, dropped)) if dropped else None)
+        except StoreError as err:  # a store gone away reads no neighbourhood: the chains' candidates still answer
+            log.warning("no candidates found by description: %s", err)
+            return []
         return [ranking.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
             search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0)) for p in paths]

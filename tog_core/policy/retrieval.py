@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from tog_core.tog.state import BeamPath, Hop
 RETRIEVED = 5  # candidates added per question (3 / 10 read on the dev sets: docs/experiment-log.md)
 MAX_ENTITIES = 200_000  # a larger graph is not indexed: its descriptions are not all read into memory
 MAX_REACHED = 20_000  # the neighbourhood walk stops growing past this many entities
-INDEXES_KEPT = 2
+INDEXES_KEPT = 4  # as many graphs as the app keeps loaded (explorer/projects.py)
 _K1, _B = 1.2, 0.75  # BM25's usual constants (Robertson et al.); not tuned here
 
 
@@ -49,7 +50,9 @@ class DescriptionIndex:
                    for w, f in tf.items())
 
 
-_INDEXES: OrderedDict[int, tuple[Any, DescriptionIndex]] = OrderedDict()
+# by the graph's id, with a weak reference to the graph (an id is reused once a graph is gone; the index must not keep
+# an evicted graph alive)
+_INDEXES: OrderedDict[int, tuple[Callable[[], Any], DescriptionIndex]] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -57,7 +60,7 @@ def index_of(graph: Any) -> DescriptionIndex | None:
     """The graph's description index, built once per graph (None for a graph above MAX_ENTITIES entities)."""
     with _LOCK:
         hit = _INDEXES.get(id(graph))
-        if hit is not None and hit[0] is graph:
+        if hit is not None and hit[0]() is graph:
             _INDEXES.move_to_end(id(graph))
             return hit[1]
         titles = graph.all_titles()
@@ -67,10 +70,17 @@ def index_of(graph: Any) -> DescriptionIndex | None:
         docs = tuple(read_tokens(f"{t or ''} {d or ''}") for t, d in zip(titles, descriptions))
         df = Counter(w for d in docs for w in set(d))
         index = DescriptionIndex(docs=docs, df=dict(df), mean_len=max(1.0, sum(map(len, docs)) / max(1, len(docs))))
-        _INDEXES[id(graph)] = (graph, index)
+        _INDEXES[id(graph)] = (_ref(graph), index)
         while len(_INDEXES) > INDEXES_KEPT:
             _INDEXES.popitem(last=False)
         return index
+
+
+def _ref(graph: Any) -> Callable[[], Any]:
+    try:
+        return weakref.ref(graph)
+    except TypeError:  # a graph type without weak references: held as long as its index
+        return lambda: graph
 
 
 def query_words(question: str, topic_titles: Sequence[str], language: str) -> frozenset[str]:

@@ -1,0 +1,167 @@
+"""Candidates found by their descriptions (tog_core/policy/retrieval.py): the entities near the topic entities whose
+title and description read best against the question (BM25) join the answer ranker's candidates, with the shortest
+chain to them, beside every entity of the kept chains (policy/answers.py)."""
+from __future__ import annotations
+
+import pytest
+
+from test_policy import free_graph
+from test_ranking import CHEAP, only
+from tog_core.graphrag.pg_common import StoreError
+from tog_core.policy import answers, ranking, retrieval
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop, Search
+
+# Ann knows three people; two of them lead on to Carl, the miller; Zed is three hops out
+EDGES = [("Ann", "Bob", "Ann and Bob are neighbours"), ("Ann", "Dan", "Ann hired Dan"),
+         ("Ann", "Eve", "Ann writes to Eve"), ("Bob", "Carl", "Bob buys flour from Carl"),
+         ("Dan", "Carl", "Dan carries sacks for Carl"), ("Carl", "Zed", "Carl owes Zed money")]
+ABOUT = {"Ann": "Ann is a weaver.", "Bob": "Bob is a farmer.",
+         "Dan": "Dan is a boatman who works on the river by the mill.",
+         "Eve": "Eve is a teacher in the town.",
+         "Carl": "Carl is the miller who grinds rye in the old water mill by the river.",
+         "Zed": "Zed is a miller too, far away, who grinds rye and wheat by another river."}
+QUESTION = "Which miller grinds rye by the river?"
+
+
+@pytest.fixture()
+def graph():
+    return free_graph(EDGES, ABOUT)
+
+
+def titles(g, paths):
+    return [[g.title(p.start)] + [g.title(h.dst) for h in p.hops] for p in paths]
+
+
+def query(g, question=QUESTION, topics=("Ann",)):
+    return retrieval.query_words(question, list(topics), "en")
+
+
+def test_entities_within_the_depth_are_read_by_their_descriptions_best_first(graph):
+    ann = [graph.find_title("Ann")]
+    near = retrieval.retrieve(graph, ann, 1, query(graph))
+    assert titles(graph, near) == [["Ann", "Dan"]]  # Carl is two hops out; Bob and Eve share no word with it
+    two = retrieval.retrieve(graph, ann, 2, query(graph))
+    assert [t[-1] for t in titles(graph, two)] == ["Carl", "Dan"]
+    assert all(p.score == 0.0 and all(h.score == 0.0 for h in p.hops) for p in two)  # the search scored none
+    # exactly two hops (the number of hops is known): Dan, one hop out, is no candidate
+    assert [t[-1] for t in titles(graph, retrieval.retrieve(graph, ann, 2, query(graph), exact=True))] == ["Carl"]
+    # Zed reads as well as Carl but is three hops out
+    assert "Zed" in [t[-1] for t in titles(graph, retrieval.retrieve(graph, ann, 3, query(graph)))]
+
+
+def test_the_chain_to_a_retrieved_entity_is_a_shortest_one_through_the_best_reading_bridge(graph):
+    ann = graph.find_title("Ann")
+    carl = next(p for p in retrieval.retrieve(graph, [ann], 2, query(graph)) if graph.title(p.end) == "Carl")
+    assert titles(graph, [carl]) == [["Ann", "Dan", "Carl"]]  # Dan's description names the river, Bob's nothing
+    assert [h.label for h in carl.hops] == ["Ann hired Dan", "Dan carries sacks for Carl"]
+    # a chain a person's overrides rule out is skipped, not replaced by a worse entity's
+    got = retrieval.retrieve(graph, [ann], 2, query(graph), allowed=lambda p: graph.title(p.end) != "Carl")
+    assert [graph.title(p.end) for p in got] == ["Dan"]
+
+
+def test_topics_excluded_entities_and_k_bound_what_is_retrieved(graph):
+    ann, carl = graph.find_title("Ann"), graph.find_title("Carl")
+    q = query(graph)
+    assert [graph.title(p.end) for p in retrieval.retrieve(graph, [ann], 2, q, k=1)] == ["Carl"]
+    assert [graph.title(p.end) for p in retrieval.retrieve(graph, [ann], 2, q, exclude=frozenset({carl}))] == ["Dan"]
+    assert retrieval.retrieve(graph, [carl], 1, retrieval.query_words("Who is Carl?", ["Carl"], "en")) == []
+    assert retrieval.retrieve(graph, [ann], 2, frozenset()) == [] and retrieval.retrieve(graph, [], 2, q) == []
+    assert retrieval.retrieve(graph, [ann], 2, q, k=0) == []
+
+
+def test_the_query_leaves_the_topics_title_words_out_and_scores_are_scaled_by_the_best(graph):
+    q = retrieval.query_words("Which miller does Ann Weaver pay?", ["Ann Weaver"], "en")
+    assert q == {"mill", "pay"}  # stems; "which" and "does" are stop words
+    ids = [graph.find_title(t) for t in ("Carl", "Zed", "Bob")]
+    scores = retrieval.description_scores(graph, ids, query(graph))
+    assert max(scores) == 1.0 and scores[2] == 0.0 and 0 < min(scores[:2])
+    assert retrieval.description_scores(graph, ids, frozenset({"absent"})) == [0.0, 0.0, 0.0]
+
+
+def test_the_index_is_built_once_per_graph_and_not_for_a_graph_too_large(graph, monkeypatch):
+    assert retrieval.index_of(graph) is retrieval.index_of(graph)
+    assert retrieval.index_of(free_graph(EDGES, ABOUT)) is not retrieval.index_of(graph)
+    monkeypatch.setattr(retrieval, "MAX_ENTITIES", 3)
+    big = free_graph(EDGES, ABOUT)  # six entities
+    assert retrieval.index_of(big) is None
+    assert retrieval.retrieve(big, [big.find_title("Ann")], 2, query(big)) == []
+    assert retrieval.description_scores(big, [0, 1], query(big)) == [0.0, 0.0]
+
+
+# ------------------------------------------------------------------------------------------------ in the policy
+def one_hop_state(eng: ToGEngine, question: str = QUESTION):
+    """The search kept one chain, Ann -> Bob, and tried no other depth."""
+    g = eng.graph
+    ann, bob = g.find_title("Ann"), g.find_title("Bob")
+    path = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=EDGES[0][2]),), score=1.0)
+    st = eng.start(question, ["Ann"])
+    return st.with_(paths=(path,), depth=2, stage="done", other_searches=(Search(depth=2, paths=(path,)),))
+
+
+def test_retrieved_candidates_join_the_ranking_with_the_search_side_features_at_zero(graph):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    by = {graph.title(c.entity): c for c in cands}
+    assert list(by) == ["Bob", "Carl", "Dan"]  # the chain's entity, then the retrieved best first
+    assert by["Bob"].features["beam"] == 1.0 and by["Bob"].features["path_rel"] == 1.0
+    for t in ("Carl", "Dan"):
+        f = by[t].features
+        assert f["beam"] == 0.0 and f["path_rel"] == f["inv_rank"] == f["share_in"] == f["share_searches"] == 0.0
+    assert by["Carl"].features["hop"] == 2.0 and by["Carl"].features["desc_bm25"] == 1.0
+    assert by["Bob"].features["desc_bm25"] == 0.0  # "Bob is a farmer": no word of the question
+    assert titles(graph, [by["Carl"].path]) == [["Ann", "Dan", "Carl"]]
+    # switched off, none is added; a person who forced an answer in gets none either
+    off = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(retrieved=0))
+    assert [graph.title(c.entity) for c in off.policy.answer_features(off, st, list(st.paths), None, None)] == ["Bob"]
+    forced = st.with_(extra_usage=(*st.extra_usage, {"fallback": FORCED_ANSWER}))
+    assert forced.forced
+    assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, forced, list(st.paths), None, None)] == \
+        ["Bob"]
+
+
+def test_a_store_that_went_away_leaves_the_chains_candidates(graph, monkeypatch):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    retrieval.index_of(graph)  # read while the store was up (the app warms it when a project opens)
+
+    def down(*a, **k):
+        raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
+    monkeypatch.setattr(type(graph), "neighbors_many", down)
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    assert [graph.title(c.entity) for c in cands] == ["Bob"]
+
+
+def test_a_typed_graph_gets_no_retrieved_candidates(graph, monkeypatch):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    monkeypatch.setattr(type(eng.graph), "has_relation_labels", property(lambda self: True))
+    st = one_hop_state(eng)
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    assert [graph.title(c.entity) for c in cands] == ["Bob"] and cands[0].features["desc_bm25"] == 0.0
+
+
+def test_a_retrieved_answer_says_how_it_was_found_in_its_why_the_answer_and_the_trace(graph, monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    ranked = eng.answer_candidates(st)
+    assert [graph.title(c.entity) for c in ranked][:2] == ["Carl", "Dan"]
+    assert answers.FOUND_BY_DESCRIPTION in ranked[0].why
+    assert answers.FOUND_BY_DESCRIPTION not in next(c.why for c in ranked if graph.title(c.entity) == "Bob")
+    text = eng.compose_answer(st)
+    assert "Most likely answer: Carl" in text
+    assert "The answer's chain (the shortest to it: found by its description, not by the search): Ann" in text
+    t = eng.trace(st)
+    assert t.answer_entity == "Carl"
+    assert [(x["source"], x["target"]) for x in t.candidates[0]["chain"]] == [("Ann", "Dan"), ("Dan", "Carl")]
+
+
+def test_the_shipped_free_model_reads_the_description_and_the_beam_and_the_typed_one_neither():
+    model = ranking.shipped_model(False)
+    assert model is not None
+    for f in ("desc_bm25", "beam"):
+        assert f in model.features and model.weights[model.features.index(f)] >= 0
+    typed = ranking.shipped_model(True)
+    assert typed is not None and not {"desc_bm25", "beam"} & set(typed.features)
