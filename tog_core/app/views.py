@@ -48,7 +48,8 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
     if own:
-        # the ranked answer carries its own chain (it may come from a number of hops tried but not kept)
+        # the ranked answer carries its own chain (from a number of hops tried but not kept, or the shortest chain
+        # to an entity found by its description)
         hops = [(str(x.get("source") or ""), str(x.get("relation") or ""), str(x.get("target") or "")) for x in own]
     elif walks:
         w, chain = walks[pick], chains[pick]

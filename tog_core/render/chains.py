@@ -115,7 +115,7 @@ def answer_own_chain(trace: dict[str, Any]) -> list[dict[str, Any]]:
 def answer_chain_index(trace: dict[str, Any]) -> int | None:
     """Which of the trace's chains the ranked answer (`candidates[0]`, carrying its own chain) came along: the
     first that starts with that chain. None without such a candidate, or when no chain of the beam starts with it
-    (the answer came from a number of hops tried but not kept)."""
+    (the answer came from a number of hops tried but not kept, or was found by its description)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     own = answer_own_chain(trace)
     if not own:
@@ -143,7 +143,8 @@ def naming_chain_index(trace: dict[str, Any]) -> int:
 def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
     """The chains to draw and which one the answer used. The ranked answer (the first candidate) carries its own
     chain; the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops
-    tried but not kept) its chain is drawn first. Without one: the chain that names the answer (naming_chain_index)."""
+    tried but not kept, or was found by its description) its chain is drawn first. Without one: the chain that names
+    the answer (naming_chain_index)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     at = answer_chain_index(trace)
     if at is not None:
