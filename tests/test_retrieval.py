@@ -165,3 +165,17 @@ def test_the_shipped_free_model_reads_the_description_and_the_beam_and_the_typed
         assert f in model.features and model.weights[model.features.index(f)] >= 0
     typed = ranking.shipped_model(True)
     assert typed is not None and not {"desc_bm25", "beam"} & set(typed.features)
+
+
+def test_why_not_says_a_retrieved_candidate_was_never_the_searchs_but_is_on_the_list(graph, monkeypatch):
+    from tog_core.tog.diagnosis import diagnose, diagnosis_text
+
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", 3.0, low=0.1))  # the chain first
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    t = eng.trace(one_hop_state(eng)).to_dict()
+    assert [c["title"] for c in t["candidates"]][:1] == ["Bob"]
+    text = diagnosis_text(diagnose(t, ["Carl"], graph))
+    assert text.startswith("Carl: never a candidate of the search.")
+    assert "The answer list places it" in text and answers.FOUND_BY_DESCRIPTION in text
+    # an entity on no list at all is "never a candidate", as before
+    assert diagnosis_text(diagnose(t, ["Zed"], graph)).startswith("Zed: never a candidate.")

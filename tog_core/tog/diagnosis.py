@@ -291,8 +291,9 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
         if d.get("in_final_beam"):
             out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).{placed}")
             continue
-        words = [f"{t}: " + ("never a candidate." if d.get("never_candidate") else "was a candidate but is not in the "
-                                                                                    "final beam.")]
+        # "never a candidate" of the search: the answer list may still hold it (found by its description)
+        never = "never a candidate of the search." if r else "never a candidate."
+        words = [f"{t}: " + (never if d.get("never_candidate") else "was a candidate but is not in the final beam.")]
         n = d.get("nearest")
         if n:
             words.append(f"Nearest point reached: {n['entity']} (depth {n['depth']}), {n['hops']} hop(s) away: "
