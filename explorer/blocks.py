@@ -145,8 +145,15 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
             st.caption("This chain was found by one of the searches made before the run (see “How many hops”), "
                        "not by the run's own steps: the search picture does not show it; the reasoning chains draw "
                        "it first.")
+        elif view.get("found_by_description"):
+            st.caption("The answer was found by its description (it reads best against the question among the "
+                       "entities this near the topic entities), not on a chain the search kept: this chain is the "
+                       "shortest to it, and its links were not scored. The search picture does not show it; the "
+                       "reasoning chains draw it first.")
     (searched, chosen), n = N.plan_depth(t), len(view["hops"])
-    if n and searched and n != searched:  # the answer sits part-way along a longer chain
+    if view.get("found_by_description"):
+        how = "The answer is not at the end of any row's chain: it was found by its description. "
+    elif n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
                "(the kept row). ")
     else:

@@ -82,7 +82,9 @@ def test_the_query_leaves_the_topics_title_words_out_and_scores_are_scaled_by_th
 
 def test_the_index_is_built_once_per_graph_and_not_for_a_graph_too_large(graph, monkeypatch):
     assert retrieval.index_of(graph) is retrieval.index_of(graph)
-    assert retrieval.index_of(free_graph(EDGES, ABOUT)) is not retrieval.index_of(graph)
+    other = free_graph(EDGES, {**ABOUT, "Carl": "Carl bakes bread."})  # another graph: its own descriptions
+    assert retrieval.index_of(other).docs[other.find_title("Carl")] != retrieval.index_of(graph).docs[
+        graph.find_title("Carl")]
     monkeypatch.setattr(retrieval, "MAX_ENTITIES", 3)
     big = free_graph(EDGES, ABOUT)  # six entities
     assert retrieval.index_of(big) is None
@@ -179,3 +181,82 @@ def test_why_not_says_a_retrieved_candidate_was_never_the_searchs_but_is_on_the_
     assert "The answer list places it" in text and answers.FOUND_BY_DESCRIPTION in text
     # an entity on no list at all is "never a candidate", as before
     assert diagnosis_text(diagnose(t, ["Zed"], graph)).startswith("Zed: never a candidate.")
+
+
+def test_why_not_the_answer_itself_found_by_its_description_says_so_and_suggests_no_override(graph, monkeypatch):
+    from tog_core.tog.diagnosis import diagnose, diagnosis_text
+
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    t = eng.trace(one_hop_state(eng)).to_dict()
+    assert t["answer_entity"] == "Carl" and t["candidates"][0]["found"] == "description"
+    assert "found" not in next(c for c in t["candidates"] if c["title"] == "Bob")  # a chain's candidate
+    d = diagnose(t, ["Carl"], graph)
+    assert d[0]["answer"] and d[0]["force"] is None and d[0]["lost"] is None
+    assert diagnosis_text(d).startswith("Carl: the answer, found by its description")
+
+
+def test_the_walk_stops_reading_past_max_reached_but_scores_what_it_reached(graph, monkeypatch):
+    ann = graph.find_title("Ann")
+    monkeypatch.setattr(retrieval, "MAX_REACHED", 3)  # Ann and the first two of her neighbours, in the graph's order
+    near = [graph.title(p.end) for p in retrieval.retrieve(graph, [ann], 2, query(graph))]
+    assert near == ["Dan"]  # Bob and Dan were read; nothing two hops out
+    assert retrieval.retrieve(graph, [ann], 1, query(graph), exact=True)[0].end == graph.find_title("Dan")
+
+
+def test_a_step_a_person_dropped_keeps_a_retrieved_chain_through_it_out(graph):
+    from tog_core.tog.trace import Candidate, Step
+
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    # at depth 1 the person dropped Ann -> Dan, which the policy had kept
+    dropped = Candidate(id="e|p0|x|id-Dan", label="Dan", score=0.5, kind="entity", auto_kept=True, kept=False,
+                        source_id="id-Ann", target_id="id-Dan", relationship_ids=["r1"])
+    st = st.with_(steps=(Step(depth=1, stage="entities", candidates=[dropped]),))
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    assert [graph.title(c.entity) for c in cands] == ["Bob"]  # Carl's chain and Dan's both take the dropped link
+
+
+def test_an_index_that_cannot_be_read_leaves_the_description_features_at_zero(monkeypatch):
+    g = free_graph(EDGES, ABOUT)  # a graph whose index was never built
+
+    def down(*a, **k):
+        raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    monkeypatch.setattr(type(g), "entity_descriptions", down)
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    assert [(g.title(c.entity), c.features["desc_bm25"]) for c in cands] == [("Bob", 0.0)]
+
+
+def test_the_ranking_is_not_reused_across_search_depths(graph, monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    deep = one_hop_state(eng)
+    assert eng.graph.title(eng.answer_candidates(deep)[0].entity) == "Carl"  # two hops out: read at depth 2
+    shallow = deep.with_(depth=1)
+    assert "Carl" not in [eng.graph.title(c.entity) for c in eng.answer_candidates(shallow)]
+
+
+def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, monkeypatch):
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import UNSCORED, with_answer_chain
+    from tog_core.render.export_common import own_answer_chain
+
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    t = eng.trace(one_hop_state(eng))
+    view = answer_view(t)
+    assert view["entity"] == "Carl" and view["found_by_description"] and not view["from_trial"]
+    assert [h[2] for h in view["hops"]] == ["Dan", "Carl"]
+    chains, at = with_answer_chain(t.to_dict())
+    assert at == 0 and all(link["unscored"] == UNSCORED and link["score"] is None for link in chains[0])
+    own = own_answer_chain(t.to_dict())
+    assert own is not None and "found by its description" in own[1]
+    # a chain's answer is none of this
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", 3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    t = eng.trace(one_hop_state(eng))
+    view = answer_view(t)
+    assert view["entity"] == "Bob" and not view["found_by_description"]
+    assert own_answer_chain(t.to_dict()) is None

@@ -10,7 +10,7 @@ A choice is recorded apart from the search's answer (`Trace.person_answer`) and 
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
 from tog_core.graphrag.store import GraphStore
@@ -98,8 +98,7 @@ def _with_sentence(c: AnswerCandidate, graph: GraphStore) -> AnswerCandidate:
     for unit in graph.evidence(ridx)[:3]:
         span = support_span(unit.text, relation=desc, source=last.source, target=last.target)
         if span:
-            return AnswerCandidate(title=c.title, entity_id=c.entity_id, score=c.score, chain=c.chain,
-                                   sentence=" ".join(unit.text[span[0]:span[1]].split()))
+            return replace(c, sentence=" ".join(unit.text[span[0]:span[1]].split()))
     return c
 
 

@@ -47,6 +47,7 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     pick = came if came is not None else naming_chain_index(view_trace)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
+    found = bool(ranked) and ranked[0].get("found") == "description"
     if own:
         # the ranked answer carries its own chain (from a number of hops tried but not kept, or the shortest chain
         # to an entity found by its description)
@@ -70,8 +71,10 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
                                    if e != entity],
             "chain_scores": scores, "chain_index": pick,
-            # the answer's own chain is none of the run's: it comes from a number of hops searched before the run
-            "from_trial": came is None and bool(own),
+            # the answer's own chain is none of the run's: it comes from a number of hops searched before the run ...
+            "from_trial": came is None and bool(own) and not found,
+            # ... or it is the shortest chain to an answer found by its description (policy/retrieval.py)
+            "found_by_description": came is None and bool(own) and found,
             # where along that chain the answer stands (a hop number), None when it is not on it
             "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
             if walks else None}

@@ -50,8 +50,9 @@ class CheapAnswers:
         if not paths and not state.other_searches:
             return []
         # everything _rank reads: the graph, the question, its reading and seeds, the chains, whether only ends
-        # answer, the LLM
+        # answer, the LLM, the search's depth and how many are retrieved (the neighbourhood read by description)
         key = (id(ctx.graph), state.question, repr(state.reading), tuple(x.id for x in state.seeds), ctx.llm is None,
+               state.depth, self.retrieved,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
                (dropped := person_dropped(state)), state.forced)
@@ -80,6 +81,7 @@ class CheapAnswers:
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
+                             found="" if c.features.get("beam", 1.0) else "description",
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
                              + ("" if c.features.get("beam", 1.0) else f"; {FOUND_BY_DESCRIPTION}")
                              + ("; the question names it: context, ranked after the others"
@@ -89,7 +91,8 @@ class CheapAnswers:
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None
                         ) -> list[ranking.RankedEntity]:
-        """Every entity of every kept chain with its features (ranking.py; fitted by bench/fit_ranker.py);
+        """Every entity of every kept chain, then the entities found by their descriptions (retrieved_candidates),
+        with their features (ranking.py; fitted by bench/fit_ranker.py);
         `dropped`: person_dropped(state) when the caller has it already."""
         searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state, dropped)]
         topics = ctx.topic_ids(state)
@@ -110,10 +113,10 @@ class CheapAnswers:
         free = reading.asked_named and not ctx.graph.has_relation_labels
         aside = asked_in(state.question, asked) if free else frozenset()
         facts = Counter({w: n for w, n in want.items() if w not in aside})
-        described = retrieval.description_scores(ctx.graph, [c.entity for c in cands], query) if query else []
+        described = self._description_scores(ctx, [c.entity for c in cands], query)
         for i, c in enumerate(cands):
             # free text only: a typed graph's descriptions are templates (its model was fitted without it)
-            c.features["desc_bm25"] = described[i] if described else 0.0
+            c.features["desc_bm25"] = described[i]
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
             got = covered(facts, [self.hop_words(ctx, h) for h in c.path.hops])
@@ -135,21 +138,38 @@ class CheapAnswers:
         """The entities within the search's depth of the topic entities whose descriptions read best against the
         question (policy/retrieval.py), `retrieved` of them not already candidates, each with the shortest chain to
         it; the search-side features 0 (`beam` 0: the search did not reach it). None on a typed graph, when a person
-        forced the answer in, or with `retrieved` 0; a chain through a step a person dropped is skipped."""
+        forced the answer in, or with `retrieved` 0; an entity the question names (`naming.named_in`: ranked last
+        anyway) and a chain through a step a person dropped are skipped; none when the store cannot be read."""
         if not self.retrieved or not query or state.forced or ctx.graph.has_relation_labels:
             return []
         dropped = person_dropped(state) if dropped is None else dropped
         topics = ctx.topic_ids(state)
+        topic_titles = [x.title for x in state.seeds]
+
+        def allowed(p: BeamPath) -> bool:  # what the question names is its context (ranked last): not worth a place
+            return (not naming.named_in(state.question, ctx.graph.title(p.end), topic_titles)
+                    and (not dropped or avoids(ctx.graph, p, dropped)))
         try:
             paths = retrieval.retrieve(ctx.graph, sorted(topics), max(1, state.depth), query, k=self.retrieved,
-                                       exclude=exclude | topics, exact=ends_only,
-                                       allowed=(lambda p: avoids(ctx.graph, p, dropped)) if dropped else None)
+                                       exclude=exclude | topics, exact=ends_only, allowed=allowed)
         except StoreError as err:  # a store gone away reads no neighbourhood: the chains' candidates still answer
             log.warning("no candidates found by description: %s", err)
             return []
         return [ranking.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
             search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0)) for p in paths]
+
+    @staticmethod
+    def _description_scores(ctx: SearchContext, entities: list[int], query: frozenset[str]) -> list[float]:
+        """`desc_bm25` of each entity (retrieval.description_scores); all 0 without a query (a typed graph) or when
+        the store cannot be read to build the index."""
+        if not query:
+            return [0.0] * len(entities)
+        try:
+            return retrieval.description_scores(ctx.graph, entities, query)
+        except StoreError as err:
+            log.warning("descriptions not read: %s", err)
+            return [0.0] * len(entities)
 
     def rule_choice(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """Any entity on a kept chain may be the answer: of the three best chains, the end (then the entity one hop

@@ -36,7 +36,7 @@ SIGNAL_WORDS = {
     "passage_words": "the question's words near its name in the source text",
     "asked_head": "its description saying it is what the question asks for",
     "title_named": "how much of its title the question itself uses",
-    "desc_bm25": "the question's words in its description",
+    "desc_bm25": "how many of the question's words its whole description uses",
     "beam": "being on a kept chain",
 }
 SHOWN = 2  # signals named on each side

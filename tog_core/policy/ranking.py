@@ -17,7 +17,9 @@ described by signals every project has:
   question asks for ("which town": "Tarnby is a lakeside town on the island of ...", `asked_head`);
 * the share of its title's words the question itself uses (`title_named`, policy/naming.py: a question names the
   way to its answer, not the answer);
-* the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`).
+* the rule-based answer choice (`is_pick`) and whether its type is the one the wording asks for (`type_fit`);
+* its title and whole description read by BM25 against the question (`desc_bm25`), and whether a kept chain reaches
+  it at all (`beam`): a few candidates are found by their descriptions alone (policy/retrieval.py).
 
 A conditional logit (a softmax over one question's candidates) turns them into a probability per candidate; the
 weights are fitted on the dev sets of every data set together (bench/fit_ranker.py, leave-one-data-set-out numbers

@@ -27,18 +27,31 @@ from tog_core.tog.state import BeamPath, Hop
 
 RETRIEVED = 5  # candidates added per question (3 / 10 read on the dev sets: docs/experiment-log.md)
 MAX_ENTITIES = 200_000  # a larger graph is not indexed: its descriptions are not all read into memory
-MAX_REACHED = 20_000  # the neighbourhood walk stops growing past this many entities
+MAX_REACHED = 20_000  # the neighbourhood walk reads at most this many entities (the nearest first)
 INDEXES_KEPT = 4  # as many graphs as the app keeps loaded (explorer/projects.py)
 _K1, _B = 1.2, 0.75  # BM25's usual constants (Robertson et al.); not tuned here
 
 
 @dataclass(frozen=True)
 class DescriptionIndex:
-    """Every entity's title and description as tokens, with document frequencies for IDF."""
+    """Every entity's title and description as tokens, with document frequencies for IDF and, per word, the
+    entities that use it (so a question scores only the entities sharing a word with it)."""
 
     docs: tuple[tuple[str, ...], ...]
     df: dict[str, int]
+    postings: dict[str, tuple[int, ...]]
     mean_len: float
+
+    @classmethod
+    def build(cls, titles: Sequence[str], descriptions: Sequence[str]) -> DescriptionIndex:
+        docs = tuple(read_tokens(f"{t or ''} {d or ''}") for t, d in zip(titles, descriptions))
+        postings: dict[str, list[int]] = {}
+        for i, doc in enumerate(docs):
+            for w in set(doc):
+                postings.setdefault(w, []).append(i)
+        return cls(docs=docs, df={w: len(v) for w, v in postings.items()},
+                   postings={w: tuple(v) for w, v in postings.items()},
+                   mean_len=max(1.0, sum(map(len, docs)) / max(1, len(docs))))
 
     def bm25(self, entity: int, query: frozenset[str]) -> float:
         doc = self.docs[entity]
@@ -49,31 +62,55 @@ class DescriptionIndex:
         return sum(math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5)) * f * (_K1 + 1) / (f + norm)
                    for w, f in tf.items())
 
+    def matching(self, query: frozenset[str]) -> set[int]:
+        """The entities whose title or description uses a word of `query` (the only ones BM25 scores above 0)."""
+        return {e for w in query for e in self.postings.get(w, ())}
+
 
 # by the graph's id, with a weak reference to the graph (an id is reused once a graph is gone; the index must not keep
-# an evicted graph alive)
-_INDEXES: OrderedDict[int, tuple[Callable[[], Any], DescriptionIndex]] = OrderedDict()
-_LOCK = threading.Lock()
+# an evicted graph alive); None for a graph too large to index
+_INDEXES: OrderedDict[int, tuple[Callable[[], Any], DescriptionIndex | None]] = OrderedDict()
+_LOCK = threading.Lock()  # guards _INDEXES and _BUILDING only; an index is built outside it
+_BUILDING: dict[int, threading.Lock] = {}  # one lock per graph being indexed: a second reader waits for the first
 
 
 def index_of(graph: Any) -> DescriptionIndex | None:
-    """The graph's description index, built once per graph (None for a graph above MAX_ENTITIES entities)."""
+    """The graph's description index, built once per graph (None for a graph above MAX_ENTITIES entities). Building
+    one graph's index never holds up a reader of another's."""
+    key = id(graph)
     with _LOCK:
-        hit = _INDEXES.get(id(graph))
-        if hit is not None and hit[0]() is graph:
-            _INDEXES.move_to_end(id(graph))
-            return hit[1]
-        titles = graph.all_titles()
-        if len(titles) > MAX_ENTITIES:
-            return None
-        descriptions = graph.entity_descriptions(range(len(titles)))
-        docs = tuple(read_tokens(f"{t or ''} {d or ''}") for t, d in zip(titles, descriptions))
-        df = Counter(w for d in docs for w in set(d))
-        index = DescriptionIndex(docs=docs, df=dict(df), mean_len=max(1.0, sum(map(len, docs)) / max(1, len(docs))))
-        _INDEXES[id(graph)] = (_ref(graph), index)
-        while len(_INDEXES) > INDEXES_KEPT:
-            _INDEXES.popitem(last=False)
+        hit = _cached(graph)
+        if hit is not None:
+            return hit[0]
+        building = _BUILDING.setdefault(key, threading.Lock())
+    with building:
+        with _LOCK:
+            hit = _cached(graph)
+            if hit is not None:
+                return hit[0]
+        index = None
+        if int(getattr(graph, "n_entities", 0) or 0) <= MAX_ENTITIES:
+            titles = graph.all_titles()
+            index = DescriptionIndex.build(titles, graph.entity_descriptions(range(len(titles))))
+        with _LOCK:
+            _INDEXES[key] = (_ref(graph), index)
+            _INDEXES.move_to_end(key)
+            while len(_INDEXES) > INDEXES_KEPT:
+                _INDEXES.popitem(last=False)
+            _BUILDING.pop(key, None)
         return index
+
+
+def _cached(graph: Any) -> tuple[DescriptionIndex | None] | None:
+    """(the index,) when `graph`'s is cached (under _LOCK), else None; a dead graph's entry is dropped."""
+    hit = _INDEXES.get(id(graph))
+    if hit is None:
+        return None
+    if hit[0]() is not graph:  # the id of a graph that is gone, now another's
+        del _INDEXES[id(graph)]
+        return None
+    _INDEXES.move_to_end(id(graph))
+    return (hit[1],)
 
 
 def _ref(graph: Any) -> Callable[[], Any]:
@@ -84,9 +121,10 @@ def _ref(graph: Any) -> Callable[[], Any]:
 
 
 def query_words(question: str, topic_titles: Sequence[str], language: str) -> frozenset[str]:
-    """The question's words (stems) less its topic entities' title words: every description near a topic names it."""
+    """The question's words (stems, read in the question's `language`) less its topic entities' title words: every
+    description near a topic names it."""
     drop = {w for t in topic_titles for w in tokens_in(t, language)}
-    return frozenset(w for w in read_tokens(question) if w not in drop)
+    return frozenset(w for w in tokens_in(question, language) if w not in drop)
 
 
 def description_scores(graph: Any, entities: Sequence[int], query: frozenset[str]) -> list[float]:
@@ -104,8 +142,9 @@ def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str
              allowed: Callable[[BeamPath], bool] | None = None) -> list[BeamPath]:
     """The `k` entities within `depth` hops of `topics` (exactly `depth` when `exact`) whose descriptions score best
     against `query`, best first, not a topic and not in `exclude`, each as a chain from a topic: a shortest one,
-    through the best-scoring entity at each step back (`allowed`: a chain a person's overrides rule out is skipped).
-    A chain's hops and score are 0: the search did not score them."""
+    through the best-scoring entity at each step back (`allowed`: a chain it refuses, one a person's overrides rule
+    out, is skipped). A chain's hops and score are 0: the search did not score them. The walk reads at most
+    MAX_REACHED entities, the nearest first; past that, the farther ones are not read."""
     index = index_of(graph)
     if index is None or not topics or not query or k <= 0 or depth < 1:
         return []
@@ -117,16 +156,20 @@ def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str
         for e, (rels, others, _) in graph.neighbors_many(front).items():
             for r, o in zip(rels.tolist(), others.tolist()):
                 if o not in dist:
+                    if len(dist) >= MAX_REACHED:
+                        continue  # full: an entity already reached may still gain a parent
                     dist[o] = d
                     nxt.append(o)
                 if dist[o] == d:
                     parents.setdefault(o, []).append((e, r))
         front = nxt
-        if len(dist) > MAX_REACHED or not front:
+        if not front:
             break
-    score = {e: index.bm25(e, query) for e, d in dist.items() if d > 0 and (d == depth or not exact)}
+    words = index.matching(query)
+    score = {e: index.bm25(e, query) for e in words
+             if e in dist and dist[e] > 0 and (dist[e] == depth or not exact) and e not in exclude}
     out: list[BeamPath] = []
-    for e in sorted((e for e, v in score.items() if v > 0 and e not in exclude), key=lambda e: (-score[e], e)):
+    for e in sorted(score, key=lambda e: (-score[e], e)):
         path = _chain_to(graph, e, dist, parents, index, query)
         if allowed is None or allowed(path):
             out.append(path)

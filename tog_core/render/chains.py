@@ -150,7 +150,20 @@ def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]]
     if at is not None:
         return chains, at
     own = answer_own_chain(trace)
+    if own and found_by_description(trace):  # the search scored none of its links: they say so on hover
+        own = [{**link, "score": None, "unscored": UNSCORED} for link in own]
     return ([own, *chains], 0) if own else (chains, naming_chain_index(trace))
+
+
+UNSCORED = "not scored: the shortest chain to an answer found by its description"
+
+
+def found_by_description(trace: dict[str, Any]) -> bool:
+    """Whether the ranked answer (the first candidate, naming `answer_entity`) was found by its description and is on
+    no kept chain (its trace record's "found", policy/retrieval.py)."""
+    cands = trace.get("candidates")
+    top = next((c for c in cands if isinstance(c, dict)), {}) if isinstance(cands, list) else {}
+    return top.get("found") == "description" and top.get("title") == trace.get("answer_entity")
 
 
 def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:
@@ -199,8 +212,9 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
                 continue
             seen.add((a, b, rid))
             stored_fwd = _stored_forward(link, a)
-            tip = [plain(link.get("relation"), 400), f"score {num(link.get('score', 1.0))} · chain {ci + 1}, "
-                   f"hop {hop + 1}"] + evidence_lines(link, evidence)
+            scored = plain(link["unscored"], 120) if link.get("unscored") else f"score {num(link.get('score', 1.0))}"
+            tip = [plain(link.get("relation"), 400), f"{scored} · chain {ci + 1}, hop {hop + 1}"] + \
+                evidence_lines(link, evidence)
             on = ci == emphasise and (upto is None or hop < upto)
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from tog_core.render.chains import answer_chain_index, answer_own_chain, naming_chain_index
+from tog_core.render.chains import answer_chain_index, answer_own_chain, found_by_description, naming_chain_index
 from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -81,6 +81,17 @@ def used_chain(t: dict[str, Any]) -> int | None:
     if at is not None:
         return at + 1
     return None if answer_own_chain(t) else naming_chain_index(t) + 1
+
+
+def own_answer_chain(t: dict[str, Any]) -> tuple[list[dict[str, Any]], str] | None:
+    """The answer's own chain and where it came from, when it is none of the run's chains (used_chain is None): a
+    number of hops searched before the run, or the shortest chain to an answer found by its description."""
+    own = answer_own_chain(t) if used_chain(t) is None else []
+    if not own:
+        return None
+    how = ("found by its description, on no kept chain: the shortest chain to it, its links not scored"
+           if found_by_description(t) else "from a number of hops searched before the run")
+    return own, how
 
 
 def _decisions(step: dict[str, Any]) -> int:

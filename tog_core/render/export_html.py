@@ -14,7 +14,7 @@ from typing import Any
 from tog_core.render.chains import chains_html
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_rows, supports,
-                                           used_chain)
+                                           used_chain, own_answer_chain)
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -110,6 +110,11 @@ def export_html(trace: dict[str, Any]) -> str:
     chains = [c for c in t.get("chains") or [] if c]
     parts.append("<h2>Reasoning chains</h2>")
     used = used_chain(t)
+    if own := own_answer_chain(t):
+        items = "".join(f"<li><strong>{_hc(link.get('source'), LABEL_MAX, long)}</strong> → "
+                        f"{_hc(link.get('relation'), LABEL_MAX, long)} → <strong>"
+                        f"{_hc(link.get('target'), LABEL_MAX, long)}</strong></li>" for link in own[0])
+        parts.append(f"<h3>The answer's own chain ({_h(own[1])})</h3><ol>{items}</ol>")
     for ci, chain in enumerate(chains, start=1):
         items = "".join(
             f"<li><strong>{_hc(link.get('source'), LABEL_MAX, long)}</strong> → "

@@ -13,7 +13,7 @@ from typing import Any
 
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_overrides,
-                                           step_rows, supports, used_chain)
+                                           step_rows, supports, used_chain, own_answer_chain)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
 from tog_core.tog.trace import outcome_change
@@ -108,6 +108,12 @@ def export_markdown(trace: dict[str, Any]) -> str:
     if not chains:
         out += ["*(no chains)*", ""]
     used = used_chain(t)
+    if own := own_answer_chain(t):
+        out += [f"### The answer's own chain ({md(own[1])})", ""]
+        out += [f"{hop}. **{_mc(link.get('source'), LABEL_MAX, long)}** → "
+                f"{_mc(link.get('relation'), LABEL_MAX, long)} → **{_mc(link.get('target'), LABEL_MAX, long)}** "
+                f"(relationship {md(link.get('relationship_id'), LABEL_MAX)})"
+                for hop, link in enumerate(own[0], start=1)] + [""]
     for ci, chain in enumerate(chains, start=1):
         out += [f"### Chain {ci}" + (" (used for the answer)" if ci == used else ""), ""]
         for hop, link in enumerate(chain, start=1):

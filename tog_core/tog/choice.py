@@ -47,6 +47,7 @@ class AnswerCandidate:
     chain: tuple[ChainLink, ...] = ()
     sentence: str = ""
     why: str = ""  # how the search placed it (the ranker: the signals on which it leads or trails; "" when unsaid)
+    found: str = ""  # "description": found by its description, on no kept chain (its chain the shortest to it)
 
     @classmethod
     def from_dict(cls, d: Any) -> AnswerCandidate | None:
@@ -59,7 +60,7 @@ class AnswerCandidate:
             chain = []
         return cls(title=_str(d, "title"), entity_id=_str(d, "entity_id"), score=number,
                    chain=tuple(ChainLink.from_dict(x) for x in chain if isinstance(x, dict)),
-                   sentence=_str(d, "sentence"), why=_str(d, "why"))
+                   sentence=_str(d, "sentence"), why=_str(d, "why"), found=_str(d, "found"))
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "chain": [asdict(x) for x in self.chain]}

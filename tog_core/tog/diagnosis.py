@@ -10,7 +10,9 @@ For each expected title one entry:
    "force": {"step", "candidate_id", "label", "from_id", "route": [[relationship_id, entity_id], ...],
              "entity_id" (the expected entity: the forced run answers it when a chain reaches it),
              "action" (when the override is a verdict, what it does)} | None,
-   "did_you_mean": [titles]}
+   "did_you_mean": [titles], "ranked": {"place", "of", "why"} | None (where the answer list placed it),
+   "by_description": bool (on the answer list only, found by its description), "answer": True (it is the answer,
+   found by its description: nothing was lost)}
 * in the final beam: on a chain of the trace; nothing was lost.
 * a candidate that was pruned: `lost` is the last step where it was a candidate and not kept: its rank among
   the candidates competing for the same places (the whole step for entities, the same path for relations;
@@ -218,6 +220,12 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
             continue
         e = graph.entity(idx)
         entry.update(title=e.title, entity_id=e.id)
+        # on the answer list only, found by its description (policy/retrieval.py): no step of the search had it
+        entry["by_description"] = any(isinstance(c, dict) and str(c.get("entity_id")) == e.id
+                                      and c.get("found") == "description" for c in trace.get("candidates") or [])
+        if entry["by_description"] and trace.get("answer_entity") == e.title:
+            entry["never_candidate"], entry["answer"] = False, True  # the answer itself: nothing was lost
+            continue
         occ = [(i, c) for i, s in enumerate(steps) if s.get("stage") == "entities"
                for c in s.get("candidates") or [] if str(c.get("target_id")) == e.id]
         entry["never_candidate"] = not occ and e.id not in seed_ids
@@ -291,8 +299,12 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
         if d.get("in_final_beam"):
             out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).{placed}")
             continue
+        if d.get("answer"):
+            out.append(f"{t}: the answer, found by its description: no chain the search kept reaches it, and its "
+                       "chain is the shortest to it.")
+            continue
         # "never a candidate" of the search: the answer list may still hold it (found by its description)
-        never = "never a candidate of the search." if r else "never a candidate."
+        never = "never a candidate of the search." if d.get("by_description") else "never a candidate."
         words = [f"{t}: " + (never if d.get("never_candidate") else "was a candidate but is not in the final beam.")]
         n = d.get("nearest")
         if n:

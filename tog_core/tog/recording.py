@@ -121,8 +121,11 @@ class Recording:
             chain.append({"source": s.title, "source_id": s.id, "relation": h.label, "target": d.title,
                           "target_id": d.id, "relationship_id": rel.id, "stored_forward": rel.source_idx == h.src})
         score = c.confidence if c.score is None else c.score
-        return {"title": ent.title, "entity_id": ent.id, "score": round(float(score), 4), "chain": chain,
-                "sentence": c.sentence, "why": c.why}
+        out = {"title": ent.title, "entity_id": ent.id, "score": round(float(score), 4), "chain": chain,
+               "sentence": c.sentence, "why": c.why}
+        if c.found:  # found by its description: its chain is the shortest to it, not one the search kept
+            out["found"] = c.found
+        return out
 
     def snapshot(self, state: State) -> dict[str, Any]:
         """What resume needs, by GraphRAG ids (stable across reloads of the same project)."""
