@@ -260,3 +260,20 @@ def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, mon
     view = answer_view(t)
     assert view["entity"] == "Bob" and not view["found_by_description"]
     assert own_answer_chain(t.to_dict()) is None
+
+
+def test_the_ask_page_says_an_answer_found_by_its_description_is_not_on_a_kept_chain(app_home, monkeypatch):
+    from test_app import app, ask, texts
+    from tog_core.app.session import K
+
+    # a model that puts the candidates no kept chain reaches first: the answer is one found by its description
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.01))
+    at = ask(app(), "Who founded the Lanternwright Guild?")
+    t = at.session_state[K.ASK_TRACE].to_dict()
+    assert t["candidates"][0]["found"] == "description" and t["answer_entity"] == t["candidates"][0]["title"]
+    seen = texts(at)
+    assert f"### {t['answer_entity']}" in [m.value for m in at.markdown]
+    assert "The answer was found by its description" in seen
+    assert "found by one of the searches made before the run" not in seen
+    hops = [e for e in at.expander if e.label.startswith("How many hops")]
+    assert hops and "it was found by its description" in " ".join(c.value for c in hops[0].caption)
