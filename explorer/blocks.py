@@ -283,7 +283,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
         words = diagnosis_text([d])
         if not d["found"]:
             st.warning(words)
-        elif d["in_final_beam"]:
+        elif d["in_final_beam"] or d.get("answer"):  # the answer itself (found by its description): nothing lost
             st.success(words)
         else:
             st.error(words)
@@ -306,9 +306,11 @@ def evidence_block(t: Trace, graph: GraphStore) -> None:
         return
     view = V.answer_view(t)
     ans, at = view["chain_index"], view["answer_hop"]
+    # an answer from a depth trial or found by its description is on none of the run's chains
+    elsewhere = view["from_trial"] or view.get("found_by_description")
 
     def mark(i: int) -> str:  # the answer may stand part way along its chain: say up to which link
-        if i != ans:
+        if i != ans or elsewhere:
             return ""
         return f" (the answer's: its first {at} link(s))" if at and at < len(chains[i]) else " (the answer's)"
     labels = [f"Chain {i + 1}{mark(i)}" for i in range(len(chains))]

@@ -196,12 +196,75 @@ def test_why_not_the_answer_itself_found_by_its_description_says_so_and_suggests
     assert diagnosis_text(d).startswith("Carl: the answer, found by its description")
 
 
-def test_the_walk_stops_reading_past_max_reached_but_scores_what_it_reached(graph, monkeypatch):
-    ann = graph.find_title("Ann")
+def test_the_walk_stops_reading_past_max_reached_but_scores_what_it_reached(monkeypatch):
+    g = free_graph(EDGES, {**ABOUT, "Eve": "Eve is a miller who grinds rye by the river."})  # Ann's third neighbour
+    ann = g.find_title("Ann")
+    calls = []
+    real = type(g).neighbors_many
+    monkeypatch.setattr(type(g), "neighbors_many", lambda self, idxs: calls.append(list(idxs)) or real(self, idxs))
     monkeypatch.setattr(retrieval, "MAX_REACHED", 3)  # Ann and the first two of her neighbours, in the graph's order
-    near = [graph.title(p.end) for p in retrieval.retrieve(graph, [ann], 2, query(graph))]
-    assert near == ["Dan"]  # Bob and Dan were read; nothing two hops out
-    assert retrieval.retrieve(graph, [ann], 1, query(graph), exact=True)[0].end == graph.find_title("Dan")
+    near = [g.title(p.end) for p in retrieval.retrieve(g, [ann], 2, query(g))]
+    assert near == ["Dan"]  # Bob and Dan were read; Eve, who reads best, was not, and nothing two hops out
+    assert len(calls) == 1  # full after the first level: the next is not read
+    assert retrieval.retrieve(g, [ann], 1, query(g), exact=True)[0].end == g.find_title("Dan")
+    monkeypatch.setattr(retrieval, "MAX_REACHED", 100)
+    assert [g.title(p.end) for p in retrieval.retrieve(g, [ann], 1, query(g))][0] == "Eve"
+
+
+def test_an_entity_the_question_names_takes_no_retrieved_place(graph):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng, "Which miller by the river does Dan carry sacks for?")
+    got = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
+    assert "Carl" in got and "Dan" not in got  # Dan reads well ("river") but the question names him
+
+
+def test_the_question_is_stemmed_in_the_language_it_is_read_in():
+    assert "rivi" in retrieval.query_words("rivières", [], "fr") and "rivièr" in retrieval.query_words("rivières", [],
+                                                                                                       "en")
+    g = free_graph([("Lucien", "Moulin Vert", "Lucien tient le Moulin Vert"),
+                    ("Lucien", "Atelier Roux", "Lucien a fondé l'Atelier Roux")],
+                   {"Moulin Vert": "Le Moulin Vert est un moulin sur la rivière, à côté du pont de pierre.",
+                    "Atelier Roux": "L'Atelier Roux est une fabrique de cloches en bronze."})
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    lucien, roux = g.find_title("Lucien"), g.find_title("Atelier Roux")
+    path = BeamPath(start=lucien, hops=(Hop(ridx=1, src=lucien, dst=roux, score=1.0, label="fondé"),), score=1.0)
+    st = eng.start("Où Lucien travaille-t-il, sur les rivières ?", ["Lucien"])  # "rivières": the only word shared
+    assert st.reading is not None and st.reading.language == "fr"
+    st = st.with_(paths=(path,), depth=1, stage="done")
+    got = [g.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
+    assert got == ["Atelier Roux", "Moulin Vert"]  # "rivières" meets "rivière" only when both are read as French
+
+
+def test_one_index_is_built_per_graph_when_many_threads_ask_at_once(monkeypatch):
+    import threading
+
+    g = free_graph(EDGES, ABOUT)
+    builds = []
+    real = retrieval.DescriptionIndex.build
+    monkeypatch.setattr(retrieval.DescriptionIndex, "build",
+                        classmethod(lambda cls, t, d: builds.append(1) or real.__func__(cls, t, d)))
+    got: list = []
+    threads = [threading.Thread(target=lambda: got.append(retrieval.index_of(g))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1 and len(got) == 8 and all(x is got[0] for x in got)
+    assert id(g) not in retrieval._BUILDING  # the build lock is let go
+
+
+def test_a_failed_build_lets_its_lock_go_and_the_next_reader_builds_again(monkeypatch):
+    g = free_graph(EDGES, ABOUT)
+    real = type(g).entity_descriptions
+
+    def down(*a, **k):
+        raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
+    monkeypatch.setattr(type(g), "entity_descriptions", down)
+    with pytest.raises(StoreError):
+        retrieval.index_of(g)
+    assert id(g) not in retrieval._BUILDING
+    monkeypatch.setattr(type(g), "entity_descriptions", real)
+    assert retrieval.index_of(g) is not None
 
 
 def test_a_step_a_person_dropped_keeps_a_retrieved_chain_through_it_out(graph):

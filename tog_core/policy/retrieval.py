@@ -84,21 +84,25 @@ def index_of(graph: Any) -> DescriptionIndex | None:
             return hit[0]
         building = _BUILDING.setdefault(key, threading.Lock())
     with building:
-        with _LOCK:
-            hit = _cached(graph)
-            if hit is not None:
-                return hit[0]
-        index = None
-        if int(getattr(graph, "n_entities", 0) or 0) <= MAX_ENTITIES:
-            titles = graph.all_titles()
-            index = DescriptionIndex.build(titles, graph.entity_descriptions(range(len(titles))))
-        with _LOCK:
-            _INDEXES[key] = (_ref(graph), index)
-            _INDEXES.move_to_end(key)
-            while len(_INDEXES) > INDEXES_KEPT:
-                _INDEXES.popitem(last=False)
-            _BUILDING.pop(key, None)
-        return index
+        try:
+            with _LOCK:
+                hit = _cached(graph)
+                if hit is not None:
+                    return hit[0]
+            index = None
+            if int(getattr(graph, "n_entities", 0) or 0) <= MAX_ENTITIES:
+                titles = graph.all_titles()
+                index = DescriptionIndex.build(titles, graph.entity_descriptions(range(len(titles))))
+            with _LOCK:
+                _INDEXES[key] = (_ref(graph), index)
+                _INDEXES.move_to_end(key)
+                while len(_INDEXES) > INDEXES_KEPT:
+                    _INDEXES.popitem(last=False)
+            return index
+        finally:  # built or failed (a store gone away), the graph's build lock is not kept
+            with _LOCK:
+                if _BUILDING.get(key) is building:
+                    del _BUILDING[key]
 
 
 def _cached(graph: Any) -> tuple[DescriptionIndex | None] | None:
@@ -163,7 +167,7 @@ def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str
                 if dist[o] == d:
                     parents.setdefault(o, []).append((e, r))
         front = nxt
-        if not front:
+        if not front or len(dist) >= MAX_REACHED:  # full: a further level could add no entity
             break
     words = index.matching(query)
     score = {e: index.bm25(e, query) for e in words

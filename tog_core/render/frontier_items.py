@@ -151,6 +151,7 @@ def add_marks(ents: Entities, marks: Iterable[dict[str, Any]], edges: dict, ghos
         key = str(m.get("entity_id") or m.get("title"))
         lost = m.get("lost") or {}
         why = ("in the final beam" if m.get("in_final_beam") else
+               "the answer, found by its description" if m.get("answer") else
                f"lost at depth {lost.get('depth')} ({lost.get('stage')}): rank {lost.get('rank')}, score "
                f"{num(lost.get('score'))}, cut-off {num(lost.get('cutoff'))}" if lost.get("rank") else
                ("never a candidate" if m.get("never_candidate") else str(lost.get("stage") or "")))

@@ -283,10 +283,8 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         if ends:
             lines.append("Other candidates: " + ", ".join(ends))
         if all(p.hops[:choice.hop] != choice.path.hops[:choice.hop] for p in best):
-            searched = any(p.hops[:choice.hop] == choice.path.hops[:choice.hop]
-                           for s in state.other_searches for p in s.paths)
-            how = ("from another number of hops tried" if searched else
-                   "the shortest to it: found by its description, not by the search")
+            how = ("the shortest to it: found by its description, not by the search" if choice.found == "description"
+                   else "from another number of hops tried")
             lines.append(f"The answer's chain ({how}): {self.path_text(choice.path)}")
         lines.append("Chains:")
         lines += [f"[{k + 1}] {self.path_text(p)} (score {p.score:.2f})" for k, p in enumerate(best)]
