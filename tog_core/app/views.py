@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
-from tog_core.render.chains import answer_chain_index, answer_own_chain, naming_chain_index, walk
+from tog_core.render.chains import answer_chain_index, answer_own_chain, found_by_description, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
@@ -47,7 +47,7 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     pick = came if came is not None else naming_chain_index(view_trace)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
-    found = bool(ranked) and ranked[0].get("found") == "description"
+    found = found_by_description(view_trace)
     if own:
         # the ranked answer carries its own chain (from a number of hops tried but not kept, or the shortest chain
         # to an entity found by its description)

@@ -81,9 +81,9 @@ class CheapAnswers:
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
-                             found="" if c.features.get("beam", 1.0) else "description",
+                             found=_found(c),
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
-                             + ("" if c.features.get("beam", 1.0) else f"; {FOUND_BY_DESCRIPTION}")
+                             + (f"; {FOUND_BY_DESCRIPTION}" if _found(c) else "")
                              + ("; the question names it: context, ranked after the others"
                                 if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
                 for i, (c, r) in enumerate(zip(ranked, said))]
@@ -105,7 +105,8 @@ class CheapAnswers:
             state.question, topic_titles, reading.language)
         for c in cands:
             c.features["beam"] = 1.0
-        cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only, dropped)
+        cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only, dropped,
+                                           topic_titles)
         asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
         # free text: the words that name what is asked ("which place") describe the answer, not a fact its chain
@@ -134,7 +135,8 @@ class CheapAnswers:
         return cands
 
     def retrieved_candidates(self, ctx: SearchContext, state: State, query: frozenset[str], exclude: frozenset[int],
-                             ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None) -> list[ranking.RankedEntity]:
+                             ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None,
+                             topic_titles: list[str]) -> list[ranking.RankedEntity]:
         """The entities within the search's depth of the topic entities whose descriptions read best against the
         question (policy/retrieval.py), `retrieved` of them not already candidates, each with the shortest chain to
         it; the search-side features 0 (`beam` 0: the search did not reach it). None on a typed graph, when a person
@@ -144,7 +146,6 @@ class CheapAnswers:
             return []
         dropped = person_dropped(state) if dropped is None else dropped
         topics = ctx.topic_ids(state)
-        topic_titles = [x.title for x in state.seeds]
 
         def allowed(p: BeamPath) -> bool:  # what the question names is its context (ranked last): not worth a place
             return (not naming.named_in(state.question, ctx.graph.title(p.end), topic_titles)
@@ -198,6 +199,11 @@ class CheapAnswers:
         why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
                if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
+
+
+def _found(c: ranking.RankedEntity) -> str:
+    """AnswerChoice.found of a ranked candidate: "description" when no kept chain reaches it (`beam` 0)."""
+    return "" if c.features.get("beam", 1.0) else "description"
 
 
 def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
