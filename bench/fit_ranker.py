@@ -7,6 +7,7 @@
     python bench/fit_ranker.py fit --without=a,b  # the LODO table without these ranking features
     python bench/fit_ranker.py fit --unsigned     # ... with no weight held at zero or above (below)
     python bench/fit_ranker.py fit --balanced     # ... the guess threshold by the best balance (the rule before)
+    python bench/fit_ranker.py fit --crossfit     # ... the confidence and threshold fitted on rankings left out
 
 `dump` runs each set as the app and the CLI do (GraphRAG and MetaQA: linked topic entities, depth 3; PathQuestion:
 its gold topic entities at the question's depth, as its numbers are reported) and stores, per question, every
@@ -144,6 +145,7 @@ UNUSED: dict[str, frozenset[str]] = {"free": frozenset(),
                                      "typed": frozenset({"passage_words", "asked_head", "title_named", "desc_bm25",
                                                          "beam"})}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
+CROSSFIT = False  # `fit --crossfit`: the confidence and its threshold fitted on rankings that never saw the set
 BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged
 # issue #21's operating point: at least this share of wrong answers flagged as guesses, at most this share of right
 GOAL_WRONG, GOAL_RIGHT = 0.70, 0.25
@@ -158,11 +160,23 @@ def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool =
     rank = fit_ranking(sets, signed=signed, features=features)
     rank = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
                          rule_first=rule_first)
-    sure = fit_sureness(rank, sets)
-    model = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
-                          sure=sure, rule_first=rule_first)
+    if not CROSSFIT or len(sets) < 3:
+        sure = fit_sureness({n: rank for n in sets}, sets)
+        model = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
+                              sure=sure, rule_first=rule_first)
+        return ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale,
+                             low=threshold({n: model for n in sets}, sets), sure=sure, rule_first=rule_first)
+    # cross-fitted: each set's ranking outcome read by a ranking fitted without it, as an unseen set's will be
+    inner = {}
+    for n in sets:
+        r = fit_ranking({m: v for m, v in sets.items() if m != n}, signed=signed, features=features)
+        inner[n] = ranking.Model(features=r.features, weights=r.weights, mean=r.mean, scale=r.scale, low=0.5,
+                                 rule_first=rule_first)
+    sure = fit_sureness(inner, sets)
+    with_sure = {n: ranking.Model(features=m.features, weights=m.weights, mean=m.mean, scale=m.scale, low=0.5,
+                                  sure=sure, rule_first=rule_first) for n, m in inner.items()}
     return ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale,
-                         low=threshold(model, sets), sure=sure, rule_first=rule_first)
+                         low=threshold(with_sure, sets), sure=sure, rule_first=rule_first)
 
 
 def sure_rows(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
@@ -178,13 +192,14 @@ def sure_rows(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.nda
     return out
 
 
-def fit_sureness(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0,
-                 iters: int = 800, lr: float = 0.5) -> ranking.Sureness:
-    """Logistic regression of "the top candidate is right" on SURE_FEATURES, each data set weighing the same."""
+def fit_sureness(models: dict[str, ranking.Model], sets: dict[str, list[tuple[np.ndarray, np.ndarray]]],
+                 l2: float = 1.0, iters: int = 800, lr: float = 0.5) -> ranking.Sureness:
+    """Logistic regression of "the top candidate is right" on SURE_FEATURES, each data set weighing the same, each
+    set's questions ranked by its model in `models`."""
     names = SURE
     rows, ys, ws = [], [], []
     for n, qs in sets.items():
-        got = sure_rows(model, n, qs)
+        got = sure_rows(models[n], n, qs)
         for r, hit in got:
             rows.append([r[f] for f in names])
             ys.append(float(hit))
@@ -244,13 +259,13 @@ def tops(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]
     return out
 
 
-def threshold(model: ranking.Model, sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> float:
+def threshold(models: dict[str, ranking.Model], sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> float:
     """The guess threshold on `sets` (each set weighing the same), by default the issue's own operating point: the
     probability whose mean shares of wrong answers flagged and right answers flagged come nearest the goals (at least
     GOAL_WRONG, at most GOAL_RIGHT), the larger of the two shortfalls the smallest; ties go to the lower threshold
     (fewer right answers called guesses). `fit --balanced`: the best mean of wrong flagged and right not flagged (the
     rule shipped before); `fit --target-wrong=x`: the lowest flagging that share of wrong answers."""
-    return pick_threshold([tops(model, n, qs) for n, qs in sets.items()])
+    return pick_threshold([tops(models[n], n, qs) for n, qs in sets.items()])
 
 
 def pick_threshold(per: Sequence[Sequence[tuple[float, bool, bool]]]) -> float:
@@ -353,8 +368,8 @@ def main_fit(write: bool, only: str | None = None) -> None:
 def fit_options(args: list[str]) -> tuple[bool, str | None]:
     """Apply `fit`'s options to this module's settings (SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED); returns
     (write, only that family). Exits naming an unknown option or feature, or two threshold rules at once."""
-    global SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED
-    flags = ("--sure=", "--unsigned", "--target-wrong=", "--balanced", "--without=", "--write")
+    global SURE, SIGNED, TARGET_WRONG, BALANCED, UNUSED, CROSSFIT
+    flags = ("--sure=", "--unsigned", "--target-wrong=", "--balanced", "--without=", "--write", "--crossfit")
     if bad := [a for a in args if not a.startswith(flags)]:
         sys.exit(f"unknown option(s) {', '.join(bad)}\n{__doc__}")
     for a in args:
@@ -366,6 +381,8 @@ def fit_options(args: list[str]) -> tuple[bool, str | None]:
             TARGET_WRONG = float(a[15:])
         if a == "--balanced":
             BALANCED = True
+        if a == "--crossfit":
+            CROSSFIT = True
         if a.startswith("--without="):  # fit without these ranking features (what a feature adds, LODO)
             drop = set(a[10:].split(","))
             choices = [f for f in ranking.FEATURES if f != "bias"]  # "none of these" is scored against bias
