@@ -24,6 +24,7 @@ from tog_core.render.cache import trace_key
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html
 from tog_core.render.frontier_items import trace_entity_types
+from tog_core.tog.choice import found_words
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 from tog_core.tog.state import Step
 from tog_core.tog.trace import Trace
@@ -145,14 +146,16 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
             st.caption("This chain was found by one of the searches made before the run (see “How many hops”), "
                        "not by the run's own steps: the search picture does not show it; the reasoning chains draw "
                        "it first.")
-        elif view.get("found_by_description"):
-            st.caption("The answer was found by its description (it reads best against the question among the "
-                       "entities this near the topic entities), not on a chain the search kept: this chain is the "
-                       "shortest to it, and its links were not scored. The search picture does not show it; the "
-                       "reasoning chains draw it first.")
+        elif view.get("found"):
+            where = ("its description reads best against the question among the entities this near the topic "
+                     "entities" if view["found"] == "description" else "the source text behind the relationships "
+                     "this near the topic entities names it where that text reads best against the question")
+            st.caption(f"The answer was {found_words(view['found'])} ({where}), not on a chain the search kept: "
+                       "this chain is the shortest to it, and its links were not scored. The search picture does not "
+                       "show it; the reasoning chains draw it first.")
     (searched, chosen), n = N.plan_depth(t), len(view["hops"])
-    if view.get("found_by_description"):
-        how = "The answer is not at the end of any row's chain: it was found by its description. "
+    if view.get("found"):
+        how = f"The answer is not at the end of any row's chain: it was {found_words(view['found'])}. "
     elif n and searched and n != searched:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
                "(the kept row). ")
@@ -283,7 +286,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
         words = diagnosis_text([d])
         if not d["found"]:
             st.warning(words)
-        elif d["in_final_beam"] or d.get("answer"):  # the answer itself (found by its description): nothing lost
+        elif d["in_final_beam"] or d.get("answer"):  # the answer itself (found off the kept chains): nothing lost
             st.success(words)
         else:
             st.error(words)
@@ -306,8 +309,8 @@ def evidence_block(t: Trace, graph: GraphStore) -> None:
         return
     view = V.answer_view(t)
     ans, at = view["chain_index"], view["answer_hop"]
-    # an answer from a depth trial or found by its description is on none of the run's chains
-    elsewhere = view["from_trial"] or view.get("found_by_description")
+    # an answer from a depth trial or found off the kept chains is on none of the run's chains
+    elsewhere = view["from_trial"] or view.get("found")
 
     def mark(i: int) -> str:  # the answer may stand part way along its chain: say up to which link
         if i != ans or elsewhere:

@@ -150,8 +150,8 @@ def test_a_retrieved_answer_says_how_it_was_found_in_its_why_the_answer_and_the_
     st = one_hop_state(eng)
     ranked = eng.answer_candidates(st)
     assert [graph.title(c.entity) for c in ranked][:2] == ["Carl", "Dan"]
-    assert answers.FOUND_BY_DESCRIPTION in ranked[0].why
-    assert answers.FOUND_BY_DESCRIPTION not in next(c.why for c in ranked if graph.title(c.entity) == "Bob")
+    assert answers.found_why("description") in ranked[0].why
+    assert answers.found_why("description") not in next(c.why for c in ranked if graph.title(c.entity) == "Bob")
     text = eng.compose_answer(st)
     assert "Most likely answer: Carl" in text
     assert "The answer's chain (the shortest to it: found by its description, not by the search): Ann" in text
@@ -178,7 +178,7 @@ def test_why_not_says_a_retrieved_candidate_was_never_the_searchs_but_is_on_the_
     assert [c["title"] for c in t["candidates"]][:1] == ["Bob"]
     text = diagnosis_text(diagnose(t, ["Carl"], graph))
     assert text.startswith("Carl: never a candidate of the search.")
-    assert "The answer list places it" in text and answers.FOUND_BY_DESCRIPTION in text
+    assert "The answer list places it" in text and answers.found_why("description") in text
     # an entity on no list at all is "never a candidate", as before
     assert diagnosis_text(diagnose(t, ["Zed"], graph)).startswith("Zed: never a candidate.")
 
@@ -303,17 +303,17 @@ def test_the_ranking_is_not_reused_across_search_depths(graph, monkeypatch):
 
 def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, monkeypatch):
     from tog_core.app.views import answer_view
-    from tog_core.render.chains import UNSCORED, with_answer_chain
+    from tog_core.render.chains import unscored, with_answer_chain
     from tog_core.render.export_common import own_answer_chain
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
     eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
     t = eng.trace(one_hop_state(eng))
     view = answer_view(t)
-    assert view["entity"] == "Carl" and view["found_by_description"] and not view["from_trial"]
+    assert view["entity"] == "Carl" and view["found"] == "description" and not view["from_trial"]
     assert [h[2] for h in view["hops"]] == ["Dan", "Carl"]
     chains, at = with_answer_chain(t.to_dict())
-    assert at == 0 and all(link["unscored"] == UNSCORED and link["score"] is None for link in chains[0])
+    assert at == 0 and all(link["unscored"] == unscored("description") and link["score"] is None for link in chains[0])
     own = own_answer_chain(t.to_dict())
     assert own is not None and "found by its description" in own[1]
     # a chain's answer is none of this
@@ -321,7 +321,7 @@ def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, mon
     eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
     t = eng.trace(one_hop_state(eng))
     view = answer_view(t)
-    assert view["entity"] == "Bob" and not view["found_by_description"]
+    assert view["entity"] == "Bob" and not view["found"]
     assert own_answer_chain(t.to_dict()) is None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
-from tog_core.render.chains import answer_chain_index, answer_own_chain, found_by_description, naming_chain_index, walk
+from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
@@ -47,10 +47,10 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     pick = came if came is not None else naming_chain_index(view_trace)
     hops = []
     ranked = [c for c in trace.candidates or [] if isinstance(c, dict)]
-    found = found_by_description(view_trace)
+    found = found_off_chain(view_trace)
     if own:
         # the ranked answer carries its own chain (from a number of hops tried but not kept, or the shortest chain
-        # to an entity found by its description)
+        # to an entity found by its description or in the source text)
         hops = [(str(x.get("source") or ""), str(x.get("relation") or ""), str(x.get("target") or "")) for x in own]
     elif walks:
         w, chain = walks[pick], chains[pick]
@@ -73,8 +73,9 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             "chain_scores": scores, "chain_index": pick,
             # the answer's own chain is none of the run's: it comes from a number of hops searched before the run ...
             "from_trial": came is None and bool(own) and not found,
-            # ... or it is the shortest chain to an answer found by its description (policy/retrieval.py)
-            "found_by_description": came is None and bool(own) and found,
+            # ... or it is the shortest chain to an answer found off the kept chains: how ("description", "text":
+            # tog/choice.FOUND_HOW), "" otherwise
+            "found": found if came is None and own else "",
             # where along that chain the answer stands (a hop number), None when it is not on it
             "answer_hop": next((i for i, (_, title) in enumerate(walks[pick]) if i and title == entity), None)
             if walks else None}

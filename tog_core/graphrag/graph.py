@@ -223,6 +223,23 @@ class KnowledgeGraph:
         return [TextUnit(id=self._tu_ids[int(i)].as_py(), text=self._tu_text[int(i)].as_py() or "")
                 for i in self._rel_tu_idx[a:b] if i >= 0]
 
+    def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
+        """evidence() of several relationships; a text unit cited by many is one TextUnit, its text read once."""
+        units: dict[int, TextUnit] = {}
+        out: dict[int, list[TextUnit]] = {}
+        for r in ridxs:
+            a, b = self._rel_tu_off[int(r)], self._rel_tu_off[int(r) + 1]
+            got = []
+            for i in self._rel_tu_idx[a:b]:
+                if i < 0:
+                    continue
+                if (tu := units.get(int(i))) is None:
+                    tu = units[int(i)] = TextUnit(id=self._tu_ids[int(i)].as_py(),
+                                                  text=self._tu_text[int(i)].as_py() or "")
+                got.append(tu)
+            out[int(r)] = got
+        return out
+
     def audit(self) -> list[str]:
         """Checks too slow for every load (a hash of every relationship id: ~0.3 s per million), run by
         `inspect` and the app's project summary."""

@@ -130,3 +130,7 @@ class GraphStore(Protocol):
     def evidence(self, ridx: int) -> list[TextUnit]:
         """The source text units behind one relationship."""
         ...
+
+    def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
+        """evidence() of several relationships, {ridx: units}: one round trip on a server store."""
+        ...

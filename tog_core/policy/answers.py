@@ -2,8 +2,9 @@
 
 `CheapAnswers` is the answer half of `CheapPolicy` (policy/cheap.py): the fitted ranking over every entity of every
 kept chain (policy/ranking.py, `answer_model`), the rule choice it reads as one input and falls back to, and the
-pool it ranks: the search's own chains and the depth trials', less any chain that takes a step a person dropped, and
-the few entities near the topic entities whose descriptions read best against the question (policy/retrieval.py).
+pool it ranks: the search's own chains and the depth trials', less any chain that takes a step a person dropped, the
+few entities near the topic entities whose descriptions read best against the question (policy/retrieval.py), and the
+few named where the source text behind their relationships reads best against it (policy/textunits.py).
 """
 from __future__ import annotations
 
@@ -12,17 +13,21 @@ from collections import Counter
 from typing import Any
 
 from tog_core.graphrag.pg_common import StoreError
-from tog_core.policy import explain, naming, ranking, retrieval
+from tog_core.policy import explain, naming, ranking, retrieval, textunits
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
+from tog_core.tog.choice import found_words
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
 
 log = logging.getLogger(__name__)
-# said of a candidate no kept chain reaches (policy/retrieval.py)
-FOUND_BY_DESCRIPTION = "found by its description, not on a kept chain (its chain is the shortest to it)"
+
+
+def found_why(kind: str) -> str:
+    """What a candidate's `why` says of one no kept chain reaches (policy/retrieval.py, policy/textunits.py)."""
+    return f"{found_words(kind)}, not on a kept chain (its chain is the shortest to it)"
 
 
 class CheapAnswers:
@@ -30,6 +35,7 @@ class CheapAnswers:
 
     answer_model: bool
     retrieved: int
+    text_found: int
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]]
 
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:  # CheapPolicy's
@@ -50,9 +56,9 @@ class CheapAnswers:
         if not paths and not state.other_searches:
             return []
         # everything _rank reads: the graph, the question, its reading and seeds, the chains, whether only ends
-        # answer, the LLM, the search's depth and how many are retrieved (the neighbourhood read by description)
+        # answer, the LLM, the search's depth and how many are found off the chains (by description, in the text)
         key = (id(ctx.graph), state.question, repr(state.reading), tuple(x.id for x in state.seeds), ctx.llm is None,
-               state.depth, self.retrieved,
+               state.depth, self.retrieved, self.text_found,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
                (dropped := person_dropped(state)), state.forced)
@@ -83,7 +89,7 @@ class CheapAnswers:
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence,
                              found=_found(c),
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
-                             + (f"; {FOUND_BY_DESCRIPTION}" if _found(c) else "")
+                             + (f"; {found_why(_found(c))}" if _found(c) else "")
                              + ("; the question names it: context, ranked after the others"
                                 if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
                 for i, (c, r) in enumerate(zip(ranked, said))]
@@ -91,8 +97,8 @@ class CheapAnswers:
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None
                         ) -> list[ranking.RankedEntity]:
-        """Every entity of every kept chain, then the entities found by their descriptions (retrieved_candidates),
-        with their features (ranking.py; fitted by bench/fit_ranker.py);
+        """Every entity of every kept chain, then the entities found by their descriptions and in the source text
+        (retrieved_candidates), with their features (ranking.py; fitted by bench/fit_ranker.py);
         `dropped`: person_dropped(state) when the caller has it already."""
         searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state, dropped)]
         topics = ctx.topic_ids(state)
@@ -138,27 +144,38 @@ class CheapAnswers:
                              ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None,
                              topic_titles: list[str]) -> list[ranking.RankedEntity]:
         """The entities within the search's depth of the topic entities whose descriptions read best against the
-        question (policy/retrieval.py), `retrieved` of them not already candidates, each with the shortest chain to
-        it; the search-side features 0 (`beam` 0: the search did not reach it). None on a typed graph, when a person
-        forced the answer in, or with `retrieved` 0; an entity the question names (`naming.named_in`: ranked last
-        anyway) and a chain through a step a person dropped are skipped; none when the store cannot be read."""
-        if not self.retrieved or not query or state.forced or ctx.graph.has_relation_labels:
+        question (policy/retrieval.py), `retrieved` of them not already candidates, then `text_found` named where the
+        source text behind the neighbourhood's relationships reads best against it (policy/textunits.py), each with
+        the shortest chain to it; the search-side features 0 (`beam` 0: the search did not reach it; `found_text`
+        marks the second kind, for the trace, and is no model feature). None on a typed graph or when a person forced
+        the answer in; an entity the question names (`naming.named_in`: ranked last anyway) and a chain through a step
+        a person dropped are skipped; none when the store cannot be read."""
+        if not query or state.forced or ctx.graph.has_relation_labels or not (self.retrieved or self.text_found):
             return []
         dropped = person_dropped(state) if dropped is None else dropped
         topics = ctx.topic_ids(state)
+        depth = max(1, state.depth)
 
         def allowed(p: BeamPath) -> bool:  # what the question names is its context (ranked last): not worth a place
             return (not naming.named_in(state.question, ctx.graph.title(p.end), topic_titles)
                     and (not dropped or avoids(ctx.graph, p, dropped)))
         try:
-            paths = retrieval.retrieve(ctx.graph, sorted(topics), max(1, state.depth), query, k=self.retrieved,
-                                       exclude=exclude | topics, exact=ends_only, allowed=allowed)
+            near = retrieval.neighbourhood(ctx.graph, sorted(topics), depth)
+            paths = retrieval.retrieve(ctx.graph, sorted(topics), depth, query, k=self.retrieved,
+                                       exclude=exclude | topics, exact=ends_only, allowed=allowed, near=near)
         except StoreError as err:  # a store gone away reads no neighbourhood: the chains' candidates still answer
-            log.warning("no candidates found by description: %s", err)
+            log.warning("no candidates found by description or in the source text: %s", err)
             return []
+        try:
+            in_text = textunits.found_in_text(ctx.graph, near, query, k=self.text_found, exact=ends_only,
+                                              exclude=exclude | topics | {p.end for p in paths}, allowed=allowed)
+        except StoreError as err:  # the text units unread: the ones found by description still count
+            log.warning("no candidates found in the source text: %s", err)
+            in_text = []
         return [ranking.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
-            search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0)) for p in paths]
+            search_depth=float(depth), share_searches=0.0, beam=0.0, **({"found_text": 1.0} if text else {})))
+            for text, group in ((False, paths), (True, in_text)) for p in group]
 
     @staticmethod
     def _description_scores(ctx: SearchContext, entities: list[int], query: frozenset[str]) -> list[float]:
@@ -202,8 +219,9 @@ class CheapAnswers:
 
 
 def _found(c: ranking.RankedEntity) -> str:
-    """AnswerChoice.found of a ranked candidate: "description" when no kept chain reaches it (`beam` 0)."""
-    return "" if c.features.get("beam", 1.0) else "description"
+    """AnswerChoice.found of a ranked candidate when no kept chain reaches it (`beam` 0): "text" when found in the
+    source text (its `found_text`, no model feature), else "description"; "" for a chain's."""
+    return "" if c.features.get("beam", 1.0) else "text" if c.features.get("found_text") else "description"
 
 
 def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:

@@ -119,6 +119,10 @@ class CheapPolicy(CheapAnswers):
     # with the shortest chain to them. Left out over the nine GraphRAG dev sets, Hits@1 / Hits@3 of 249 161 / 206 ->
     # 170 / 209, mean AUROC 0.821 -> 0.804 (docs/experiment-log.md, "Candidates found by their descriptions")
     retrieved: int = 5
+    # ... and then the `text_found` entities named where the source text units behind the neighbourhood's relationships
+    # read best against the question (policy/textunits.py): left out over the nine GraphRAG dev sets, Hits@1 / Hits@3
+    # 170 / 209 -> 175 / 211, mean AUROC 0.804 -> 0.783 (docs/experiment-log.md, tenth stop)
+    text_found: int = 5
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
     # the last hub's relation evidence: (graph, the groups' target entities, their evidence), or ()
@@ -140,7 +144,8 @@ class CheapPolicy(CheapAnswers):
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
                 "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion,
-                "relation_width": self.relation_width, "retrieved": self.retrieved}
+                "relation_width": self.relation_width, "retrieved": self.retrieved,
+                "text_found": self.text_found}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:

@@ -141,40 +141,62 @@ def description_scores(graph: Any, entities: Sequence[int], query: frozenset[str
     return [v / top if top > 0 else 0.0 for v in raw]
 
 
-def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str], *, k: int = RETRIEVED,
-             exclude: frozenset[int] = frozenset(), exact: bool = False,
-             allowed: Callable[[BeamPath], bool] | None = None) -> list[BeamPath]:
-    """The `k` entities within `depth` hops of `topics` (exactly `depth` when `exact`) whose descriptions score best
-    against `query`, best first, not a topic and not in `exclude`, each as a chain from a topic: a shortest one,
-    through the best-scoring entity at each step back (`allowed`: a chain it refuses, one a person's overrides rule
-    out, is skipped). A chain's hops and score are 0: the search did not score them. The walk reads at most
-    MAX_REACHED entities, the nearest first; past that, the farther ones are not read."""
-    index = index_of(graph)
-    if index is None or not topics or not query or k <= 0 or depth < 1:
-        return []
+@dataclass(frozen=True)
+class Neighbourhood:
+    """What the topic entities reach within a depth: each entity's distance (`dist`, the topics at 0), the (entity,
+    relationship) steps one level nearer that reach it (`parents`), and the relationships between the entities
+    reached (`rels`, nearest first, each once)."""
+
+    depth: int
+    dist: dict[int, int]
+    parents: dict[int, list[tuple[int, int]]]
+    rels: tuple[int, ...]
+
+
+def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhood:
+    """The breadth-first walk from `topics` to `depth` hops. It reads at most MAX_REACHED entities, the nearest
+    first; past that, the farther ones are not read."""
     dist = {int(t): 0 for t in topics}
     parents: dict[int, list[tuple[int, int]]] = {}
+    rels: dict[int, None] = {}
     front = list(dist)
     for d in range(1, depth + 1):
         nxt: list[int] = []
-        for e, (rels, others, _) in graph.neighbors_many(front).items():
-            for r, o in zip(rels.tolist(), others.tolist()):
+        for e, (rs, others, _) in graph.neighbors_many(front).items():
+            for r, o in zip(rs.tolist(), others.tolist()):
                 if o not in dist:
                     if len(dist) >= MAX_REACHED:
                         continue  # full: an entity already reached may still gain a parent
                     dist[o] = d
                     nxt.append(o)
+                rels[r] = None
                 if dist[o] == d:
                     parents.setdefault(o, []).append((e, r))
         front = nxt
         if not front or len(dist) >= MAX_REACHED:  # full: a further level could add no entity
             break
+    return Neighbourhood(depth=depth, dist=dist, parents=parents, rels=tuple(rels))
+
+
+def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str], *, k: int = RETRIEVED,
+             exclude: frozenset[int] = frozenset(), exact: bool = False,
+             allowed: Callable[[BeamPath], bool] | None = None, near: Neighbourhood | None = None) -> list[BeamPath]:
+    """The `k` entities within `depth` hops of `topics` (exactly `depth` when `exact`) whose descriptions score best
+    against `query`, best first, not a topic and not in `exclude`, each as a chain from a topic: a shortest one,
+    through the best-scoring entity at each step back (`allowed`: a chain it refuses, one a person's overrides rule
+    out, is skipped). A chain's hops and score are 0: the search did not score them. `near`: the walk from `topics`
+    to `depth`, when the caller has it (else walked here, `neighbourhood`)."""
+    index = index_of(graph)
+    if index is None or not topics or not query or k <= 0 or depth < 1:
+        return []
+    near = near if near is not None else neighbourhood(graph, topics, depth)
+    dist = near.dist
     words = index.matching(query)
     score = {e: index.bm25(e, query) for e in words
              if e in dist and dist[e] > 0 and (dist[e] == depth or not exact) and e not in exclude}
     out: list[BeamPath] = []
     for e in sorted(score, key=lambda e: (-score[e], e)):
-        path = _chain_to(graph, e, dist, parents, index, query)
+        path = chain_to(graph, e, near, index, query)
         if allowed is None or allowed(path):
             out.append(path)
         if len(out) >= k:
@@ -182,13 +204,17 @@ def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str
     return out
 
 
-def _chain_to(graph: Any, entity: int, dist: dict[int, int], parents: dict[int, list[tuple[int, int]]],
-              index: DescriptionIndex, query: frozenset[str]) -> BeamPath:
+def chain_to(graph: Any, entity: int, near: Neighbourhood, index: DescriptionIndex | None,
+             query: frozenset[str]) -> BeamPath:
+    """A shortest chain from a topic to `entity` (reached in `near`): at each step back, through the entity whose
+    description reads best against `query` (without an index, the first relationship); hops and score 0."""
     hops: list[Hop] = []
     cur = entity
+    dist = near.dist
     while dist[cur] > 0:
         # a step back to a topic scores nothing; among bridges, the one whose description reads best
-        src, ridx = max(parents[cur], key=lambda p: (index.bm25(p[0], query) if dist[p[0]] else 0.0, -p[1]))
+        src, ridx = max(near.parents[cur], key=lambda p: (
+            index.bm25(p[0], query) if dist[p[0]] and index is not None else 0.0, -p[1]))
         hops.append(Hop(ridx=ridx, src=src, dst=cur, score=0.0, label=graph.labels([ridx])[0]))
         cur = src
     return BeamPath(start=cur, hops=tuple(reversed(hops)), score=0.0)

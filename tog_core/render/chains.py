@@ -10,6 +10,7 @@ import html
 from collections import defaultdict
 from typing import Any
 
+from tog_core.tog.choice import found_words
 from tog_core.render.page import arrows, build_page, empty_html, vis_options
 from tog_core.render.style import (
     FRONTIER_BORDER,
@@ -115,7 +116,7 @@ def answer_own_chain(trace: dict[str, Any]) -> list[dict[str, Any]]:
 def answer_chain_index(trace: dict[str, Any]) -> int | None:
     """Which of the trace's chains the ranked answer (`candidates[0]`, carrying its own chain) came along: the
     first that starts with that chain. None without such a candidate, or when no chain of the beam starts with it
-    (the answer came from a number of hops tried but not kept, or was found by its description)."""
+    (the answer came from a number of hops tried but not kept, or was found off the kept chains)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     own = answer_own_chain(trace)
     if not own:
@@ -143,27 +144,31 @@ def naming_chain_index(trace: dict[str, Any]) -> int:
 def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], int]:
     """The chains to draw and which one the answer used. The ranked answer (the first candidate) carries its own
     chain; the chain of the beam that starts with it is the answer's, else (the answer came from a number of hops
-    tried but not kept, or was found by its description) its chain is drawn first. Without one: the chain that names
+    tried but not kept, or was found off the kept chains) its chain is drawn first. Without one: the chain that names
     the answer (naming_chain_index)."""
     chains = [c for c in (trace.get("chains") or []) if c]
     at = answer_chain_index(trace)
     if at is not None:
         return chains, at
     own = answer_own_chain(trace)
-    if own and found_by_description(trace):  # the search scored none of its links: they say so on hover
-        own = [{**link, "score": None, "unscored": UNSCORED} for link in own]
+    found = found_off_chain(trace)
+    if own and found:  # the search scored none of its links: they say so on hover
+        own = [{**link, "score": None, "unscored": unscored(found)} for link in own]
     return ([own, *chains], 0) if own else (chains, naming_chain_index(trace))
 
 
-UNSCORED = "not scored: the shortest chain to an answer found by its description"
+def unscored(kind: str) -> str:
+    """What a link of the shortest chain to an answer found off the kept chains says on hover."""
+    return f"not scored: the shortest chain to an answer {found_words(kind)}"
 
 
-def found_by_description(trace: dict[str, Any]) -> bool:
-    """Whether the ranked answer (the first candidate, naming `answer_entity`) was found by its description and is on
-    no kept chain (its trace record's "found", policy/retrieval.py)."""
+def found_off_chain(trace: dict[str, Any]) -> str:
+    """How the ranked answer (the first candidate, naming `answer_entity`) was found when it is on no kept chain (its
+    trace record's "found": "description", policy/retrieval.py; "text", policy/textunits.py); "" otherwise."""
     cands = trace.get("candidates")
     top = next((c for c in cands if isinstance(c, dict)), {}) if isinstance(cands, list) else {}
-    return top.get("found") == "description" and top.get("title") == trace.get("answer_entity")
+    found = top.get("found")
+    return str(found) if found and top.get("title") == trace.get("answer_entity") else ""
 
 
 def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:

@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any
 
-from tog_core.render.chains import answer_chain_index, answer_own_chain, found_by_description, naming_chain_index
+from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index
+from tog_core.tog.choice import found_words
 from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -89,8 +90,9 @@ def own_answer_chain(t: dict[str, Any]) -> tuple[list[dict[str, Any]], str] | No
     own = answer_own_chain(t) if used_chain(t) is None else []
     if not own:
         return None
-    how = ("found by its description, on no kept chain: the shortest chain to it, its links not scored"
-           if found_by_description(t) else "from a number of hops searched before the run")
+    found = found_off_chain(t)
+    how = (f"{found_words(found)}, on no kept chain: the shortest chain to it, its links not scored"
+           if found else "from a number of hops searched before the run")
     return own, how
 
 

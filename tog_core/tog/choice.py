@@ -13,6 +13,18 @@ from typing import Any
 from tog_core.tog.trace import Trace
 
 
+# how an answer candidate on no kept chain was found (AnswerChoice.found, the trace candidate's "found"): its chain is
+# the shortest to it and the search scored none of its links
+FOUND_HOW = {"description": "found by its description",  # policy/retrieval.py
+             "text": "found in the source text"}  # policy/textunits.py
+
+
+def found_words(kind: str) -> str:
+    """How a candidate of this `found` kind was found, in words ("found off the kept chains" for a kind unknown
+    here, a trace written by a later version)."""
+    return FOUND_HOW.get(kind, "found off the kept chains")
+
+
 def _str(d: dict[str, Any], key: str) -> str:
     v = d.get(key)
     return "" if v is None else str(v)
@@ -47,7 +59,7 @@ class AnswerCandidate:
     chain: tuple[ChainLink, ...] = ()
     sentence: str = ""
     why: str = ""  # how the search placed it (the ranker: the signals on which it leads or trails; "" when unsaid)
-    found: str = ""  # "description": found by its description, on no kept chain (its chain the shortest to it)
+    found: str = ""  # FOUND_HOW's kind: found off the kept chains (its chain the shortest to it); "": a chain's
 
     @classmethod
     def from_dict(cls, d: Any) -> AnswerCandidate | None:

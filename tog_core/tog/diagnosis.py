@@ -11,8 +11,8 @@ For each expected title one entry:
              "entity_id" (the expected entity: the forced run answers it when a chain reaches it),
              "action" (when the override is a verdict, what it does)} | None,
    "did_you_mean": [titles], "ranked": {"place", "of", "why"} | None (where the answer list placed it),
-   "by_description": bool (on the answer list only, found by its description), "answer": True (it is the answer,
-   found by its description: nothing was lost)}
+   "found_by": "description" | "text" | "" (on the answer list only, found by its description or in the source
+   text: tog/choice.FOUND_HOW), "answer": True (it is the answer, found that way: nothing was lost)}
 * in the final beam: on a chain of the trace; nothing was lost.
 * a candidate that was pruned: `lost` is the last step where it was a candidate and not kept: its rank among
   the candidates competing for the same places (the whole step for entities, the same path for relations;
@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
+
+from tog_core.tog.choice import found_words
 
 MAX_HOPS = 6  # how far from X the nearest reached entity is looked for
 MAX_VISITS = 50_000  # graph entities visited at most per expected title
@@ -220,10 +222,11 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
             continue
         e = graph.entity(idx)
         entry.update(title=e.title, entity_id=e.id)
-        # on the answer list only, found by its description (policy/retrieval.py): no step of the search had it
-        entry["by_description"] = any(isinstance(c, dict) and str(c.get("entity_id")) == e.id
-                                      and c.get("found") == "description" for c in trace.get("candidates") or [])
-        if entry["by_description"] and trace.get("answer_entity") == e.title:
+        # on the answer list only, found off the kept chains (by its description or in the source text): no step of
+        # the search had it
+        entry["found_by"] = next((str(c["found"]) for c in trace.get("candidates") or [] if isinstance(c, dict)
+                                  and str(c.get("entity_id")) == e.id and c.get("found")), "")
+        if entry["found_by"] and trace.get("answer_entity") == e.title:
             entry["never_candidate"], entry["answer"] = False, True  # the answer itself: nothing was lost
             continue
         occ = [(i, c) for i, s in enumerate(steps) if s.get("stage") == "entities"
@@ -300,11 +303,11 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
             out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).{placed}")
             continue
         if d.get("answer"):
-            out.append(f"{t}: the answer, found by its description: no chain the search kept reaches it, and its "
-                       "chain is the shortest to it.")
+            out.append(f"{t}: the answer, {found_words(d.get('found_by', ''))}: no chain the search kept reaches it, "
+                       "and its chain is the shortest to it.")
             continue
-        # "never a candidate" of the search: the answer list may still hold it (found by its description)
-        never = "never a candidate of the search." if d.get("by_description") else "never a candidate."
+        # "never a candidate" of the search: the answer list may still hold it (found off the kept chains)
+        never = "never a candidate of the search." if d.get("found_by") else "never a candidate."
         words = [f"{t}: " + (never if d.get("never_candidate") else "was a candidate but is not in the final beam.")]
         n = d.get("nearest")
         if n:

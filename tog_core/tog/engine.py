@@ -28,6 +28,7 @@ from tog_core.reading import QuestionReading
 from tog_core.reading.readers import read as read_question
 from tog_core.tog.limits import check_question
 from tog_core.tog.linking import link_embedding, link_question, link_with_llm
+from tog_core.tog.choice import found_words
 from tog_core.tog.policy import GUESS_WORDS, AnswerChoice, FaithfulPolicy, SearchPolicy
 from tog_core.tog.recording import Recording, now_iso
 from tog_core.tog.fast import FastPairs
@@ -283,7 +284,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         if ends:
             lines.append("Other candidates: " + ", ".join(ends))
         if all(p.hops[:choice.hop] != choice.path.hops[:choice.hop] for p in best):
-            how = ("the shortest to it: found by its description, not by the search" if choice.found == "description"
+            how = (f"the shortest to it: {found_words(choice.found)}, not by the search" if choice.found
                    else "from another number of hops tried")
             lines.append(f"The answer's chain ({how}): {self.path_text(choice.path)}")
         lines.append("Chains:")

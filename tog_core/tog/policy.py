@@ -40,7 +40,7 @@ class AnswerChoice:
     low: float = LOW_CONFIDENCE  # the threshold in force: below it the answer is called a guess
     sentence: str = ""  # the source sentence that best supports the last link ("" when none was looked for or found)
     score: float | None = None  # its place in the answer list (the ranker's probability); None: the confidence
-    found: str = ""  # "description": found by its description, on no kept chain (policy/retrieval.py); "": a chain's
+    found: str = ""  # tog/choice.FOUND_HOW's kind ("description", "text"): on no kept chain; "": a chain's
 
     @property
     def entity(self) -> int:

@@ -1,0 +1,231 @@
+"""Candidates found in the source text (tog_core/policy/textunits.py): the text units behind the relationships near the
+topic entities are read against the question, and the entities their best units name near the question's words join
+the answer ranker's candidates with the shortest chain to them (policy/answers.py), after the ones found by their
+descriptions (policy/retrieval.py)."""
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from test_ranking import CHEAP, only
+from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.policy import answers, ranking, retrieval, textunits
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop, Search
+
+FILLER = " ".join(["The weather was grey and the days were short that year."] * 14)  # ~800 characters
+# Ann's neighbours Bob and Dan; Dan's friend Gus (two hops out) is the one the text says mends the wheel, far from
+# where it names Dan; Hal, three hops out, is named in the same unit
+EDGES = [("Ann", "Bob", "Ann and Bob are neighbours", ["t1"]),
+         ("Ann", "Dan", "Ann hired Dan", ["t2"]),
+         ("Bob", "Cat", "Bob buys flour from Cat", ["t1"]),
+         ("Dan", "Gus", "Dan and Gus are friends", ["t2"]),
+         ("Gus", "Hal", "Gus taught Hal", ["t2"]),
+         ("Ann", "Eve", "Ann writes to Eve", ["t3"])]
+UNITS = {"t1": "Ann lives next to Bob. Bob buys flour from Cat every week.",
+         "t2": f"Ann hired Dan to row the ferry. {FILLER} Gus mends the old water wheel at the mill, and Hal watches.",
+         "t3": "Eve teaches at the school across the water."}
+QUESTION = "Who mends the old water wheel at the mill?"
+
+
+def unit_graph(edges=EDGES, units=UNITS, about=None) -> KnowledgeGraph:
+    names = list(dict.fromkeys([e[0] for e in edges] + [e[1] for e in edges]))
+    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
+                    "description": [(about or {}).get(n, "") for n in names]})
+    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [e[0] for e in edges],
+                    "target": [e[1] for e in edges], "description": [e[2] for e in edges],
+                    "text_unit_ids": pa.array([e[3] for e in edges], pa.list_(pa.string()))})
+    tu = pa.table({"id": list(units), "text": list(units.values())})
+    return KnowledgeGraph.from_tables(ent, rel, tu)
+
+
+@pytest.fixture()
+def graph():
+    return unit_graph()
+
+
+def query(g, question=QUESTION, topics=("Ann",)):
+    return retrieval.query_words(question, list(topics), "en")
+
+
+def ends(g, paths):
+    return [g.title(p.end) for p in paths]
+
+
+def near(g, depth=2, topics=("Ann",)):
+    return retrieval.neighbourhood(g, [g.find_title(t) for t in topics], depth)
+
+
+# ------------------------------------------------------------------------------------------------ pure parts
+def test_evidence_many_gives_each_relationships_units_and_reads_a_shared_unit_once(graph):
+    got = graph.evidence_many([1, 3, 0])
+    assert {r: [u.id for u in us] for r, us in got.items()} == {1: ["t2"], 3: ["t2"], 0: ["t1"]}
+    assert got[1][0] is got[3][0]  # one TextUnit for a unit two relationships cite
+    assert [u.text for u in got[0]] == [u.text for u in graph.evidence(0)]
+
+
+def test_the_neighbourhood_holds_the_relationships_between_what_it_reached_nearest_first(graph):
+    n = near(graph, depth=1)
+    assert sorted(graph.title(e) for e, d in n.dist.items() if d == 1) == ["Bob", "Dan", "Eve"]
+    assert [graph.endpoints(r) for r in n.rels][:1] and all(
+        graph.title(a) in ("Ann", "Bob", "Dan", "Eve") for r in n.rels for a in graph.endpoints(r))
+    two = near(graph, depth=2)
+    assert set(two.rels) == {0, 1, 2, 3, 5} and max(two.rels.index(r) for r in (0, 1, 5)) < two.rels.index(3)
+
+
+def test_the_best_units_are_the_ones_reading_best_against_the_question_and_none_that_share_no_word(graph):
+    units = textunits.best_units(graph, near(graph), query(graph))
+    assert [u.id for u, _ in units] == ["t2", "t3"]  # t1 shares no word; t3 only "water"
+    assert sorted(units[0][1]) == [1, 3]  # the relationships of the neighbourhood citing t2 (not Gus-Hal: 3 hops)
+    assert textunits.best_units(graph, near(graph), query(graph), n=1)[0][0].id == "t2"
+    assert textunits.best_units(graph, near(graph), frozenset()) == []
+
+
+def test_the_entity_named_near_the_questions_words_comes_first_with_the_shortest_chain(graph):
+    paths = textunits.found_in_text(graph, near(graph), query(graph), k=5)
+    # Gus is named by all four words, Eve by "water"; Dan ~800 characters from them
+    assert ends(graph, paths) == ["Gus", "Eve", "Dan"]
+    gus = paths[0]
+    assert [(graph.title(h.src), graph.title(h.dst)) for h in gus.hops] == [("Ann", "Dan"), ("Dan", "Gus")]
+    assert gus.score == 0.0 and all(h.score == 0.0 for h in gus.hops)  # the search scored none of it
+    assert "Ann" not in ends(graph, paths)  # a topic is no candidate
+
+
+def test_found_in_text_keeps_to_the_depth_k_exclude_and_allowed(graph):
+    q = query(graph)
+    assert "Hal" not in ends(graph, textunits.found_in_text(graph, near(graph), q, k=5))  # three hops out
+    assert "Hal" in ends(graph, textunits.found_in_text(graph, near(graph, depth=3), q, k=5))
+    assert ends(graph, textunits.found_in_text(graph, near(graph), q, k=5, exact=True)) == ["Gus"]
+    assert ends(graph, textunits.found_in_text(graph, near(graph), q, k=1)) == ["Gus"]
+    gus = graph.find_title("Gus")
+    assert "Gus" not in ends(graph, textunits.found_in_text(graph, near(graph), q, k=5, exclude=frozenset({gus})))
+    got = textunits.found_in_text(graph, near(graph), q, k=5, allowed=lambda p: graph.title(p.end) != "Gus")
+    assert "Gus" not in ends(graph, got) and got
+    assert textunits.found_in_text(graph, near(graph), q, k=0) == []
+    assert textunits.found_in_text(graph, near(graph), frozenset(), k=5) == []
+
+
+def test_the_units_read_are_capped_nearest_first(graph, monkeypatch):
+    monkeypatch.setattr(textunits, "MAX_UNITS", 1)
+    # the nearest relationship (Ann-Bob) cites t1, which shares no word: with one unit read, nothing is found
+    assert textunits.best_units(graph, near(graph), query(graph)) == []
+    monkeypatch.setattr(textunits, "MAX_UNITS", 2000)
+    monkeypatch.setattr(textunits, "MAX_RELATIONSHIPS", 1)
+    assert textunits.best_units(graph, near(graph), query(graph)) == []
+
+
+def test_a_graph_without_text_units_finds_nothing_in_text():
+    g = unit_graph(edges=[(a, b, d, []) for a, b, d, _ in EDGES], units={"t0": "unused"})
+    assert textunits.found_in_text(g, near(g), query(g), k=5) == []
+
+
+# ------------------------------------------------------------------------------------------------ in the policy
+def one_hop_state(eng: ToGEngine, question: str = QUESTION):
+    """The search kept one chain, Ann -> Bob, and tried no other depth."""
+    g = eng.graph
+    ann, bob = g.find_title("Ann"), g.find_title("Bob")
+    path = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=EDGES[0][2]),), score=1.0)
+    st = eng.start(question, ["Ann"])
+    return st.with_(paths=(path,), depth=2, stage="done", other_searches=(Search(depth=2, paths=(path,)),))
+
+
+def test_candidates_found_in_text_follow_the_ones_found_by_description_marked_and_at_zero(graph):
+    g = unit_graph(about={"Eve": "Eve is a teacher; she once mended a water wheel at a mill."})
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
+    titles = [g.title(c.entity) for c in cands]
+    assert titles[0] == "Bob" and titles[1] == "Eve"  # the chain's, then found by description
+    assert titles[2:4] == ["Gus", "Dan"] and titles.count("Eve") == 1  # then found in the text, Eve not twice
+    by = {g.title(c.entity): c for c in cands}
+    assert answers._found(by["Bob"]) == "" and answers._found(by["Eve"]) == "description"
+    assert answers._found(by["Gus"]) == "text" and by["Gus"].features["found_text"] == 1.0
+    assert by["Gus"].features["beam"] == 0.0 and by["Gus"].features["path_rel"] == 0.0
+    assert "found_text" not in ranking.FEATURES  # a marker for the trace, no model input
+
+
+def test_text_found_off_when_its_count_is_zero_forced_or_on_a_typed_graph(graph, monkeypatch):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(text_found=0))
+    st = one_hop_state(eng)
+    assert "Gus" not in [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None,
+                                                                                    None)]
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(retrieved=0))
+    assert "Gus" in [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
+    forced = st.with_(extra_usage=(*st.extra_usage, {"fallback": FORCED_ANSWER}))
+    assert forced.forced
+    assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, forced, list(st.paths), None, None)] == \
+        ["Bob"]
+    monkeypatch.setattr(type(eng.graph), "has_relation_labels", property(lambda self: True))
+    assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == ["Bob"]
+
+
+def test_an_entity_the_question_names_takes_no_place_found_in_text(graph):
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng, "Who mends the old water wheel at the mill with Dan?")
+    titles = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
+    assert "Gus" in titles and "Dan" not in titles
+
+
+def test_an_answer_found_in_text_says_so_in_its_why_the_answer_the_trace_the_app_and_why_not(graph, monkeypatch):
+    from tog_core.app.views import answer_view
+    from tog_core.render.chains import unscored, with_answer_chain
+    from tog_core.render.export_common import own_answer_chain
+    from tog_core.tog.diagnosis import diagnose, diagnosis_text
+
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.1))  # off-chain first
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    ranked = eng.answer_candidates(st)
+    assert graph.title(ranked[0].entity) == "Gus" and ranked[0].found == "text"
+    assert answers.found_why("text") in ranked[0].why and "found in the source text" in answers.found_why("text")
+    text = eng.compose_answer(st)
+    assert "The answer's chain (the shortest to it: found in the source text, not by the search): Ann" in text
+    t = eng.trace(st)
+    assert t.answer_entity == "Gus" and t.candidates[0]["found"] == "text"
+    view = answer_view(t)
+    assert view["found"] == "text" and not view["from_trial"] and [h[2] for h in view["hops"]] == ["Dan", "Gus"]
+    chains, at = with_answer_chain(t.to_dict())
+    assert at == 0 and all(link["unscored"] == unscored("text") for link in chains[0])
+    own = own_answer_chain(t.to_dict())
+    assert own is not None and own[1].startswith("found in the source text, on no kept chain")
+    d = diagnose(t.to_dict(), ["Gus"], graph)
+    assert d[0]["found_by"] == "text" and d[0]["answer"]
+    assert diagnosis_text(d).startswith("Gus: the answer, found in the source text")
+
+
+def test_a_store_gone_away_leaves_the_chains_candidates(graph, monkeypatch):
+    from tog_core.graphrag.pg_common import StoreError
+
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    retrieval.index_of(graph)
+
+    def down(*a, **k):
+        raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
+    monkeypatch.setattr(type(graph), "evidence_many", down)
+    assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == ["Bob"]
+    # the text units unread, the candidates found by description still count
+    g = unit_graph(about={"Eve": "Eve is a teacher; she once mended a water wheel at a mill."})
+    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    assert [g.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == \
+        ["Bob", "Eve"]
+
+
+
+def test_the_ask_page_says_an_answer_found_in_the_source_text_is_not_on_a_kept_chain(app_home, monkeypatch):
+    from test_app import app, ask, texts
+    from tog_core.app.session import K
+
+    # nothing found by description, and a model that puts the candidates no kept chain reaches first
+    monkeypatch.setattr(retrieval, "retrieve", lambda *a, **k: [])
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.01))
+    at = ask(app(), "Who founded the Lanternwright Guild?")
+    t = at.session_state[K.ASK_TRACE].to_dict()
+    assert t["candidates"][0]["found"] == "text" and t["answer_entity"] == t["candidates"][0]["title"]
+    seen = texts(at)
+    assert "The answer was found in the source text (the source text behind the relationships" in seen
+    assert "found by its description" not in seen
+    hops = [e for e in at.expander if e.label.startswith("How many hops")]
+    assert hops and "it was found in the source text" in " ".join(c.value for c in hops[0].caption)
