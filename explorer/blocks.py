@@ -36,6 +36,13 @@ STAGE_WORDS = {"linking": "finding the topic entities", "reading": "reading the 
                "answer": "writing the answer"}
 
 
+# why an answer on no kept chain was found, by its `found` kind (tog/choice.FOUND_HOW); a kind not here says nothing
+FOUND_WHERE = {"description": "its description reads best against the question among the entities this near the "
+                              "topic entities",
+               "text": "the source text behind the relationships this near the topic entities names it where that "
+                       "text reads best against the question"}
+
+
 def _stop_pressed() -> None:
     ss[K.ASK_STOPPED] = True
 
@@ -147,10 +154,9 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                        "not by the run's own steps: the search picture does not show it; the reasoning chains draw "
                        "it first.")
         elif view.get("found"):
-            where = ("its description reads best against the question among the entities this near the topic "
-                     "entities" if view["found"] == "description" else "the source text behind the relationships "
-                     "this near the topic entities names it where that text reads best against the question")
-            st.caption(f"The answer was {found_words(view['found'])} ({where}), not on a chain the search kept: "
+            where = FOUND_WHERE.get(view["found"], "")
+            st.caption(f"The answer was {found_words(view['found'])}{f' ({where})' if where else ''}, not on a "
+                       "chain the search kept: "
                        "this chain is the shortest to it, and its links were not scored. The search picture does not "
                        "show it; the reasoning chains draw it first.")
     (searched, chosen), n = N.plan_depth(t), len(view["hops"])

@@ -229,3 +229,93 @@ def test_the_ask_page_says_an_answer_found_in_the_source_text_is_not_on_a_kept_c
     assert "found by its description" not in seen
     hops = [e for e in at.expander if e.label.startswith("How many hops")]
     assert hops and "it was found in the source text" in " ".join(c.value for c in hops[0].caption)
+
+
+# ------------------------------------------------------------------------------------------------ after a review
+def test_an_entity_named_in_two_best_units_keeps_its_better_reading():
+    # u1 (the best unit) says Gus mends the old wheel; u2 names Gus too, far from its words, and Lee near three
+    edges = [("Ann", "Dan", "Ann hired Dan", ["u1"]), ("Ann", "Kim", "Ann knows Kim", ["u2"]),
+             ("Dan", "Gus", "Dan and Gus are friends", ["u1", "u2"]), ("Kim", "Lee", "Kim and Lee", ["u2"])]
+    units = {"u1": f"Ann hired Dan. {FILLER} Gus mends the old water wheel at the mill.",
+             "u2": f"Lee mends the water wheel. {FILLER} Kim met Gus."}
+    g = unit_graph(edges, units)
+    assert ends(g, textunits.found_in_text(g, near(g), query(g), k=5))[:2] == ["Gus", "Lee"]
+
+
+def test_a_rare_word_outweighs_a_common_one_said_often():
+    edges = [("Ann", "Bob", "Ann and Bob", ["u1"]), ("Ann", "Cy", "Ann and Cy", ["u2"]),
+             ("Ann", "Dee", "Ann and Dee", ["u3"]), ("Ann", "Eli", "Ann and Eli", ["u4"])]
+    units = {"u1": "Bob went to the mill, the mill, the mill and the mill again.", "u2": "Cy saw a wheel.",
+             "u3": "Dee walked past the mill.", "u4": "Eli sold the mill."}
+    g = unit_graph(edges, units)
+    q = query(g, "Which wheel at the mill?")
+    assert q == {"wheel", "mill"}
+    # "wheel" is in one unit, "mill" in three: counted alike, u1's four mills would read first
+    assert [u.id for u, _ in textunits.best_units(g, near(g, depth=1), q)][:2] == ["u2", "u1"]
+
+
+def test_the_walk_reads_a_relationship_between_two_entities_at_the_same_distance():
+    edges = [("Ann", "Bob", "Ann and Bob", ["u0"]), ("Ann", "Dan", "Ann and Dan", ["u0"]),
+             ("Bob", "Dan", "Bob and Dan", ["u1"])]
+    g = unit_graph(edges, {"u0": "Ann's friends.", "u1": "Bob mends the old water wheel at the mill with Dan."})
+    n = near(g, depth=2)
+    assert 2 in n.rels and set(n.ends[2]) == {g.find_title("Bob"), g.find_title("Dan")}
+    assert ends(g, textunits.found_in_text(g, n, query(g), k=5))[:1] == ["Bob"]
+
+
+def test_an_entity_its_unit_never_names_is_not_found_in_it():
+    edges = [("Ann", "Dan", "Ann hired Dan", ["u1"]), ("Dan", "Zoe", "Dan and Zoe", ["u1"])]
+    g = unit_graph(edges, {"u1": "Dan mends the old water wheel at the mill."})
+    assert ends(g, textunits.found_in_text(g, near(g), query(g), k=5)) == ["Dan"]
+
+
+def test_the_chain_to_an_entity_found_in_text_ends_with_a_relationship_that_cites_the_unit():
+    # Gus is two hops out through Bob (the first relationship listed) or through Cy; only Cy-Gus cites the unit
+    edges = [("Ann", "Bob", "Ann and Bob", ["u0"]), ("Ann", "Cy", "Ann and Cy", ["u0"]),
+             ("Bob", "Gus", "Bob and Gus", ["u0"]), ("Cy", "Gus", "Cy and Gus", ["u1"])]
+    g = unit_graph(edges, {"u0": "Ann's friends.", "u1": "Gus mends the old water wheel at the mill."})
+    gus = next(p for p in textunits.found_in_text(g, near(g), query(g), k=5) if g.title(p.end) == "Gus")
+    assert [(g.title(h.src), g.title(h.dst)) for h in gus.hops] == [("Ann", "Cy"), ("Cy", "Gus")]
+    assert [u.id for u in g.evidence(gus.hops[-1].ridx)] == ["u1"] and gus.hops[-1].label == "Cy and Gus"
+    # with no citing relationship from a nearer entity, the shortest chain as retrieval builds it
+    assert [(g.title(h.src), g.title(h.dst)) for h in retrieval.chain_to(g, g.find_title("Gus"), near(g), None,
+                                                                         query(g)).hops] == [("Ann", "Bob"),
+                                                                                              ("Bob", "Gus")]
+
+
+def test_evidence_many_skips_a_text_unit_id_missing_from_the_text_units():
+    g = unit_graph([("Ann", "Bob", "Ann and Bob", ["gone", "t1"])], {"t1": "Ann and Bob talk."})
+    assert [u.id for u in g.evidence_many([0])[0]] == ["t1"] == [u.id for u in g.evidence(0)]
+
+
+def test_with_a_known_number_of_hops_only_entities_at_that_depth_are_found_in_text(graph):
+    eng = ToGEngine(graph, config=CHEAP.__class__(**{**CHEAP.__dict__, "exact_depth": True}), policy=CheapPolicy())
+    st = one_hop_state(eng)
+    titles = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
+    assert "Gus" in titles and "Eve" not in titles and "Dan" not in titles  # Eve and Dan are one hop out
+
+
+def test_the_ranking_memo_knows_how_many_are_found_in_text(graph, monkeypatch):
+    monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.1))
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    assert "Gus" in [graph.title(c.entity) for c in eng.answer_candidates(st)]
+    eng.policy.text_found = 0
+    assert "Gus" not in [graph.title(c.entity) for c in eng.answer_candidates(st)]
+
+
+def test_the_words_for_how_an_off_chain_answer_was_found():
+    from tog_core.render.chains import found_off_chain, unscored
+    from tog_core.tog.diagnosis import diagnosis_text
+
+    assert unscored("text") == "not scored: the shortest chain to an answer found in the source text"
+    assert unscored("later") == "not scored: the shortest chain to an answer found off the kept chains"
+    top = {"title": "Gus", "found": "text"}
+    assert found_off_chain({"candidates": [top], "answer_entity": "Gus"}) == "text"
+    assert found_off_chain({"candidates": [top], "answer_entity": "Dan"}) == ""  # the answer is not that candidate
+    assert found_off_chain({"candidates": [{"title": "Gus"}], "answer_entity": "Gus"}) == ""
+    # a diagnosis stored before "found_by" said "by_description"
+    old = {"title": "Carl", "found": True, "in_final_beam": False, "never_candidate": True, "by_description": True,
+           "lost": None, "nearest": None, "force": None, "did_you_mean": [], "ranked": None}
+    assert diagnosis_text([old]).startswith("Carl: never a candidate of the search.")
+    assert diagnosis_text([{**old, "answer": True}]).startswith("Carl: the answer, found by its description")

@@ -225,19 +225,21 @@ class KnowledgeGraph:
 
     def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
         """evidence() of several relationships; a text unit cited by many is one TextUnit, its text read once."""
+        rs = np.asarray(ridxs, dtype=np.int64).reshape(-1)
+        starts, ends = self._rel_tu_off[rs], self._rel_tu_off[rs + 1]
+        counts = (ends - starts).astype(np.int64)
+        # every relationship's slice of the unit index, laid end to end, then cut back per relationship
+        at = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
+        flat = self._rel_tu_idx[at].tolist()
         units: dict[int, TextUnit] = {}
+        for i in set(flat):
+            if i >= 0:
+                units[i] = TextUnit(id=self._tu_ids[i].as_py(), text=self._tu_text[i].as_py() or "")
         out: dict[int, list[TextUnit]] = {}
-        for r in ridxs:
-            a, b = self._rel_tu_off[int(r)], self._rel_tu_off[int(r) + 1]
-            got = []
-            for i in self._rel_tu_idx[a:b]:
-                if i < 0:
-                    continue
-                if (tu := units.get(int(i))) is None:
-                    tu = units[int(i)] = TextUnit(id=self._tu_ids[int(i)].as_py(),
-                                                  text=self._tu_text[int(i)].as_py() or "")
-                got.append(tu)
-            out[int(r)] = got
+        k = 0
+        for r, n in zip(rs.tolist(), counts.tolist()):
+            out[r] = [units[i] for i in flat[k:k + n] if i >= 0]
+            k += n
         return out
 
     def audit(self) -> list[str]:

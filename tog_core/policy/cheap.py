@@ -121,7 +121,7 @@ class CheapPolicy(CheapAnswers):
     retrieved: int = 5
     # ... and then the `text_found` entities named where the source text units behind the neighbourhood's relationships
     # read best against the question (policy/textunits.py): left out over the nine GraphRAG dev sets, Hits@1 / Hits@3
-    # 170 / 209 -> 175 / 211, mean AUROC 0.804 -> 0.783 (docs/experiment-log.md, tenth stop)
+    # 170 / 209 -> 174 / 210, mean AUROC 0.804 -> 0.790 (docs/experiment-log.md, tenth stop)
     text_found: int = 5
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types

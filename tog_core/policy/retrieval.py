@@ -144,13 +144,15 @@ def description_scores(graph: Any, entities: Sequence[int], query: frozenset[str
 @dataclass(frozen=True)
 class Neighbourhood:
     """What the topic entities reach within a depth: each entity's distance (`dist`, the topics at 0), the (entity,
-    relationship) steps one level nearer that reach it (`parents`), and the relationships between the entities
-    reached (`rels`, nearest first, each once)."""
+    relationship) steps one level nearer that reach it (`parents`), and the relationships the walk read (`rels`,
+    nearest first, each once: every relationship of an entity nearer than `depth` to an entity reached; those between
+    two entities at `depth` itself are not read) with their two ends (`ends`)."""
 
     depth: int
     dist: dict[int, int]
     parents: dict[int, list[tuple[int, int]]]
     rels: tuple[int, ...]
+    ends: dict[int, tuple[int, int]]
 
 
 def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhood:
@@ -158,7 +160,7 @@ def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhoo
     first; past that, the farther ones are not read."""
     dist = {int(t): 0 for t in topics}
     parents: dict[int, list[tuple[int, int]]] = {}
-    rels: dict[int, None] = {}
+    rels: dict[int, tuple[int, int]] = {}
     front = list(dist)
     for d in range(1, depth + 1):
         nxt: list[int] = []
@@ -169,13 +171,13 @@ def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhoo
                         continue  # full: an entity already reached may still gain a parent
                     dist[o] = d
                     nxt.append(o)
-                rels[r] = None
+                rels.setdefault(r, (e, o))
                 if dist[o] == d:
                     parents.setdefault(o, []).append((e, r))
         front = nxt
         if not front or len(dist) >= MAX_REACHED:  # full: a further level could add no entity
             break
-    return Neighbourhood(depth=depth, dist=dist, parents=parents, rels=tuple(rels))
+    return Neighbourhood(depth=depth, dist=dist, parents=parents, rels=tuple(rels), ends=rels)
 
 
 def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str], *, k: int = RETRIEVED,
@@ -208,13 +210,16 @@ def chain_to(graph: Any, entity: int, near: Neighbourhood, index: DescriptionInd
              query: frozenset[str]) -> BeamPath:
     """A shortest chain from a topic to `entity` (reached in `near`): at each step back, through the entity whose
     description reads best against `query` (without an index, the first relationship); hops and score 0."""
-    hops: list[Hop] = []
+    steps: list[tuple[int, int, int]] = []
     cur = entity
     dist = near.dist
     while dist[cur] > 0:
         # a step back to a topic scores nothing; among bridges, the one whose description reads best
         src, ridx = max(near.parents[cur], key=lambda p: (
             index.bm25(p[0], query) if dist[p[0]] and index is not None else 0.0, -p[1]))
-        hops.append(Hop(ridx=ridx, src=src, dst=cur, score=0.0, label=graph.labels([ridx])[0]))
+        steps.append((ridx, src, cur))
         cur = src
-    return BeamPath(start=cur, hops=tuple(reversed(hops)), score=0.0)
+    steps.reverse()
+    labels = graph.labels([r for r, _, _ in steps]) if steps else []  # one read for the chain
+    return BeamPath(start=cur, hops=tuple(Hop(ridx=r, src=a, dst=b, score=0.0, label=lab)
+                                          for (r, a, b), lab in zip(steps, labels)), score=0.0)

@@ -21,17 +21,20 @@ from typing import Any
 from tog_core.policy.passages import passage_words
 from tog_core.policy.retrieval import Neighbourhood, chain_to, index_of
 from tog_core.scoring.text import read_tokens
-from tog_core.tog.state import BeamPath
+from tog_core.scoring.sentences import name_pattern
+from tog_core.tog.state import BeamPath, Hop
 
 UNITS_READ = 5  # the text units whose relationships' ends become candidates, best first
-MAX_RELATIONSHIPS = 20_000  # the nearest relationships of the neighbourhood whose text units are read
+MAX_RELATIONSHIPS = 5_000  # the nearest relationships of the neighbourhood whose text units are read
 MAX_UNITS = 2_000  # at most this many distinct text units read per question (the nearest relationships' first)
 _K1, _B = 1.2, 0.75  # BM25's usual constants (Robertson et al.); not tuned here
 
 
 @lru_cache(maxsize=4096)  # a text unit is read for every question that reaches it
-def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(read_tokens(text))
+def _counts(text: str) -> tuple[Counter[str], int]:
+    """A text's word counts and its length in words."""
+    words = read_tokens(text)
+    return Counter(words), len(words)
 
 
 def best_units(graph: Any, near: Neighbourhood, query: frozenset[str], n: int = UNITS_READ
@@ -53,15 +56,15 @@ def best_units(graph: Any, near: Neighbourhood, query: frozenset[str], n: int = 
             cites.setdefault(tu.id, []).append(r)
     if not units:
         return []
-    docs = {u: _tokens(tu.text or "") for u, tu in units.items()}
-    df = Counter(w for d in docs.values() for w in set(d) if w in query)
-    mean_len = max(1.0, sum(map(len, docs.values())) / len(docs))
+    docs = {u: _counts(tu.text or "") for u, tu in units.items()}
+    df = Counter(w for counts, _ in docs.values() for w in query if w in counts)
+    mean_len = max(1.0, sum(n for _, n in docs.values()) / len(docs))
 
-    def bm25(doc: tuple[str, ...]) -> float:
-        tf = Counter(w for w in doc if w in query)
-        norm = _K1 * (1 - _B + _B * len(doc) / mean_len)
+    def bm25(doc: tuple[Counter[str], int]) -> float:
+        counts, length = doc
+        norm = _K1 * (1 - _B + _B * length / mean_len)
         return sum(math.log(1 + (len(docs) - df[w] + 0.5) / (df[w] + 0.5)) * f * (_K1 + 1) / (f + norm)
-                   for w, f in tf.items())
+                   for w in query if (f := counts.get(w, 0)))
 
     scored = [(bm25(d), i, u) for i, (u, d) in enumerate(docs.items())]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:n]
@@ -72,27 +75,64 @@ def found_in_text(graph: Any, near: Neighbourhood, query: frozenset[str], *, k: 
                   exclude: frozenset[int] = frozenset(), exact: bool = False,
                   allowed: Callable[[BeamPath], bool] | None = None) -> list[BeamPath]:
     """Up to `k` entities at an end of a relationship cited by one of the best text units (`best_units`), reached in
-    `near` (at exactly its depth when `exact`), not a topic and not in `exclude`: best first by the share of `query`
-    found in the unit around where it names the entity (policy/passages.py), then by the unit's place. Each as the
-    shortest chain from a topic (retrieval.chain_to); `allowed` refuses a chain (a person's overrides)."""
+    `near` (at exactly its depth when `exact`), not a topic and not in `exclude`, and named by the unit: best first by
+    the share of `query` found in the unit around where it names the entity (policy/passages.py), then by the unit's
+    place. Each as the shortest chain from a topic ending with a relationship that cites the unit, when one comes from
+    an entity a level nearer (else retrieval.chain_to's); `allowed` refuses a chain (a person's overrides)."""
     if k <= 0 or not query:
         return []
     dist = near.dist
-    found: dict[int, tuple[float, int]] = {}
+    met: list[tuple[int, int, int, Any]] = []  # (place, relationship, entity, unit)
     for place, (unit, rels) in enumerate(best_units(graph, near, query)):
         for r in rels:
-            for e in graph.endpoints(r):
-                if dist.get(e, 0) <= 0 or e in exclude or (exact and dist[e] != near.depth):
-                    continue
-                share = passage_words([unit], graph.title(e), query)
-                found[e] = max(found.get(e, (share, -place)), (share, -place))
+            for e in near.ends.get(r) or graph.endpoints(r):
+                if dist.get(e, 0) > 0 and e not in exclude and (not exact or dist[e] == near.depth):
+                    met.append((place, r, e, unit))
+    titles = dict(zip(*_titles(graph, [e for _, _, e, _ in met])))
+    found: dict[int, tuple[float, int]] = {}
+    via: dict[int, int] = {}  # the relationship citing its best unit, from an entity a level nearer
+    for place, r, e, unit in met:
+        share = passage_words([unit], titles[e], query)
+        if share == 0.0 and not _names(unit, titles[e]):  # a unit that never names it did not find it
+            continue
+        key = (share, -place)
+        if e not in found or key > found[e]:
+            found[e] = key
+            via.pop(e, None)
+        if key == found[e] and e not in via:
+            a, b = near.ends.get(r) or graph.endpoints(r)
+            other = b if a == e else a
+            if dist.get(other, -1) == dist[e] - 1:
+                via[e] = r
     index = index_of(graph)
     out: list[BeamPath] = []
     for e in sorted(found, key=lambda e: (-found[e][0], -found[e][1])):  # ties: the order met
-        path = chain_to(graph, e, near, index, query)
+        path = _chain(graph, e, via.get(e), near, index, query)
         if allowed is None or allowed(path):
             out.append(path)
         if len(out) >= k:
             break
     return out
 
+
+def _titles(graph: Any, entities: list[int]) -> tuple[list[int], list[str]]:
+    """(the distinct `entities`, their titles), read in one call."""
+    distinct = list(dict.fromkeys(entities))
+    return distinct, [x.title for x in graph.entities(distinct)] if distinct else []
+
+
+def _names(unit: Any, title: str) -> bool:
+    pattern = name_pattern(title)
+    return pattern is not None and pattern.search(unit.text or "") is not None
+
+
+def _chain(graph: Any, entity: int, via: int | None, near: Neighbourhood, index: Any, query: frozenset[str]
+           ) -> BeamPath:
+    """retrieval.chain_to's chain to `entity`, or, with `via`, the chain to `via`'s other end and then `via`."""
+    if via is None:
+        return chain_to(graph, entity, near, index, query)
+    a, b = near.ends.get(via) or graph.endpoints(via)
+    other = b if a == entity else a
+    head = chain_to(graph, other, near, index, query)
+    hop = Hop(ridx=via, src=other, dst=entity, score=0.0, label=graph.labels([via])[0])
+    return BeamPath(start=head.start, hops=(*head.hops, hop), score=0.0)

@@ -33,6 +33,11 @@ from typing import Any
 
 from tog_core.tog.choice import found_words
 
+def _found_by(d: dict[str, Any]) -> str:
+    """An entry's "found_by"; a diagnosis stored before it (a trace's `diagnosis`) said `by_description`."""
+    return str(d.get("found_by") or ("description" if d.get("by_description") else ""))
+
+
 MAX_HOPS = 6  # how far from X the nearest reached entity is looked for
 MAX_VISITS = 50_000  # graph entities visited at most per expected title
 
@@ -303,11 +308,11 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
             out.append(f"{t}: in the final beam (chain {d.get('chain', 1)}).{placed}")
             continue
         if d.get("answer"):
-            out.append(f"{t}: the answer, {found_words(d.get('found_by', ''))}: no chain the search kept reaches it, "
+            out.append(f"{t}: the answer, {found_words(_found_by(d))}: no chain the search kept reaches it, "
                        "and its chain is the shortest to it.")
             continue
         # "never a candidate" of the search: the answer list may still hold it (found off the kept chains)
-        never = "never a candidate of the search." if d.get("found_by") else "never a candidate."
+        never = "never a candidate of the search." if _found_by(d) else "never a candidate."
         words = [f"{t}: " + (never if d.get("never_candidate") else "was a candidate but is not in the final beam.")]
         n = d.get("nearest")
         if n:

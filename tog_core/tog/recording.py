@@ -123,7 +123,7 @@ class Recording:
         score = c.confidence if c.score is None else c.score
         out = {"title": ent.title, "entity_id": ent.id, "score": round(float(score), 4), "chain": chain,
                "sentence": c.sentence, "why": c.why}
-        if c.found:  # found by its description: its chain is the shortest to it, not one the search kept
+        if c.found:  # found off the kept chains (by description, in the text): its chain is the shortest to it
             out["found"] = c.found
         return out
 
