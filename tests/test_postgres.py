@@ -55,6 +55,15 @@ def assert_same_graph(mem, pg, ents, rels):
         assert pg.evidence(r) == mem.evidence(r) == ev[r]
         rid = mem.relationship(r).id
         assert pg.find_relationship(rid) == mem.find_relationship(rid)
+    # the text units near a walk: ids per relationship, the first `limit` distinct units' texts, in the caller's order
+    order = list(rels)[::-1]
+    for limit in (0, 3, 10_000):
+        assert pg.text_units_near(order, limit) == mem.text_units_near(order, limit)
+    ids, texts = pg.text_units_near(order, 3)
+    met = list(dict.fromkeys(u for r in order for u in ids[r]))
+    assert list(texts) == met[:3] and all(texts[u] == next(x.text for r in order for x in mem.evidence(r) if x.id == u)
+                                          for u in texts)
+    assert pg.text_units_near([], 5) == ({}, {})
     assert pg.find("no such entity anywhere") is None and pg.find_relationship("no-such-rel") is None
     some = list(ents)[::-1] + list(ents)[:3]  # any order, repeats: cached rows and one light query for the rest
     assert pg.degrees_of(some).dtype == np.int64 and np.array_equal(pg.degrees_of(some), mem.degrees_of(some))

@@ -58,11 +58,13 @@ def near(g, depth=2, topics=("Ann",)):
 
 
 # ------------------------------------------------------------------------------------------------ pure parts
-def test_evidence_many_gives_each_relationships_units_and_reads_a_shared_unit_once(graph):
-    got = graph.evidence_many([1, 3, 0])
-    assert {r: [u.id for u in us] for r, us in got.items()} == {1: ["t2"], 3: ["t2"], 0: ["t1"]}
-    assert got[1][0] is got[3][0]  # one TextUnit for a unit two relationships cite
-    assert [u.text for u in got[0]] == [u.text for u in graph.evidence(0)]
+def test_text_units_near_gives_the_ids_per_relationship_and_the_first_units_texts(graph):
+    ids, texts = graph.text_units_near([1, 3, 0], 5)
+    assert ids == {1: ["t2"], 3: ["t2"], 0: ["t1"]} and list(texts) == ["t2", "t1"]  # the order met
+    assert texts["t1"] == graph.evidence(0)[0].text
+    ids, texts = graph.text_units_near([1, 3, 0], 1)
+    assert ids == {1: ["t2"], 3: ["t2"], 0: ["t1"]} and list(texts) == ["t2"]  # past the limit: no text
+    assert graph.text_units_near([], 5) == ({}, {})
 
 
 def test_the_neighbourhood_holds_the_relationships_between_what_it_reached_nearest_first(graph):
@@ -203,7 +205,7 @@ def test_a_store_gone_away_leaves_the_chains_candidates(graph, monkeypatch):
 
     def down(*a, **k):
         raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
-    monkeypatch.setattr(type(graph), "evidence_many", down)
+    monkeypatch.setattr(type(graph), "text_units_near", down)
     assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == ["Bob"]
     # the text units unread, the candidates found by description still count
     g = unit_graph(about={"Eve": "Eve is a teacher; she once mended a water wheel at a mill."})
@@ -283,9 +285,10 @@ def test_the_chain_to_an_entity_found_in_text_ends_with_a_relationship_that_cite
                                                                                               ("Bob", "Gus")]
 
 
-def test_evidence_many_skips_a_text_unit_id_missing_from_the_text_units():
+def test_text_units_near_skips_a_text_unit_id_missing_from_the_text_units():
     g = unit_graph([("Ann", "Bob", "Ann and Bob", ["gone", "t1"])], {"t1": "Ann and Bob talk."})
-    assert [u.id for u in g.evidence_many([0])[0]] == ["t1"] == [u.id for u in g.evidence(0)]
+    assert g.text_units_near([0], 5) == ({0: ["t1"]}, {"t1": "Ann and Bob talk."})
+    assert [u.id for u in g.evidence(0)] == ["t1"]
 
 
 def test_with_a_known_number_of_hops_only_entities_at_that_depth_are_found_in_text(graph):

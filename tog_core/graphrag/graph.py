@@ -223,24 +223,24 @@ class KnowledgeGraph:
         return [TextUnit(id=self._tu_ids[int(i)].as_py(), text=self._tu_text[int(i)].as_py() or "")
                 for i in self._rel_tu_idx[a:b] if i >= 0]
 
-    def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
-        """evidence() of several relationships; a text unit cited by many is one TextUnit, its text read once."""
+    def text_units_near(self, ridxs: Sequence[int] | np.ndarray, limit: int
+                        ) -> tuple[dict[int, list[str]], dict[str, str]]:
+        """GraphStore.text_units_near: ids from the CSR arrays, texts read for the first `limit` distinct units."""
         rs = np.asarray(ridxs, dtype=np.int64).reshape(-1)
         starts, ends = self._rel_tu_off[rs], self._rel_tu_off[rs + 1]
         counts = (ends - starts).astype(np.int64)
         # every relationship's slice of the unit index, laid end to end, then cut back per relationship
         at = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
         flat = self._rel_tu_idx[at].tolist()
-        units: dict[int, TextUnit] = {}
-        for i in set(flat):
-            if i >= 0:
-                units[i] = TextUnit(id=self._tu_ids[i].as_py(), text=self._tu_text[i].as_py() or "")
-        out: dict[int, list[TextUnit]] = {}
+        met = [i for i in dict.fromkeys(flat) if i >= 0]  # an id missing from the text units is -1
+        ids = {i: self._tu_ids[i].as_py() for i in met}
+        texts = {ids[i]: self._tu_text[i].as_py() or "" for i in met[:max(0, limit)]}
+        out: dict[int, list[str]] = {}
         k = 0
         for r, n in zip(rs.tolist(), counts.tolist()):
-            out[r] = [units[i] for i in flat[k:k + n] if i >= 0]
+            out[r] = [ids[i] for i in flat[k:k + n] if i >= 0]
             k += n
-        return out
+        return out, texts
 
     def audit(self) -> list[str]:
         """Checks too slow for every load (a hash of every relationship id: ~0.3 s per million), run by

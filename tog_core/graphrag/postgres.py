@@ -85,6 +85,9 @@ class PgGraphStore:
                                 FROM {s}.relationships r WHERE r.idx = ANY(%s::int4[])""",
             "evidence": f"""SELECT u.rel, t.id, t.text FROM {s}.rel_text_units u JOIN {s}.text_units t ON t.idx = u.tu
                             WHERE u.rel = ANY(%s::int4[]) ORDER BY u.rel, u.ord""",
+            "unit_ids": f"""SELECT u.rel, u.tu, t.id FROM {s}.rel_text_units u JOIN {s}.text_units t ON t.idx = u.tu
+                            WHERE u.rel = ANY(%s::int4[]) ORDER BY u.rel, u.ord""",
+            "unit_texts": f"SELECT idx, text FROM {s}.text_units WHERE idx = ANY(%s::int4[])",
             "titles": f"SELECT title FROM {s}.entities ORDER BY idx",
             "degrees": f"SELECT degree FROM {s}.entities ORDER BY idx",
             "degrees_of": f"SELECT idx, degree FROM {s}.entities WHERE idx = ANY(%s::int4[])",
@@ -327,6 +330,23 @@ class PgGraphStore:
             found.update(frozen)
             self._ev.put_many(frozen.items())
         return {k: list(found[k]) for k in keys}
+
+    def text_units_near(self, ridxs: Sequence[int] | np.ndarray, limit: int
+                        ) -> tuple[dict[int, list[str]], dict[str, str]]:
+        """GraphStore.text_units_near: the ids in one query, then the first `limit` distinct units' texts in one."""
+        keys = _indices(ridxs, self.n_relationships, "relationship").tolist()
+        if not keys:
+            return {}, {}
+        per: dict[int, list[tuple[int, str]]] = {k: [] for k in keys}
+        for rel, tu, tid in self._rows("unit_ids", (_pg_ints(sorted(set(keys))),), binary=True):
+            per[rel].append((tu, tid))
+        met: dict[int, str] = {}
+        for k in keys:  # the caller's order: the nearest relationships' units first
+            for tu, tid in per[k]:
+                met.setdefault(tu, tid)
+        first = list(met)[:max(0, limit)]
+        got = dict(self._rows("unit_texts", (_pg_ints(first),), binary=True)) if first else {}
+        return {k: [tid for _, tid in per[k]] for k in keys}, {met[tu]: got.get(tu) or "" for tu in first}
 
     def evidence(self, ridx: int) -> list[TextUnit]:
         r = self._check(ridx, self.n_relationships, "relationship")

@@ -131,6 +131,9 @@ class GraphStore(Protocol):
         """The source text units behind one relationship."""
         ...
 
-    def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
-        """evidence() of several relationships, {ridx: units}: one round trip on a server store."""
+    def text_units_near(self, ridxs: Sequence[int] | np.ndarray, limit: int
+                        ) -> tuple[dict[int, list[str]], dict[str, str]]:
+        """The text unit ids of several relationships ({ridx: ids}, in each one's order), and the texts of the first
+        `limit` distinct units met in `ridxs`' order ({id: text}); a unit past the limit has no text here. Two round
+        trips on a server store, each unit's text sent once."""
         ...

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from tog_core.graphrag.store import TextUnit
 from tog_core.policy.passages import passage_words
 from tog_core.policy.retrieval import Neighbourhood, chain_to, index_of
 from tog_core.scoring.text import read_tokens
@@ -25,7 +26,7 @@ from tog_core.scoring.sentences import name_pattern
 from tog_core.tog.state import BeamPath, Hop
 
 UNITS_READ = 5  # the text units whose relationships' ends become candidates, best first
-MAX_RELATIONSHIPS = 5_000  # the nearest relationships of the neighbourhood whose text units are read
+MAX_RELATIONSHIPS = 20_000  # the nearest relationships of the neighbourhood whose text units are read
 MAX_UNITS = 2_000  # at most this many distinct text units read per question (the nearest relationships' first)
 _K1, _B = 1.2, 0.75  # BM25's usual constants (Robertson et al.); not tuned here
 
@@ -40,25 +41,24 @@ def _counts(text: str) -> tuple[Counter[str], int]:
 def best_units(graph: Any, near: Neighbourhood, query: frozenset[str], n: int = UNITS_READ
                ) -> list[tuple[Any, list[int]]]:
     """The `n` text units behind `near`'s relationships that score best against `query` (BM25 over those units;
-    none scoring 0), best first, each with the relationships of `near` that cite it."""
+    none scoring 0), best first, each with the relationships of `near` that cite it. The nearest MAX_RELATIONSHIPS
+    relationships' units are read, at most MAX_UNITS of them (the nearest first)."""
     if not query or n <= 0:
         return []
     rels = list(near.rels[:MAX_RELATIONSHIPS])
-    evidence = graph.evidence_many(rels) if rels else {}
-    units: dict[str, Any] = {}
+    ids_of, texts = graph.text_units_near(rels, MAX_UNITS) if rels else ({}, {})
+    units: dict[str, TextUnit] = {u: TextUnit(id=u, text=t) for u, t in texts.items()}
     cites: dict[str, list[int]] = {}
     for r in rels:
-        for tu in evidence.get(r, ()):
-            if tu.id not in units:
-                if len(units) >= MAX_UNITS:
-                    continue
-                units[tu.id] = tu
-            cites.setdefault(tu.id, []).append(r)
+        for u in ids_of.get(r, ()):
+            if u in units:
+                cites.setdefault(u, []).append(r)
+    units = {u: units[u] for u in cites}  # the nearest first
     if not units:
         return []
     docs = {u: _counts(tu.text or "") for u, tu in units.items()}
     df = Counter(w for counts, _ in docs.values() for w in query if w in counts)
-    mean_len = max(1.0, sum(n for _, n in docs.values()) / len(docs))
+    mean_len = max(1.0, sum(length for _, length in docs.values()) / len(docs))
 
     def bm25(doc: tuple[Counter[str], int]) -> float:
         counts, length = doc
