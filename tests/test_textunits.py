@@ -8,11 +8,12 @@ import pyarrow as pa
 import pytest
 
 from test_ranking import CHEAP, only
+from test_retrieval import one_hop_state as retrieval_state
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy import answers, ranking, retrieval, textunits
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop, Search
+from tog_core.tog.state import FORCED_ANSWER
 
 FILLER = " ".join(["The weather was grey and the days were short that year."] * 14)  # ~800 characters
 # Ann's neighbours Bob and Dan; Dan's friend Gus (two hops out) is the one the text says mends the wheel, far from
@@ -124,12 +125,8 @@ def test_a_graph_without_text_units_finds_nothing_in_text():
 
 # ------------------------------------------------------------------------------------------------ in the policy
 def one_hop_state(eng: ToGEngine, question: str = QUESTION):
-    """The search kept one chain, Ann -> Bob, and tried no other depth."""
-    g = eng.graph
-    ann, bob = g.find_title("Ann"), g.find_title("Bob")
-    path = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=EDGES[0][2]),), score=1.0)
-    st = eng.start(question, ["Ann"])
-    return st.with_(paths=(path,), depth=2, stage="done", other_searches=(Search(depth=2, paths=(path,)),))
+    """The search kept one chain, Ann -> Bob (the first relationship here as there), and tried no other depth."""
+    return retrieval_state(eng, question)
 
 
 def test_candidates_found_in_text_follow_the_ones_found_by_description_marked_and_at_zero(graph):
