@@ -4,6 +4,7 @@ the answer ranker's candidates with the shortest chain to them (policy/answers.p
 descriptions (policy/retrieval.py)."""
 from __future__ import annotations
 
+import functools
 import pyarrow as pa
 import pytest
 
@@ -124,6 +125,20 @@ def test_a_graph_without_text_units_finds_nothing_in_text():
 
 
 # ------------------------------------------------------------------------------------------------ in the policy
+def TEXT(**kw) -> CheapPolicy:  # noqa: N802  (a policy maker, read like the class)
+    """The LLM-free policy with the candidates found in the text switched on (they are off by default: the rule read
+    on a new blind set dropped them, docs/experiment-log.md, tenth stop)."""
+    return CheapPolicy(text_found=5, **kw)
+
+
+def test_the_shipped_policy_finds_no_candidate_in_the_text(graph):
+    assert CheapPolicy().text_found == 0
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    assert "Gus" not in [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None,
+                                                                                    None)]
+
+
 def one_hop_state(eng: ToGEngine, question: str = QUESTION):
     """The search kept one chain, Ann -> Bob (the first relationship here as there), and tried no other depth."""
     return retrieval_state(eng, question)
@@ -131,7 +146,7 @@ def one_hop_state(eng: ToGEngine, question: str = QUESTION):
 
 def test_candidates_found_in_text_follow_the_ones_found_by_description_marked_and_at_zero(graph):
     g = unit_graph(about={"Eve": "Eve is a teacher; she once mended a water wheel at a mill."})
-    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(g, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng)
     cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
     titles = [g.title(c.entity) for c in cands]
@@ -149,7 +164,7 @@ def test_text_found_off_when_its_count_is_zero_forced_or_on_a_typed_graph(graph,
     st = one_hop_state(eng)
     assert "Gus" not in [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None,
                                                                                     None)]
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(retrieved=0))
+    eng = ToGEngine(graph, config=CHEAP, policy=TEXT(retrieved=0))
     assert "Gus" in [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
     forced = st.with_(extra_usage=(*st.extra_usage, {"fallback": FORCED_ANSWER}))
     assert forced.forced
@@ -160,7 +175,7 @@ def test_text_found_off_when_its_count_is_zero_forced_or_on_a_typed_graph(graph,
 
 
 def test_an_entity_the_question_names_takes_no_place_found_in_text(graph):
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng, "Who mends the old water wheel at the mill with Dan?")
     titles = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
     assert "Gus" in titles and "Dan" not in titles
@@ -173,7 +188,7 @@ def test_an_answer_found_in_text_says_so_in_its_why_the_answer_the_trace_the_app
     from tog_core.tog.diagnosis import diagnose, diagnosis_text
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.1))  # off-chain first
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng)
     ranked = eng.answer_candidates(st)
     assert graph.title(ranked[0].entity) == "Gus" and ranked[0].found == "text"
@@ -196,7 +211,7 @@ def test_an_answer_found_in_text_says_so_in_its_why_the_answer_the_trace_the_app
 def test_a_store_gone_away_leaves_the_chains_candidates(graph, monkeypatch):
     from tog_core.graphrag.pg_common import StoreError
 
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng)
     retrieval.index_of(graph)
 
@@ -206,7 +221,7 @@ def test_a_store_gone_away_leaves_the_chains_candidates(graph, monkeypatch):
     assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == ["Bob"]
     # the text units unread, the candidates found by description still count
     g = unit_graph(about={"Eve": "Eve is a teacher; she once mended a water wheel at a mill."})
-    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(g, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng)
     assert [g.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == \
         ["Bob", "Eve"]
@@ -217,7 +232,8 @@ def test_the_ask_page_says_an_answer_found_in_the_source_text_is_not_on_a_kept_c
     from test_app import app, ask, texts
     from tog_core.app.session import K
 
-    # nothing found by description, and a model that puts the candidates no kept chain reaches first
+    # switched on, nothing found by description, and a model that puts the candidates no kept chain reaches first
+    monkeypatch.setattr(CheapPolicy, "__init__", functools.partialmethod(CheapPolicy.__init__, text_found=5))
     monkeypatch.setattr(retrieval, "retrieve", lambda *a, **k: [])
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.01))
     at = ask(app(), "Who founded the Lanternwright Guild?")
@@ -289,7 +305,7 @@ def test_text_units_near_skips_a_text_unit_id_missing_from_the_text_units():
 
 
 def test_with_a_known_number_of_hops_only_entities_at_that_depth_are_found_in_text(graph):
-    eng = ToGEngine(graph, config=CHEAP.__class__(**{**CHEAP.__dict__, "exact_depth": True}), policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP.__class__(**{**CHEAP.__dict__, "exact_depth": True}), policy=TEXT())
     st = one_hop_state(eng)
     titles = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
     assert "Gus" in titles and "Eve" not in titles and "Dan" not in titles  # Eve and Dan are one hop out
@@ -297,7 +313,7 @@ def test_with_a_known_number_of_hops_only_entities_at_that_depth_are_found_in_te
 
 def test_the_ranking_memo_knows_how_many_are_found_in_text(graph, monkeypatch):
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", -3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=TEXT())
     st = one_hop_state(eng)
     assert "Gus" in [graph.title(c.entity) for c in eng.answer_candidates(st)]
     eng.policy.text_found = 0

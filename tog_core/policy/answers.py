@@ -4,7 +4,8 @@
 kept chain (policy/ranking.py, `answer_model`), the rule choice it reads as one input and falls back to, and the
 pool it ranks: the search's own chains and the depth trials', less any chain that takes a step a person dropped, the
 few entities near the topic entities whose descriptions read best against the question (policy/retrieval.py), and the
-few named where the source text behind their relationships reads best against it (policy/textunits.py).
+few named where the source text behind their relationships reads best against it (policy/textunits.py; off by
+default).
 """
 from __future__ import annotations
 
