@@ -37,8 +37,7 @@ STAGE_WORDS = {"linking": "finding the topic entities", "reading": "reading the 
 
 
 # why an answer on no kept chain was found, by its `found` kind (tog/choice.FOUND_HOW); a kind not here says nothing
-FOUND_WHERE = {"description": "its description reads best against the question among the entities this near the "
-                              "topic entities",
+FOUND_WHERE = {"description": "it reads best against the question among the entities this near the topic entities",
                "text": "the source text behind the relationships this near the topic entities names it where that "
                        "text reads best against the question"}
 

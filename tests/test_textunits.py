@@ -335,3 +335,59 @@ def test_the_words_for_how_an_off_chain_answer_was_found():
            "lost": None, "nearest": None, "force": None, "did_you_mean": [], "ranked": None}
     assert diagnosis_text([old]).startswith("Carl: never a candidate of the search.")
     assert diagnosis_text([{**old, "answer": True}]).startswith("Carl: the answer, found by its description")
+
+
+# ------------------------------------------------------------------------------------------------ a second review
+def test_the_last_link_is_the_relationship_citing_the_unit_that_reads_best_for_the_entity():
+    # u1 reads best for the question (more of its words) but names Gus far from them; u2 names Gus among them
+    edges = [("Ann", "Dan", "Ann and Dan", ["u0"]), ("Ann", "Cy", "Ann and Cy", ["u0"]),
+             ("Dan", "Gus", "Dan and Gus", ["u1"]), ("Cy", "Gus", "Cy and Gus", ["u2"])]
+    units = {"u0": "Ann's friends.",
+             "u1": f"The old water wheel at the mill was mended by a man. {FILLER} Gus lived there.",
+             "u2": "Gus mends the wheel."}
+    g = unit_graph(edges, units)
+    got = textunits.best_units(g, near(g), query(g))
+    assert [u.id for u, _ in got][:2] == ["u1", "u2"]
+    gus = next(p for p in textunits.found_in_text(g, near(g), query(g), k=5) if g.title(p.end) == "Gus")
+    assert [(g.title(h.src), g.title(h.dst)) for h in gus.hops] == [("Ann", "Cy"), ("Cy", "Gus")]
+
+
+def test_a_citing_relationship_at_the_same_distance_leaves_the_shortest_chain():
+    edges = [("Ann", "Bob", "Ann and Bob", ["u0"]), ("Ann", "Dan", "Ann and Dan", ["u0"]),
+             ("Bob", "Dan", "Bob and Dan", ["u1"])]
+    g = unit_graph(edges, {"u0": "Ann's friends.", "u1": "Bob mends the old water wheel at the mill with Dan."})
+    bob = textunits.found_in_text(g, near(g), query(g), k=5)[0]
+    assert g.title(bob.end) == "Bob" and [(g.title(h.src), g.title(h.dst)) for h in bob.hops] == [("Ann", "Bob")]
+
+
+def test_text_units_near_refuses_an_index_out_of_range(graph):
+    for bad in ([-1], [graph.n_relationships], [0, -7]):
+        with pytest.raises(IndexError, match="relationship index"):
+            graph.text_units_near(bad, 5)
+
+
+def test_the_shipped_policy_records_no_text_found_and_walks_nothing_without_a_finder(graph, monkeypatch):
+    assert "text_found" not in CheapPolicy().params() and TEXT().params()["text_found"] == 5
+    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    st = one_hop_state(eng)
+    monkeypatch.setattr(retrieval, "index_of", lambda g: None)  # a graph too large for the description index
+
+    def no_walk(*a, **k):
+        raise AssertionError("walked the neighbourhood with no finder to read it")
+    monkeypatch.setattr(retrieval, "neighbourhood", no_walk)
+    assert [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)] == ["Bob"]
+
+
+def test_the_words_said_of_an_answer_found_by_its_description_stay_as_they_were():
+    from tog_core.tog.diagnosis import diagnose
+
+    assert answers.found_why("description") == \
+        "found by its description, not on a kept chain (its chain is the shortest to it)"
+    from explorer.blocks import FOUND_WHERE
+    assert FOUND_WHERE["description"] == \
+        "it reads best against the question among the entities this near the topic entities"
+    g = unit_graph()
+    t = {"candidates": [{"title": "Gus", "entity_id": "id-Gus", "found": "description"}], "answer_entity": "Dan",
+         "chains": [], "seeds": [{"id": "id-Ann"}], "steps": []}
+    d = diagnose(t, ["Gus"], g)[0]
+    assert d["found_by"] == "description" and d["by_description"] is True  # the older key, still written

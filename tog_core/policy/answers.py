@@ -161,6 +161,10 @@ class CheapAnswers:
             return (not naming.named_in(state.question, ctx.graph.title(p.end), topic_titles)
                     and (not dropped or avoids(ctx.graph, p, dropped)))
         try:
+            # the walk only when a finder will read it: no description index (a graph above retrieval.MAX_ENTITIES)
+            # and no text finder, no walk
+            if not self.text_found and (not self.retrieved or retrieval.index_of(ctx.graph) is None):
+                return []
             near = retrieval.neighbourhood(ctx.graph, sorted(topics), depth)
             paths = retrieval.retrieve(ctx.graph, sorted(topics), depth, query, k=self.retrieved,
                                        exclude=exclude | topics, exact=ends_only, allowed=allowed, near=near)

@@ -148,7 +148,8 @@ class CheapPolicy(CheapAnswers):
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
                 "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion,
                 "relation_width": self.relation_width, "retrieved": self.retrieved,
-                "text_found": self.text_found}
+                # only when on: a run saved before the option existed resumes without a "policy changed" note
+                **({"text_found": self.text_found} if self.text_found else {})}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:

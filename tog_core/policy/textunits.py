@@ -56,7 +56,6 @@ def best_units(graph: Any, near: Neighbourhood, query: frozenset[str], n: int = 
         for u in ids_of.get(r, ()):
             if u in units:
                 cites.setdefault(u, []).append(r)
-    units = {u: units[u] for u in cites}  # the nearest first
     if not units:
         return []
     docs = {u: _counts(tu.text or "") for u, tu in units.items()}

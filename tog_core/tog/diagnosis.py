@@ -231,6 +231,7 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
         # the search had it
         entry["found_by"] = next((str(c["found"]) for c in trace.get("candidates") or [] if isinstance(c, dict)
                                   and str(c.get("entity_id")) == e.id and c.get("found")), "")
+        entry["by_description"] = entry["found_by"] == "description"  # the key before found_by, kept for readers
         if entry["found_by"] and trace.get("answer_entity") == e.title:
             entry["never_candidate"], entry["answer"] = False, True  # the answer itself: nothing was lost
             continue
