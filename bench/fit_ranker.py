@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -157,26 +158,21 @@ def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool =
         features: Sequence[str]) -> ranking.Model:
     """The ranking (`signed`: the weights of ranking.AT_LEAST_ZERO held at zero or above), then the confidence fitted
     on its outcome, then the threshold, all on `sets`."""
-    rank = fit_ranking(sets, signed=signed, features=features)
-    rank = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
-                         rule_first=rule_first)
-    if not CROSSFIT or len(sets) < 3:
-        sure = fit_sureness({n: rank for n in sets}, sets)
-        model = ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale, low=0.5,
-                              sure=sure, rule_first=rule_first)
-        return ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale,
-                             low=threshold({n: model for n in sets}, sets), sure=sure, rule_first=rule_first)
-    # cross-fitted: each set's ranking outcome read by a ranking fitted without it, as an unseen set's will be
-    inner = {}
-    for n in sets:
-        r = fit_ranking({m: v for m, v in sets.items() if m != n}, signed=signed, features=features)
-        inner[n] = ranking.Model(features=r.features, weights=r.weights, mean=r.mean, scale=r.scale, low=0.5,
-                                 rule_first=rule_first)
+    rank = _ranking(fit_ranking(sets, signed=signed, features=features), rule_first)
+    # each set's ranking outcome as the confidence reads it: by the ranking fitted on all sets, or (cross-fitted) by a
+    # ranking fitted without that set, as an unseen set's will be
+    inner = {n: rank for n in sets}
+    if CROSSFIT and len(sets) >= 3:
+        inner = {n: _ranking(fit_ranking({m: v for m, v in sets.items() if m != n}, signed=signed, features=features),
+                             rule_first) for n in sets}
     sure = fit_sureness(inner, sets)
-    with_sure = {n: ranking.Model(features=m.features, weights=m.weights, mean=m.mean, scale=m.scale, low=0.5,
-                                  sure=sure, rule_first=rule_first) for n, m in inner.items()}
-    return ranking.Model(features=rank.features, weights=rank.weights, mean=rank.mean, scale=rank.scale,
-                         low=threshold(with_sure, sets), sure=sure, rule_first=rule_first)
+    low = threshold({n: replace(m, sure=sure) for n, m in inner.items()}, sets)
+    return replace(rank, sure=sure, low=low)
+
+
+def _ranking(fitted: ranking.Model, rule_first: bool) -> ranking.Model:
+    """A fitted ranking as a model to read, with no confidence yet (threshold 0.5 until one is fitted)."""
+    return replace(fitted, low=0.5, rule_first=rule_first)
 
 
 def sure_rows(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tog_core.graphrag.project import ProjectInfo, open_project
-from tog_core.graphrag.store import Entity, GraphStore, Relationship, TextUnit
+from tog_core.graphrag.store import Entity, GraphStore, Relationship, TextUnit, checked_indices
 from tog_core.graphrag.tables import (LONG_DESCRIPTION_CHARS, PLACEHOLDER_PREFIX, GraphColumns, build_columns,
                                       read_tables)
 
@@ -226,10 +226,7 @@ class KnowledgeGraph:
     def text_units_near(self, ridxs: Sequence[int] | np.ndarray, limit: int
                         ) -> tuple[dict[int, list[str]], dict[str, str]]:
         """GraphStore.text_units_near: ids from the CSR arrays, texts read for the first `limit` distinct units."""
-        rs = np.asarray(ridxs, dtype=np.int64).reshape(-1)
-        if rs.size and (rs.min() < 0 or rs.max() >= self.n_relationships):
-            bad = int(rs[(rs < 0) | (rs >= self.n_relationships)][0])
-            raise IndexError(f"relationship index {bad} out of range (the graph has {self.n_relationships})")
+        rs = checked_indices(ridxs, self.n_relationships, "relationship")
         starts, ends = self._rel_tu_off[rs], self._rel_tu_off[rs + 1]
         counts = (ends - starts).astype(np.int64)
         # every relationship's slice of the unit index, laid end to end, then cut back per relationship

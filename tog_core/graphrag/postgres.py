@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tog_core.graphrag.store import Entity, Relationship, TextUnit
+from tog_core.graphrag.store import Entity, Relationship, TextUnit, checked_indices
 from tog_core.graphrag.pg_common import GRAPH_SCHEMA, GraphRecord, StoreError, connect, redact, require_record, scrub
 from tog_core.lru import LRU, MISSING
 from tog_core.graphrag.project import ProjectInfo
@@ -31,15 +31,6 @@ for _a in _EMPTY:
 # Candidate sets bigger than this (a hub in the frontier) bypass the per-row LRU: caching them would evict
 # everything else for rows no other stage asks for, and the per-row bookkeeping costs more than the fetch.
 BIG_BATCH = 20_000
-
-
-def _indices(idxs: Sequence[int] | np.ndarray, n: int, what: str) -> np.ndarray:
-    """Indices as int64, each checked to lie in 0..n-1 (IndexError naming the first one that does not)."""
-    a = np.asarray(idxs, dtype=np.int64).reshape(-1)
-    if a.size and (a.min() < 0 or a.max() >= n):
-        bad = int(a[(a < 0) | (a >= n)][0])
-        raise IndexError(f"{what} index {bad} out of range (the graph has {n})")
-    return a
 
 
 def _pg_ints(keys: Sequence[int] | np.ndarray) -> str:
@@ -149,11 +140,11 @@ class PgGraphStore:
                                                     ("evidence", self._ev), ("find", self._find))}
 
     def _check(self, idx: Any, n: int, what: str) -> int:
-        return int(_indices([idx], n, what)[0])
+        return int(checked_indices([idx], n, what)[0])
 
     # ------------------------------------------------------------ entities
     def _entities(self, idxs: Sequence[int] | np.ndarray) -> list[Entity]:
-        keys = _indices(idxs, self.n_entities, "entity").tolist()
+        keys = checked_indices(idxs, self.n_entities, "entity").tolist()
         found, missing = self._ent.split(keys)
         if missing:
             got = {i: Entity(idx=i, id=eid, title=title, type=typ or "", description=desc or "", degree=deg,
@@ -179,7 +170,7 @@ class PgGraphStore:
         return self.entity(idx).degree
 
     def degrees_of(self, idxs: Sequence[int] | np.ndarray) -> np.ndarray:
-        keys = _indices(idxs, self.n_entities, "entity").tolist()
+        keys = checked_indices(idxs, self.n_entities, "entity").tolist()
         if self._degrees is not None:
             return self._degrees[np.asarray(keys, dtype=np.int64)]
         found, missing = self._ent.split(keys)  # degrees of cached rows are known; the rest in one light query
@@ -237,7 +228,7 @@ class PgGraphStore:
     def neighbors_many(self, idxs: Sequence[int] | np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Neighbours of several entities in one round trip: {idx: (relationship indices, neighbour indices,
         outgoing flags)}, each in the in-memory graph's order; arrays are read-only."""
-        keys = _indices(idxs, self.n_entities, "entity").tolist()
+        keys = checked_indices(idxs, self.n_entities, "entity").tolist()
         found, missing = self._nbr.split(keys)
         if missing:
             got = {r[0]: r[1:] for r in self._rows("neighbors", (_pg_ints(missing),), binary=True)}
@@ -261,7 +252,7 @@ class PgGraphStore:
     # ------------------------------------------------------------ relationships
     def _rel_rows(self, ridxs: Sequence[int] | np.ndarray) -> list[tuple[Any, ...]]:
         """(id, src, dst, description, label) per relationship, one round trip for the uncached ones."""
-        arr = _indices(ridxs, self.n_relationships, "relationship")
+        arr = checked_indices(ridxs, self.n_relationships, "relationship")
         if arr.size > BIG_BATCH:  # a hub's candidates: labels() then descriptions() of the same set share a fetch
             key = arr.tobytes()
             last = self._last_batch
@@ -320,7 +311,7 @@ class PgGraphStore:
 
     def evidence_many(self, ridxs: Sequence[int] | np.ndarray) -> dict[int, list[TextUnit]]:
         """Source text units of several relationships in one round trip, each in text_unit_ids order."""
-        keys = _indices(ridxs, self.n_relationships, "relationship").tolist()
+        keys = checked_indices(ridxs, self.n_relationships, "relationship").tolist()
         found, missing = self._ev.split(keys)
         if missing:
             got: dict[int, list[TextUnit]] = {k: [] for k in missing}
@@ -334,7 +325,7 @@ class PgGraphStore:
     def text_units_near(self, ridxs: Sequence[int] | np.ndarray, limit: int
                         ) -> tuple[dict[int, list[str]], dict[str, str]]:
         """GraphStore.text_units_near: the ids in one query, then the first `limit` distinct units' texts in one."""
-        keys = _indices(ridxs, self.n_relationships, "relationship").tolist()
+        keys = checked_indices(ridxs, self.n_relationships, "relationship").tolist()
         if not keys:
             return {}, {}
         per: dict[int, list[tuple[int, str]]] = {k: [] for k in keys}

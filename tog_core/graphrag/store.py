@@ -18,6 +18,15 @@ __all__ = ["Entity", "Relationship", "TextUnit", "GraphStore", "once_per_graph"]
 T = TypeVar("T")
 
 
+def checked_indices(idxs: Sequence[int] | np.ndarray, n: int, what: str) -> np.ndarray:
+    """Indices as int64, each checked to lie in 0..n-1 (IndexError naming the first one that does not)."""
+    a = np.asarray(idxs, dtype=np.int64).reshape(-1)
+    if a.size and (a.min() < 0 or a.max() >= n):
+        bad = int(a[(a < 0) | (a >= n)][0])
+        raise IndexError(f"{what} index {bad} out of range (the graph has {n})")
+    return a
+
+
 def once_per_graph(cache: weakref.WeakKeyDictionary[Any, T], graph: Any, make: Callable[[], T]) -> T:
     """`make()` once per graph, kept in `cache` while the graph lives (held weakly: a cache never keeps a graph
     alive); made again each time for a graph that cannot be weakly referenced. Two threads may both make it the

@@ -87,13 +87,12 @@ class CheapAnswers:
         set_aside = ranking.names_set_aside([c.features for c in ranked])
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
-                             score=round(c.prob, 4), low=model.low, sentence=c.sentence,
-                             found=_found(c),
+                             score=round(c.prob, 4), low=model.low, sentence=c.sentence, found=found,
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
-                             + (f"; {found_why(_found(c))}" if _found(c) else "")
+                             + (f"; {found_why(found)}" if found else "")
                              + ("; the question names it: context, ranked after the others"
                                 if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
-                for i, (c, r) in enumerate(zip(ranked, said))]
+                for i, (c, r, found) in enumerate(zip(ranked, said, map(_found, ranked)))]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None

@@ -144,15 +144,19 @@ def description_scores(graph: Any, entities: Sequence[int], query: frozenset[str
 @dataclass(frozen=True)
 class Neighbourhood:
     """What the topic entities reach within a depth: each entity's distance (`dist`, the topics at 0), the (entity,
-    relationship) steps one level nearer that reach it (`parents`), and the relationships the walk read (`rels`,
-    nearest first, each once: every relationship of an entity nearer than `depth` to an entity reached; those between
-    two entities at `depth` itself are not read) with their two ends (`ends`)."""
+    relationship) steps one level nearer that reach it (`parents`), and the relationships the walk read with their two
+    ends, the one it came from first (`ends`, nearest first, each once: every relationship of an entity nearer than
+    `depth` to an entity reached; those between two entities at `depth` itself are not read)."""
 
     depth: int
     dist: dict[int, int]
     parents: dict[int, list[tuple[int, int]]]
-    rels: tuple[int, ...]
     ends: dict[int, tuple[int, int]]
+
+    @property
+    def rels(self) -> tuple[int, ...]:
+        """The relationships the walk read, nearest first."""
+        return tuple(self.ends)
 
 
 def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhood:
@@ -177,7 +181,7 @@ def neighbourhood(graph: Any, topics: Sequence[int], depth: int) -> Neighbourhoo
         front = nxt
         if not front or len(dist) >= MAX_REACHED:  # full: a further level could add no entity
             break
-    return Neighbourhood(depth=depth, dist=dist, parents=parents, rels=tuple(rels), ends=rels)
+    return Neighbourhood(depth=depth, dist=dist, parents=parents, ends=rels)
 
 
 def retrieve(graph: Any, topics: Sequence[int], depth: int, query: frozenset[str], *, k: int = RETRIEVED,

@@ -87,12 +87,12 @@ def found_in_text(graph: Any, near: Neighbourhood, query: frozenset[str], *, k: 
     met: list[tuple[int, int, int, Any]] = []  # (place, relationship, entity, unit)
     for place, (unit, rels) in enumerate(best_units(graph, near, query)):
         for r in rels:
-            for e in near.ends.get(r) or graph.endpoints(r):
+            for e in near.ends[r]:
                 if dist.get(e, 0) > 0 and e not in exclude and (not exact or dist[e] == near.depth):
                     met.append((place, r, e, unit))
-    titles = dict(zip(*_titles(graph, [e for _, _, e, _ in met])))
+    titles = _titles(graph, [e for _, _, e, _ in met])
     found: dict[int, tuple[float, int]] = {}
-    via: dict[int, int] = {}  # the relationship citing its best unit, from an entity a level nearer
+    via: dict[int, tuple[int, int]] = {}  # (the relationship citing its best unit, its end a level nearer)
     for place, r, e, unit in met:
         share = passage_words([unit], titles[e], query)
         if share == 0.0 and not _names(unit, titles[e]):  # a unit that never names it did not find it
@@ -102,10 +102,10 @@ def found_in_text(graph: Any, near: Neighbourhood, query: frozenset[str], *, k: 
             found[e] = key
             via.pop(e, None)
         if key == found[e] and e not in via:
-            a, b = near.ends.get(r) or graph.endpoints(r)
+            a, b = near.ends[r]
             other = b if a == e else a
             if dist.get(other, -1) == dist[e] - 1:
-                via[e] = r
+                via[e] = (r, other)
     index = index_of(graph)
     out: list[BeamPath] = []
     for e in sorted(found, key=lambda e: (-found[e][0], -found[e][1])):  # ties: the order met
@@ -117,10 +117,10 @@ def found_in_text(graph: Any, near: Neighbourhood, query: frozenset[str], *, k: 
     return out
 
 
-def _titles(graph: Any, entities: list[int]) -> tuple[list[int], list[str]]:
-    """(the distinct `entities`, their titles), read in one call."""
+def _titles(graph: Any, entities: list[int]) -> dict[int, str]:
+    """{entity: title} of `entities`, read in one call."""
     distinct = list(dict.fromkeys(entities))
-    return distinct, [x.title for x in graph.entities(distinct)] if distinct else []
+    return {e: x.title for e, x in zip(distinct, graph.entities(distinct))} if distinct else {}
 
 
 def _names(unit: Any, title: str) -> bool:
@@ -128,13 +128,13 @@ def _names(unit: Any, title: str) -> bool:
     return pattern is not None and pattern.search(unit.text or "") is not None
 
 
-def _chain(graph: Any, entity: int, via: int | None, near: Neighbourhood, index: Any, query: frozenset[str]
-           ) -> BeamPath:
-    """retrieval.chain_to's chain to `entity`, or, with `via`, the chain to `via`'s other end and then `via`."""
+def _chain(graph: Any, entity: int, via: tuple[int, int] | None, near: Neighbourhood, index: Any,
+           query: frozenset[str]) -> BeamPath:
+    """retrieval.chain_to's chain to `entity`, or, with `via` (a relationship and its other end), the chain to that end
+    and then the relationship."""
     if via is None:
         return chain_to(graph, entity, near, index, query)
-    a, b = near.ends.get(via) or graph.endpoints(via)
-    other = b if a == entity else a
+    ridx, other = via
     head = chain_to(graph, other, near, index, query)
-    hop = Hop(ridx=via, src=other, dst=entity, score=0.0, label=graph.labels([via])[0])
+    hop = Hop(ridx=ridx, src=other, dst=entity, score=0.0, label=graph.labels([ridx])[0])
     return BeamPath(start=head.start, hops=(*head.hops, hop), score=0.0)
