@@ -1,7 +1,7 @@
 """Issue #21's goals in one table: every data set in the configuration users run, next to the gold-seed ceiling.
 
     python bench/scoreboard.py [--sets cc cc2 cc3 dulce cc12 cc12b cc12hub demo fr zh metaqa pq2 pq3 pql2 pql3] [--json]
-    python bench/scoreboard.py --unseen        # adds the held-out and the seven blind sets: only at the end of a stop
+    python bench/scoreboard.py --unseen        # adds the held-out and the eight blind sets: only at the end of a stop
 
 Per set, two runs of `bench kgqa` (no LLM, the app's default pruner):
 * **default**: as the app and the CLI run a question (topic entities linked from its text, a maximum depth of 3);
@@ -45,10 +45,12 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
     "blind5": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind5.jsonl"),
     # a seventh, on the 1.2 graph again (24 questions: bench/data/README.md): first read at the end of the tenth stop
     "blind6": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind6.jsonl"),
+    # an eighth, on the 3.x graph again (bench/data/README.md): first read at the end of the stop that wrote it
+    "blind7": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind7.jsonl"),
 }
 # the real GraphRAG outputs (not written for this project)
 REAL_GRAPHRAG = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "cc12hub", "heldout", "blind", "blind2", "blind3",
-                 "dulce-blind", "blind4", "blind5", "blind6")
+                 "dulce-blind", "blind4", "blind5", "blind6", "blind7")
 GOLD_SEEDED = ("pq2", "pq3", "pql2", "pql3")  # reported from their gold topic entities
 
 
