@@ -52,7 +52,8 @@ def test_the_question_files_are_all_found():
                      "christmas-carol/questions_blind4.jsonl", "christmas-carol/questions_blind7.jsonl",
                      "christmas-carol/questions_dev.jsonl",
                      "christmas-carol/questions_dev2.jsonl", "christmas-carol/questions_dev3.jsonl",
-                     "christmas-carol/questions_test.jsonl", "fr-atelier/questions_dev.jsonl",
+                     "christmas-carol/questions_dev_hub.jsonl", "christmas-carol/questions_test.jsonl",
+                     "fr-atelier/questions_dev.jsonl",
                      "operation-dulce/questions_blind.jsonl", "operation-dulce/questions_dev.jsonl",
                      "zh-chayuan/questions_dev.jsonl"]
 
