@@ -349,6 +349,7 @@ def test_why_names_the_signals_that_part_a_candidate_from_the_answer():
 
 
 def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch):
+    from tog_core.tog.choice import place_words
     from tog_core.tog.diagnosis import diagnose, diagnosis_text
 
     model = ranking.Model(features=("hop", "bias"), weights=np.array([3.0, 0.0]), mean=np.zeros(2), scale=np.ones(2),
@@ -366,3 +367,6 @@ def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch
                               "why": "also the rule choice; behind Carl on: how many hops it is from the topic"}
     assert d[1]["ranked"] is None  # the answer itself
     assert "The answer list places it 2 of 2: also the rule choice; behind Carl on: how many" in diagnosis_text(d)
+    assert ranked[1].why.startswith(place_words(2, 2) + "; ")  # the place in the one wording the diagnosis reads
+    trace["candidates"][1]["why"] = "ranked by hand; behind Carl"  # not the list's place words (another version)
+    assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"]["why"] == "ranked by hand; behind Carl"  # said whole

@@ -18,7 +18,7 @@ from tog_core.policy import explain, naming, ranking, retrieval, textunits
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
-from tog_core.tog.choice import found_words
+from tog_core.tog.choice import found_words, place_words
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
@@ -231,7 +231,7 @@ def _found(c: ranking.RankedEntity) -> str:
 def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
     if rule_first and is_pick:
         return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
-    return f"ranked {i + 1} of {n} candidates by chain, text, type and agreement" + (
+    return place_words(i + 1, n) + (
         "; also the rule choice" if is_pick else "")
 
 

@@ -7,6 +7,7 @@ states the search's answer (`answer_entity`, the benchmark) reads it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -17,6 +18,23 @@ from tog_core.tog.trace import Trace
 # the shortest to it and the search scored none of its links
 FOUND_HOW = {"description": "found by its description",  # policy/retrieval.py
              "text": "found in the source text"}  # policy/textunits.py
+
+
+# how the ranked answer list says a candidate's place: the first words of its `why` (policy/answers.py), which a
+# reader that says the place apart (the diagnosis: "the answer list places it 2 of 8") leaves out
+_PLACE = "ranked {place} of {of} candidates by chain, text, type and agreement"
+_PLACED = re.compile(re.escape(_PLACE).replace(r"\{place\}", r"\d+").replace(r"\{of\}", r"\d+") + "(?:; |$)")
+
+
+def place_words(place: int, of: int) -> str:
+    """A ranked candidate's place in words: "ranked 2 of 8 candidates by chain, text, type and agreement"."""
+    return _PLACE.format(place=place, of=of)
+
+
+def without_place(why: str) -> str:
+    """`why` without the place_words it opens with (and the "; " after them); as it is when it opens otherwise."""
+    m = _PLACED.match(why)
+    return why[m.end():] if m else why
 
 
 def found_words(kind: str) -> str:

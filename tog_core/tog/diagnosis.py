@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from tog_core.tog.choice import found_words
+from tog_core.tog.choice import found_words, without_place
 
 def _found_by(d: dict[str, Any]) -> str:
     """An entry's "found_by"; a diagnosis stored before it (a trace's `diagnosis`) said `by_description`."""
@@ -283,10 +283,7 @@ def _ranked(trace: dict[str, Any], title: str, idx: int | None, graph: Any) -> d
                if (key is not None and str(c.get("entity_id")) == str(key)) or c.get("title") == title), None)
     if not at:  # not on the list, or first (the answer)
         return None
-    why = str(cands[at].get("why") or "")
-    if why.startswith("ranked "):  # "ranked 2 of 8 candidates by …; behind X on: …": the place is said apart
-        why = why.split("; ", 1)[1] if "; " in why else ""
-    return {"place": at + 1, "of": len(cands), "why": why}
+    return {"place": at + 1, "of": len(cands), "why": without_place(str(cands[at].get("why") or ""))}
 
 
 def _num(x: Any) -> str:
