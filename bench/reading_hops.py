@@ -1,6 +1,6 @@
 """Should a reader's number of hops be the search's (State.hops), or only the reading's (the planned depth)?
 
-    python bench/reading_hops.py [--sets cc cc2 dulce demo fr zh metaqa pq3 pql3] [--limit N] [--json]
+    python bench/reading_hops.py [--sets cc cc2 dulce demo fr zh metaqa pq3 pql3 …] [--limit N] [--json]
 
 The reading mode's LLM reader says how many hops a question chains. Given as State.hops (not firm) the search runs
 that deep and stops there, and on a GraphRAG graph the LLM-free search no longer tries each number of hops
@@ -36,7 +36,7 @@ from tog_core.compose import RunSpec, build_engine  # noqa: E402
 from tog_core.graphrag.open import open_graph  # noqa: E402
 from tog_core.policy import depths  # noqa: E402
 
-SETS = {n: dev_sets.DEV[n] for n in ("cc", "cc2", "dulce", "demo", "fr", "zh", "metaqa", "pq3", "pql3")}
+SETS = {n: dev_sets.DEV[n] for n in (*dev_sets.GRAPHRAG_DEV, "metaqa", "pq3", "pql3")}
 DEPTH = 3
 
 

@@ -104,11 +104,12 @@ class CheapPolicy(CheapAnswers):
     # equal scores share a rank (121, the graph's order deciding nothing; docs/experiment-log.md, "The whole chain
     # read by e5")
     chain_fusion: bool = True
-    # ... and the entity beam's fusion takes a third ranking (no weight either): each chain end's title and whole
-    # description read by BM25 against the question, without the topics' names (retrieval.description_scores, what the
-    # answer ranker reads as `desc_bm25`). Left out over the nine GraphRAG dev sets, the ranker refitted, Hits@1 /
-    # Hits@3 of 249 170 / 209 -> 172 / 215, mean AUROC 0.804 -> 0.818 (docs/experiment-log.md, twelfth stop)
-    beam_descriptions: bool = True
+    # ... and (when on) the entity beam's fusion takes a third ranking (no weight either): each chain end's title and
+    # whole description read by BM25 against the question, without the topics' names (retrieval.description_scores).
+    # Off: left out over the nine GraphRAG dev sets, the ranker refitted, Hits@1 / Hits@3 of 249 170 / 209 -> 172 /
+    # 215, mean AUROC 0.804 -> 0.818, but blind8, read by the rule written before, fell (8 + 13 against 9 + 14), and
+    # the nine older unseen sets with it (115 / 158 against 117 / 160; docs/experiment-log.md, twelfth stop)
+    beam_descriptions: bool = False
     # GraphRAG graphs, cheap scorers on both stages: the relation stage keeps relation_width x N relations per frontier
     # entity (the paper: N), and the entity beam still keeps N chains, cut on the e5 chain fusion above. BM25 scores a
     # relation by the words it shares with the question, and the relation a question paraphrases often shares none
@@ -152,10 +153,10 @@ class CheapPolicy(CheapAnswers):
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
                 "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion,
-                "beam_descriptions": self.beam_descriptions,
                 "relation_width": self.relation_width, "retrieved": self.retrieved,
                 # only when on: a run saved before the option existed resumes without a "policy changed" note
-                **({"text_found": self.text_found} if self.text_found else {})}
+                **({"text_found": self.text_found} if self.text_found else {}),
+                **({"beam_descriptions": True} if self.beam_descriptions else {})}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:
