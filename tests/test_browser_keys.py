@@ -20,12 +20,38 @@ def app_with_key(tmp_path):
     yield from serve_app(tmp_path, OPENAI_API_KEY=CANARY, GRAPHRAG_API_KEY=CANARY)
 
 
+_ONE_FIELD = ("l => { const f = Array.from(document.querySelectorAll('input'))"
+              ".filter(e => e.getAttribute('aria-label') === l); return f.length === 1 ? {value: f[0].value} : null }")
+
+
 def _field(page, label: str):
     """The sidebar's text field `label`, once a rerun has finished redrawing it (meanwhile Streamlit briefly shows the
     old and the new element together)."""
-    page.wait_for_function("l => Array.from(document.querySelectorAll('input'))"
-                           ".filter(e => e.getAttribute('aria-label') === l).length === 1", arg=label, timeout=30_000)
+    page.wait_for_function(_ONE_FIELD, arg=label, timeout=30_000)
     return page.get_by_role("textbox", name=label)
+
+
+def _value(page, label: str) -> str:
+    """The field's value, read in the page in the same step that finds exactly one field with that label (a locator
+    read after a separate wait can meet a rerun that started in between: a strict-mode error in a clean-clone run)."""
+    return str(page.wait_for_function(_ONE_FIELD, arg=label, timeout=30_000).json_value()["value"])
+
+
+def _submit(page, label: str, value: str) -> None:
+    """Fill the field and press Enter; a rerun that redraws the field between the wait and the action is waited out
+    and the field found again."""
+    from playwright.sync_api import Error as PlaywrightError  # the browser tests import playwright only when run
+
+    for attempt in range(5):
+        try:
+            field = _field(page, label)
+            field.fill(value)
+            field.press("Enter")
+            return
+        except PlaywrightError as err:
+            if "strict mode violation" not in str(err) or attempt == 4:
+                raise
+            _idle(page)
 
 
 def _type_into(page, label: str, value: str) -> None:
@@ -33,13 +59,11 @@ def _type_into(page, label: str, value: str) -> None:
     drew the field back without it. Once, on a fresh CI clone, the notice for the typed base never showed (the next
     clean run passed); a field redrawn by the model's rerun is the likely cause, not a proven one."""
     for _ in range(3):
-        field = _field(page, label)
-        field.fill(value)
-        field.press("Enter")
+        _submit(page, label, value)
         _idle(page)
-        if _field(page, label).input_value() == value:
+        if _value(page, label) == value:
             return
-    assert _field(page, label).input_value() == value, f"the field {label!r} did not keep {value!r}"
+    assert _value(page, label) == value, f"the field {label!r} did not keep {value!r}"
 
 
 @pytest.mark.parametrize("model", ["", "openai/toy"])  # the project's model; a model typed in the session
