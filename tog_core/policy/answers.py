@@ -45,6 +45,13 @@ class CheapAnswers:
     def hop_words(self, ctx: SearchContext, h: Hop) -> str:  # CheapPolicy's
         raise NotImplementedError
 
+    def description_query(self, ctx: SearchContext, state: State) -> frozenset[str]:
+        """The question's words read against entity descriptions (retrieval.query_words: without the topics' names, in
+        the reading's language); none on a typed graph, whose descriptions are templates."""
+        if ctx.graph.has_relation_labels:
+            return frozenset()
+        return retrieval.query_words(state.question, [x.title for x in state.seeds], self.reading(ctx, state).language)
+
     def choose_answer(self, ctx: SearchContext, state: State, paths: list[BeamPath]) -> AnswerChoice | None:
         """The first of rank_answers."""
         ranked = self.rank_answers(ctx, state, paths)
@@ -107,8 +114,7 @@ class CheapAnswers:
         cands, _, _ = ranking.gather(searches, topics, ends_only=ends_only)
         reading = self.reading(ctx, state)
         topic_titles = [x.title for x in state.seeds]
-        query = frozenset() if ctx.graph.has_relation_labels else retrieval.query_words(
-            state.question, topic_titles, reading.language)
+        query = self.description_query(ctx, state)
         for c in cands:
             c.features["beam"] = 1.0
         cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only, dropped,

@@ -339,9 +339,7 @@ class CheapPolicy(CheapAnswers):
                for s, a, c, b in zip(path_scores, by_path, sims, by_chain)]
         if not self.beam_descriptions:
             return [float(v) for v in ranking.rank_fusion(by_path, by_chain)], why, "e5 chain"
-        query = retrieval.query_words(state.question, [x.title for x in state.seeds],
-                                      self.reading(ctx, state).language)
-        desc = retrieval.description_scores(ctx.graph, [p.end for p in chains], query)
+        desc = retrieval.description_scores(ctx.graph, [p.end for p in chains], self.description_query(ctx, state))
         by_desc = ranking.ranks(desc).astype(int)
         why = [f"{w} and its end's description read by BM25 {d:.2f} (rank {c})" for w, d, c in zip(why, desc, by_desc)]
         return [float(v) for v in ranking.rank_fusion(by_path, by_chain, by_desc)], why, "e5 chain+description"
