@@ -41,5 +41,18 @@ DEV: dict[str, tuple[Path, Path]] = {
     **{key: (PQ / n, PQ / n / "questions_dev.jsonl")
        for key, n in (("pq2", "PQ-2H"), ("pq3", "PQ-3H"), ("pql2", "PQL-2H"), ("pql3", "PQL-3H"))},
 }
+# the blind sets read at the end of earlier stops (bench/data/README.md), each at several: spent as blind sets. Since
+# the thirteenth stop they are the answer ranker's check outside its fit (bench/fit_ranker.py OUTSIDE), with the two
+# hub sets; the held-out split, the first blind set and the unread ones stay unseen (bench/scoreboard.py UNSEEN)
+SPENT: dict[str, tuple[Path, Path]] = {
+    "blind2": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind2.jsonl"),
+    "blind3": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind3.jsonl"),
+    "dulce-blind": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_blind.jsonl"),
+    "blind4": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind4.jsonl"),
+    "blind5": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind5.jsonl"),
+    "blind6": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_blind6.jsonl"),
+    "blind7": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind7.jsonl"),
+    "blind8": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind8.jsonl"),
+}
 # the free-text (GraphRAG) dev sets
 GRAPHRAG_DEV = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "cc12hub", "cchub", "demo", "fr", "zh")

@@ -103,6 +103,32 @@ def test_fit_ranker_can_write_one_family_and_keep_the_others_model_as_shipped(tm
         fr.main_fit(write=True, only="tiped")
 
 
+def test_fit_ranker_scores_the_sets_outside_the_fit_with_the_model_fitted_on_every_set(tmp_path, monkeypatch, capsys):
+    """A set in OUTSIDE is never fitted on: it is scored by the model fitted on all the family's sets, and each table
+    ends with the questions' count of first answers and first three and the means over the sets besides the demo."""
+    import re
+
+    fr = load("fit_ranker")
+    _fake_dumps(fr, tmp_path, seed=4)
+    (tmp_path / "o.json").write_text((tmp_path / "a.json").read_text())  # the same questions as "a", outside
+    monkeypatch.setattr(fr, "OUT", tmp_path)
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b"], False)})
+    monkeypatch.setattr(fr, "OUTSIDE", {"free": ["o", "never-dumped"]})
+    fr.main_fit(write=False)
+    out = capsys.readouterr().out
+    assert "outside the fit, scored by the model fitted on every set above (undumped: never-dumped)" in out
+    features = tuple(f for f in fr.ranking.FEATURES if f not in fr.UNUSED["free"])
+    sets = fr.load(["a", "b", "o"], features)
+    full = fr.fit({n: sets[n] for n in ("a", "b")}, False, signed=True, features=features)
+    want = fr.report("o", full, sets["o"], fr.rule_hits("o"))
+    row = next(line for line in out.splitlines() if line.startswith("o "))
+    assert row.split()[3:5] == [f"{want['hits1']:.3f}", f"{want['hits3']:.3f}"]
+    left_a = fr.report("a", fr.fit({"b": sets["b"]}, False, signed=True, features=features), sets["a"], 0.0)
+    totals = re.findall(r"^all +(\d+) first answers (\d+), first three (\d+)", out, re.M)
+    assert len(totals) == 2 and totals[1] == ("12", str(round(want["hits1"] * 12)), str(round(want["hits3"] * 12)))
+    assert int(totals[0][0]) == 24 and int(totals[0][1]) >= round(left_a["hits1"] * 12)
+
+
 def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_candidate():
     """Data where more agreement between searches marks the wrong candidate: the fitted weight of
     `share_searches` stays at zero (it may not go negative), while a feature of open direction (`hop`) takes the
