@@ -305,7 +305,8 @@ def report(name: str, model: ranking.Model, qs: list[tuple[np.ndarray, np.ndarra
     return {"set": name, "n": n, "rule@1": rule, "hits1": sum(h for _, h, _ in rows) / n,
             "hits3": sum(h3 for _, _, h3 in rows) / n, "auroc": auroc(right, wrong),
             "wrong_flagged": np.mean([p < model.low for p in wrong]) if wrong else None,
-            "right_flagged": np.mean([p < model.low for p in right]) if right else None, "low": model.low}
+            "right_flagged": np.mean([p < model.low for p in right]) if right else None, "low": model.low,
+            "tops": rows}
 
 
 def _fmt(x: float | None) -> str:
@@ -328,6 +329,24 @@ def print_total(rows: Sequence[dict[str, Any]]) -> None:
     h1, h3 = (sum(round(r[k] * r["n"]) for r in rows) for k in ("hits1", "hits3"))
     print(f"{'all':11} {n:4d} first answers {h1}, first three {h3}; means over the sets besides the demo: AUROC "
           f"{mean('auroc')}, wrong flagged {mean('wrong_flagged')}, right flagged {mean('right_flagged')}", flush=True)
+    print(f"{'':11} calibration, every question: {calibration([t for r in rows for t in r['tops']])}", flush=True)
+
+
+CALIBRATION_BANDS = (0.0, 0.4, 0.6, 0.8, 1.0)
+
+
+def calibration(tops_rows: Sequence[tuple[float, bool, bool]]) -> str:
+    """Per band of confidence, the questions in it, their mean confidence and the share of them answered right: a
+    confidence a person can read as a probability has the two near each other."""
+    conf = np.array([c for c, _, _ in tops_rows], float)
+    hit = np.array([h for _, h, _ in tops_rows], bool)
+    parts = []
+    for lo, hi in zip(CALIBRATION_BANDS, CALIBRATION_BANDS[1:]):
+        inside = (conf >= lo) & ((conf < hi) if hi < 1.0 else (conf <= hi))
+        if inside.any():
+            parts.append(f"[{lo:.1f}, {hi:.1f}{')' if hi < 1.0 else ']'} {int(inside.sum())} "
+                         f"mean {conf[inside].mean():.2f} right {hit[inside].mean():.2f}")
+    return "; ".join(parts) or "no question"
 
 
 def rule_hits(name: str) -> float:

@@ -129,6 +129,16 @@ def test_fit_ranker_scores_the_sets_outside_the_fit_with_the_model_fitted_on_eve
     assert int(totals[0][0]) == 24 and int(totals[0][1]) >= round(left_a["hits1"] * 12)
 
 
+def test_fit_ranker_calibration_reads_each_band_of_confidence_against_the_share_right():
+    """Per band of confidence: how many questions, their mean confidence and the share answered right; a
+    confidence of exactly 1 falls in the top band, an empty band is left out."""
+    fr = load("fit_ranker")
+    rows = [(0.1, False, False), (0.3, True, True), (0.85, True, True), (1.0, True, True), (0.9, False, True)]
+    assert fr.calibration(rows) == ("[0.0, 0.4) 2 mean 0.20 right 0.50; "
+                                    "[0.8, 1.0] 3 mean 0.92 right 0.67")
+    assert fr.calibration([]) == "no question"
+
+
 def test_fit_ranker_never_lets_a_feature_of_known_direction_count_against_a_candidate():
     """Data where more agreement between searches marks the wrong candidate: the fitted weight of
     `share_searches` stays at zero (it may not go negative), while a feature of open direction (`hop`) takes the
