@@ -61,7 +61,8 @@ def one_error_line(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("status, words", [(401, "auth (HTTP 401)"), (500, "server error (HTTP 500)")])
+@pytest.mark.parametrize("status, words", [(401, "auth (HTTP 401)"), (500, "server error (HTTP 500)"),
+                                           (404, "unknown model (HTTP 404)")])
 def test_query_against_a_failing_server_exits_1_naming_the_failure(status, words, fake_openai, cli_timeouts, capsys):
     cli_timeouts(10)  # failing fast, not hanging: room for a loaded machine
     srv = fake_openai(lambda _req: Reply(status=status, text="no"))
@@ -70,12 +71,12 @@ def test_query_against_a_failing_server_exits_1_naming_the_failure(status, words
     assert line.startswith("error: LLM provider failed: ") and words in line
     assert "openai/test-model" in line and srv.base_url in line and "--allow-fallback" in line
     # the first failed call opened the run's circuit: no call after it reached the server
-    assert len(srv.requests) == 1 if status == 401 else len(srv.requests) <= 4  # a 500 is retried within the call
+    assert len(srv.requests) == 1 if status != 500 else len(srv.requests) <= 4  # a 500 is retried within the call
     assert main(query(srv.base_url, "--allow-fallback", "--json")) == 0
     trace = json.loads(capsys.readouterr().out)
     assert trace["answer"].startswith("[No LLM]") and trace["config"]["allow_fallback"] is True
     failure = trace["stats"]["llm_failure"]
-    assert failure["kind"] == ("auth" if status == 401 else "server") and failure["status"] == status
+    assert failure["kind"] == {401: "auth", 500: "server", 404: "model"}[status] and failure["status"] == status
     named = fallbacks_of(trace)
     assert named and all(f["name"] for f in named)
     assert sum("circuit open" in f["detail"] for f in named) == len(named) - 1  # all but the first call's
@@ -125,3 +126,20 @@ def test_the_circuit_is_per_client_view_and_opens_only_on_the_providers_failures
         view = client.for_session(session="another run")  # a new run starts closed
         assert asyncio.run(calls(view, 1)) == ["timeout"] and hung.connections == 2
         assert client.circuit.first_failure.kind == "timeout" and client.circuit.refused == 2
+
+
+def test_a_model_no_provider_is_named_for_is_refused_before_any_call(tmp_path, capsys, monkeypatch):
+    """"nonsense-model" (no provider/ prefix LiteLLM knows): the CLI stops with a usage error naming the model and
+    the fix, before any request; a model string LiteLLM resolves passes the same check."""
+    from tog_core.llm.factory import ModelChoiceError, check_provider
+
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
+    assert main(["query", "demo", "Who founded the Lanternwright Guild?", "--model", "nonsense-model",
+                 "--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert "the model 'nonsense-model'" in err and "openai/gpt-4o-mini" in err and "Traceback" not in err
+    check_provider("openai/toy", "http://127.0.0.1:9/v1")
+    check_provider("gpt-4o-mini")
+    with pytest.raises(ModelChoiceError, match="provider/model"):
+        check_provider("mistral-large")
+    assert "Provider List" not in capsys.readouterr().out  # LiteLLM's own print is kept off the terminal

@@ -3,13 +3,13 @@
 A provider that accepts a request and never answers costs each call its whole deadline (1.5 x 20 s by default), and
 a run makes up to 2·N·D + D + 1 calls one stage after another: 17 calls, over five minutes a question. A provider
 that refuses the key, fails with 5xx after every retry or cannot be reached fails every later call the same way.
-So after the first call of a run that failed for a reason that is the provider's, not the prompt's (timeout,
-server error, cannot connect, auth), the :class:`Circuit` opens and every later call of the run raises at once
-with ``circuit open: …``; the caller falls back by name as for any failed call, and the fallback's detail says
-why. One failed call is enough: it has already used its retries (a timeout its whole deadline), and measured at a
-hung loopback listener a second one only doubles the cost (tests/test_provider_failures.py counts the calls).
-Rate limiting (the provider is up, only busy), a bad request and an unreadable reply (a prompt's, not the
-provider's) never open it.
+So after the first call of a run that failed for a reason that is the provider's, not the prompt's (timeout, server
+error, cannot connect, auth, a model it does not know: HTTP 404), the :class:`Circuit` opens and every later call of
+the run raises at once with ``circuit open: …``; the caller falls back by name as for any failed call, and the
+fallback's detail says why. One failed call is enough: it has already used its retries (a timeout its whole
+deadline), and measured at a hung loopback listener a second one only doubles the cost
+(tests/test_provider_failures.py counts the calls). Rate limiting (the provider is up, only busy), a bad request and
+an unreadable reply (a prompt's, not the provider's) never open it.
 
 Each client view is its own circuit: the CLI makes one client per run, the app one view per session and rerun
 (``LLMClient.for_session``), so a run starts with a closed circuit. Calls in flight when it opens end on their own
@@ -28,13 +28,15 @@ from tog_core.llm.errors import LLMError
 
 __all__ = ["OPENS_ON", "Circuit", "Tripped", "failure_line", "failure_record", "KIND_WORDS"]
 
-OPENS_ON = ("timeout", "server", "connection", "auth")
+OPENS_ON = ("timeout", "server", "connection", "auth", "model")
 
 # a failure kind in the words a person reads first
 KIND_WORDS = {"timeout": "timeout", "server": "server error", "connection": "cannot connect", "auth": "auth",
-              "rate_limit": "rate limited", "bad_request": "request rejected", "bad_response": "unreadable reply"}
+              "model": "unknown model", "rate_limit": "rate limited", "bad_request": "request rejected",
+              "bad_response": "unreadable reply"}
 _WHY = {"timeout": "provider timed out", "server": "provider failed with a server error",
-        "connection": "provider cannot be reached", "auth": "provider rejected the key"}
+        "connection": "provider cannot be reached", "auth": "provider rejected the key",
+        "model": "provider does not know the model"}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -338,6 +338,7 @@ class LLMClient:
                      "the key was rejected or is missing; check "
                      + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
                         else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)")),
+            "model": f"{where} does not know this model; check its name against the provider's list of models",
             "bad_request": "the request was rejected; check the model name and parameters",
             "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
                             f"(an OpenAI-compatible api_base usually ends in /v1)",

@@ -20,7 +20,7 @@ from tog_core.llm._litellm import load_litellm
 
 __all__ = ["ERROR_KINDS", "LLMError", "NotCached"]
 
-ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "bad_response")
+ERROR_KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "model", "bad_request", "bad_response")
 
 
 class LLMError(Exception):
@@ -148,6 +148,8 @@ def _classify(exc: BaseException) -> _Failure | None:
     if (status is not None and status >= 500) or isinstance(
             exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
         return _Failure(kind="server", retryable=True, detail=detail, status=status)
+    if isinstance(exc, litellm.NotFoundError) or status == 404:  # the provider does not know the model
+        return _Failure(kind="model", retryable=False, detail=detail, status=status)
     if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError,
                         litellm.UnsupportedParamsError)) or (status is not None and 400 <= status < 500):
         return _Failure(kind="bad_request", retryable=False, detail=detail, status=status)

@@ -154,12 +154,34 @@ def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: 
                         timeout_s=max(timeout_s, 120.0), stream_timeout_s=max(stream_timeout_s, 120.0),
                         max_retries=1, concurrency=2)
         return LLMClient(cfg), resolved
+    check_provider(choice.model, choice.api_base)
     cfg = LLMConfig(model=choice.model, api_base=choice.api_base, api_version=choice.api_version,
                     api_key_env=choice.api_key_env, api_key=choice.api_key, send_env_key=choice.send_env_key,
                     cache_dir=cache, timeout_s=timeout_s,
                     stream_timeout_s=stream_timeout_s, deadline_s=deadline_s, max_retries=max_retries,
                     concurrency=concurrency)
     return LLMClient(cfg), choice
+
+
+def check_provider(model: str, api_base: str | None = None) -> None:
+    """ModelChoiceError when LiteLLM cannot tell which provider `model` is for ("gpt-4o-mini" is OpenAI's, "mistral"
+    is nobody's without "mistral/"): every call of a run would fail the same way before reaching any provider, and
+    the run would fall back at each of them. Nothing is sent anywhere."""
+    import contextlib
+    import io
+
+    from tog_core.llm._litellm import load_litellm
+
+    litellm = load_litellm()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # LiteLLM prints its provider list's address on failure
+            litellm.get_llm_provider(model, api_base=api_base)
+    except litellm.BadRequestError:
+        raise ModelChoiceError(
+            f"LiteLLM cannot tell which provider the model '{model}' is for. Write it as provider/model, for example "
+            "openai/gpt-4o-mini, azure/<deployment>, anthropic/claude-3-5-haiku-latest or ollama/llama3 (with an "
+            "OpenAI-compatible server or a LiteLLM proxy: openai/<its model name> and its API base); or leave the "
+            "model empty to search without an LLM") from None
 
 
 def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None, use_project_model: bool = True,
