@@ -350,6 +350,42 @@ def test_a_way_a_person_dropped_is_not_an_answers_way_even_through_the_depth_tri
     assert len(replay(eng, old, 2)) == 3
 
 
+def test_a_person_who_says_the_chains_are_enough_gets_an_answer_from_those_chains():
+    """Explore on the demo, a two-hop question: at depth 1 the person chooses "the chains are enough: answer now"
+    against the automatic "search deeper". The answer and every candidate come from the run's one-hop chains, not
+    from the depth trials searched before the run (it answered along a two-hop trial chain) nor from entities found
+    off the chains."""
+    from tog_core.compose import RunSpec, build_engine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import open_project
+    from tog_core.app.runner import explore_finish
+    from tog_core.policy.answers import person_stopped
+
+    info = open_project(Path(__file__).resolve().parents[1] / "demo")
+    eng = build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
+    question = "In which town was the mentor of Teodor Ashgrove born?"
+    ex = explore_start(eng, Settings(), question, None)
+    assert ex.state.other_searches  # the depth trials were searched before the run
+    while True:
+        explore_propose(eng, ex)
+        if ex.proposal.step.stage == "evaluate":
+            break
+        explore_apply(eng, ex, None, None)
+    assert ex.state.depth == 1 and not any(c.auto_kept for c in ex.proposal.step.candidates if c.id == "sufficient")
+    run_titles = {eng.graph.title(p.hops[-1].dst) for p in ex.state.paths}
+    explore_apply(eng, ex, {"sufficient"}, None)
+    assert ex.state.stage == "done" and person_stopped(ex.state)
+    trace = eng.trace(ex.state).to_dict()
+    assert trace["answer_entity"] in run_titles
+    assert trace["candidates"] and all(len(c["chain"]) == 1 for c in trace["candidates"])
+    assert {c["title"] for c in trace["candidates"]} <= run_titles
+    # left alone, the same run answers from deeper (trial or own) chains: the person's choice made the difference
+    auto = explore_start(eng, Settings(), question, None)
+    explore_finish(eng, auto, None, auto=True)
+    assert not person_stopped(auto.state)
+    assert any(len(c["chain"]) > 1 for c in eng.trace(auto.state).to_dict()["candidates"])
+
+
 def test_remembered_sidebar_values_are_checked_and_never_hold_a_key(home):
     from tog_core.app.session import K, remember_settings, remembered_settings, usable_settings
 

@@ -61,7 +61,7 @@ class CheapAnswers:
         """The ordered answer list. With answer_model, the fitted model, the packaged embedder and no LLM pruning:
         every entity of every kept chain (this search's and State.other_searches'), best first by the model
         (ranking.py), the confidence its probability. Else the rule choice first, then the chains' ends."""
-        if not paths and not state.other_searches:
+        if not paths and (not state.other_searches or person_stopped(state)):
             return []
         # everything _rank reads: the graph, the question, its reading and seeds, the chains, whether only ends
         # answer, the LLM, the search's depth and how many are found off the chains (by description, in the text)
@@ -69,7 +69,7 @@ class CheapAnswers:
                state.depth, self.retrieved, self.text_found,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
-               (dropped := person_dropped(state)), state.forced)
+               (dropped := person_dropped(state)), state.forced, person_stopped(state))
         if key in self._ranked:
             return self._ranked[key]
         out = self._rank(ctx, state, paths, dropped)
@@ -117,8 +117,9 @@ class CheapAnswers:
         query = self.description_query(ctx, state)
         for c in cands:
             c.features["beam"] = 1.0
-        cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only, dropped,
-                                           topic_titles)
+        if not person_stopped(state):  # a person who judged the chains enough is answered from them
+            cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only,
+                                               dropped, topic_titles)
         asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
         # free text: the words that name what is asked ("which place") describe the answer, not a fact its chain
@@ -263,12 +264,22 @@ def person_dropped(state: State) -> frozenset[tuple[Any, ...]]:
     return frozenset(out)
 
 
+def person_stopped(state: State) -> bool:
+    """Whether a person judged this run's chains enough: "the chains are enough: answer now" chosen against the
+    automatic verdict. The answer then comes from those chains alone: not from the depth trials searched before the
+    run, nor from entities found off the chains. (Stop & answer is not such a judgement: it answers from everything
+    found so far, the trials included, and the page says where the answer's chain comes from.)"""
+    return any(o.get("id") == "sufficient" and o.get("kept") for step in state.steps if step.stage == "evaluate"
+               for o in step.overrides)
+
+
 def person_allowed(graph: Any, state: State, dropped: frozenset[tuple[Any, ...]] | None = None
                    ) -> tuple[Search, ...]:
-    """The other searches (the depth trials) the answer is ranked over: none when a person forced the answer in,
-    else without the chains that take a step the person dropped in this run (the answer and its candidates never
-    come along a way the person ruled out). `dropped`: person_dropped(state), when the caller has it."""
-    if state.forced:
+    """The other searches (the depth trials) the answer is ranked over: none when a person forced the answer in or
+    judged this run's chains enough (person_stopped), else without the chains that take a step the person dropped in
+    this run (the answer and its candidates never come along a way the person ruled out). `dropped`:
+    person_dropped(state), when the caller has it."""
+    if state.forced or person_stopped(state):
         return ()
     dropped = person_dropped(state) if dropped is None else dropped
     if not dropped:
