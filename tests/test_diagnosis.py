@@ -120,7 +120,7 @@ def test_max_depth_and_a_sufficient_stop_are_named(g):
              {"depth": 1, "stage": "entities", "candidates": [ent(g, "Acme", "Alice", 0.9, True)]}]
     chains = [[link(g, "Alice", "Acme")]]
     [d] = diagnose(trace(g, steps, chains, depth=1), ["Paris"], g)
-    assert d["lost"]["stage"] == "max_depth" and "reaching it needs depth 2 (this run: 1)" in d["lost"]["note"]
+    assert d["lost"]["stage"] == "max_depth" and "reaching it needs depth 2 (this run: 1;" in d["lost"]["note"]
     [d] = diagnose(trace(g, steps + [verdict(1, True)], chains, depth=3), ["Paris"], g)
     assert d["lost"]["stage"] == "evaluate" and "judged sufficient" in d["lost"]["note"]
     assert d["force"]["candidate_id"] == "continue" and d["force"]["route"][0][1] == eid(g, "Paris")
@@ -157,3 +157,17 @@ def test_a_candidate_tied_with_the_cut_off_says_so_and_what_broke_the_tie(g):
         rel(g, "Alice", "Acme", 0.9, True), {**rel(g, "Acme", "Berlin", 0.2, False), "source_id": eid(g, "Acme")}]},
         verdict(1, True)], [[link(g, "Alice", "Acme")]], depth=1), ["Berlin"], g)
     assert "tied" not in (paris["lost"]["note"] or "")  # below the cut-off: no tie to speak of
+
+
+def test_no_override_is_offered_when_the_route_needs_more_than_the_runs_depth(g, t):
+    """Germany is two hops past Acme's pruned relation: reachable with this run's depth 3, so forcing the relation
+    in is offered. With a maximum depth of 1 no override within the run reaches it: no `force`, and the note says
+    the depth to search again with (a newcomer was offered "Force … in" that could only fail)."""
+    [d] = diagnose(t, ["Germany"], g)
+    assert d["force"] is not None and "search again" not in d["lost"]["note"]
+    shallow = {**t, "config": {**t["config"], "depth": 1}}
+    [d] = diagnose(shallow, ["Germany"], g)
+    assert (d["lost"]["stage"], d["lost"]["depth"]) == ("relations", 1) and d["force"] is None
+    assert "reaching it needs depth 2 (this run: 1; search again with a maximum depth of 2 or more)" in \
+        d["lost"]["note"]
+    assert "Override to try" not in diagnosis_text([d])

@@ -23,7 +23,8 @@ For each expected title one entry:
   entities and kept candidates; the deepest when several are as near); `lost` is where the first hop of that
   route was dropped (the relation or the entity candidate), or why it was never offered (max depth, stopped
   as sufficient, cut before scoring by the pre-filter or the degree filter).
-`force` names the candidate whose override would put the route back (runner.force_in applies it).
+`force` names the candidate whose override would put the route back (runner.force_in applies it); None when the
+route needs more hops than the run's maximum depth (no override within it reaches X: its note says the depth).
 """
 from __future__ import annotations
 
@@ -148,15 +149,18 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
     route = [[graph.relationship(r).id, graph.entity(e).id] for r, e in path]
     max_depth = int((trace.get("config") or {}).get("depth") or 0)
     need = dn + len(path)
-    far = f"; reaching it needs depth {need}" + (f" (this run: {max_depth})" if max_depth and need > max_depth else "")
+    too_deep = bool(max_depth and need > max_depth)  # no override within this run's depth reaches it
+    far = f"; reaching it needs depth {need}" + (
+        f" (this run: {max_depth}; search again with a maximum depth of {need} or more)" if too_deep else "")
     for i in range(len(steps) - 1, -1, -1):  # the entity of the first hop offered and pruned
         s = steps[i]
         if s.get("stage") == "entities" and int(s.get("depth") or 0) == dn + 1:
             for c in s.get("candidates") or []:
                 if str(c.get("target_id")) == ent0_id and str(c.get("source_id")) == near_e.id and not c.get("kept"):
                     entry["lost"] = _lost(steps, i, c, f"{route_titles[1]} was pruned{far}")
-                    entry["force"] = {"step": i, "candidate_id": c["id"], "label": route_titles[1], "route": route[1:],
-                                      "from_id": ent0_id, "entity_id": graph.entity(idx).id}
+                    entry["force"] = None if too_deep else {
+                        "step": i, "candidate_id": c["id"], "label": route_titles[1], "route": route[1:],
+                        "from_id": ent0_id, "entity_id": graph.entity(idx).id}
                     return
     for i in range(len(steps) - 1, -1, -1):  # the relation of the first hop offered and pruned
         s = steps[i]
@@ -164,8 +168,9 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
             for c in s.get("candidates") or []:
                 if rel0_id in (c.get("relationship_ids") or []) and not c.get("kept"):
                     entry["lost"] = _lost(steps, i, c, f"the relation towards {route_titles[1]} was pruned{far}")
-                    entry["force"] = {"step": i, "candidate_id": c["id"], "label": c.get("label", ""), "route": route,
-                                      "from_id": near_e.id, "entity_id": graph.entity(idx).id}
+                    entry["force"] = None if too_deep else {
+                        "step": i, "candidate_id": c["id"], "label": c.get("label", ""), "route": route,
+                        "from_id": near_e.id, "entity_id": graph.entity(idx).id}
                     return
     base = {"rank": None, "of": None, "score": None, "cutoff": None, "label": ""}
     for i in range(len(steps) - 1, -1, -1):  # offered, but ranked below the candidates the trace kept (a hub)
@@ -194,7 +199,7 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
         i = evals[0]
         entry["lost"] = {**base, "depth": steps[i].get("depth"), "stage": "evaluate", "step": i,
                          "note": "the chains were judged sufficient, so the search stopped before reaching it" + far}
-        if any(c.get("id") == "continue" for c in steps[i].get("candidates") or []):
+        if not too_deep and any(c.get("id") == "continue" for c in steps[i].get("candidates") or []):
             entry["force"] = {"step": i, "candidate_id": "continue", "label": "search one level deeper",
                               "route": route, "from_id": near_e.id, "entity_id": graph.entity(idx).id}
         return
