@@ -149,11 +149,14 @@ def draw() -> None:
 
         st.subheader("Search")
         a, b = st.columns(2)
-        a.number_input("Width N", 1, 10, key=K.WIDTH,
-                       help="How many paths the search keeps at each step (the beam). Wider finds more, slower.")
-        b.number_input("Depth D", 1, 6, key=K.DEPTH,
+        outside = " A number outside the range is not taken: the field turns red and the last one in it is used."
+        a.number_input("Width N (1–10)", 1, 10, key=K.WIDTH,
+                       help="How many paths the search keeps at each step (the beam). Wider finds more, slower."
+                            + outside)
+        b.number_input("Depth D (1–6)", 1, 6, key=K.DEPTH,
                        help="The most hops a chain may take from the topic entities: 2 for “the mentor of the "
-                            "founder of X”. Without an LLM the search tries each number up to this and keeps one.")
+                            "founder of X”. Without an LLM the search tries each number up to this and keeps one."
+                            + outside)
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
                     help="What scores the relations leaving the frontier, to keep the best N (2N of a GraphRAG "
                          "project's relations without the LLM). auto: the LLM with a provider; without one, the "

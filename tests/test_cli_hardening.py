@@ -93,8 +93,9 @@ def test_a_blank_graph_name_is_refused_before_anything_is_replaced(capsys):
     assert graph_name(str(DEMO), None, " mine ") == "mine"
 
 
-@pytest.mark.parametrize("rid", ["", " ", "abc\n", "../x", "a" * 81])
+@pytest.mark.parametrize("rid", ["", " ", "abc\n", "../x", "a" * 81, "bogus"])
 def test_resume_needs_a_real_run_id(rid, capsys, tmp_path, monkeypatch):
+    """A malformed id, or a well-formed one no saved run has ("bogus"): a usage error (exit 2) in one line."""
     monkeypatch.setenv("TOG_HOME", str(tmp_path))
     assert main(["query", str(DEMO), "Who?", "--model", "none", "--resume", rid]) == 2
     err = capsys.readouterr().err

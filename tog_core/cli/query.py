@@ -114,7 +114,12 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
         store = open_run_store(store_url, user=getpass.getuser()) if save or resume else None
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
-        state = engine.restore(store.load(resume)) if resume and store is not None else None
+        try:
+            state = engine.restore(store.load(resume)) if resume and store is not None else None
+        except FileNotFoundError:
+            raise UsageError(f"--resume {resume}: no saved run has that id (the app's Saved runs page lists them; "
+                             "a run's id is the name of its file under $TOG_HOME/runs), or leave --resume out to "
+                             "start a new run") from None
 
         def save_state(st: State) -> None:
             if store is not None:
