@@ -21,6 +21,7 @@ from tog_core.app import views as V
 from tog_core.app.session import AskAgain, K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
 from tog_core.runs.files import new_run_id
+from tog_core.tog.state import Seed
 from tog_core.tog.trace import DepthPlan, Trace
 
 ss = st.session_state
@@ -78,7 +79,7 @@ def question_form() -> bool:
         return st.form_submit_button("Ask", type="primary")
 
 
-def ask(progress: Any, again: AskAgain, seeds: list[str], store: Any) -> None:
+def ask(progress: Any, again: AskAgain, seeds: list[str | Seed], store: Any) -> None:
     """Run `again.question` (as `again` sets it up) with live progress in `progress`, and show its answer."""
     engine, model_info, notes = ui.engine_or_stop(again.settings)
     run_id = ss[K.ASK_RUN] = new_run_id()
@@ -142,7 +143,7 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
         st.warning(N.guess_words(t), icon=":material/help:")
         pick.answers_block(t, graph, store)
     B.answer_block(t, guess_said=guess, on_hops=lambda n: ss.__setitem__(K.ASK_AGAIN, AskAgain(
-        question=t.question, seeds=tuple(x.title for x in t.seeds), hops=n, tried=tried,
+        question=t.question, seeds=tuple(t.seeds), hops=n, tried=tried,
         settings=settings_from_trace(t, project))))
     if finished and not guess:  # "This is the answer" once there is one (resuming would answer anew)
         pick.answers_block(t, graph, store)  # the person's choice, saved apart from the search's
@@ -150,7 +151,7 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
     if finished:  # how the question was read; corrected, it is searched again (a new run)
         run_settings = settings_from_trace(t, project)
         reading_block(t, graph, run_settings, on_again=lambda edit: (ss.__setitem__(
-            K.ASK_AGAIN, AskAgain(question=t.question, seeds=tuple(x.title for x in t.seeds), hops=edit.hops,
+            K.ASK_AGAIN, AskAgain(question=t.question, seeds=tuple(t.seeds), hops=edit.hops,
                                   tried=tried if edit.hops else (), settings=run_settings, reading=edit.reading)),
             st.rerun()))
     B.seeds_block(t, graph, on_again=lambda chosen: again_from(t, chosen))

@@ -166,6 +166,10 @@ def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
     assert t["plan"]["trials"] == first["plan"]["trials"]  # what each number of hops found stays to compare
     assert all(len(c) == other for c in t["chains"] if c)
     assert [x["title"] for x in t["seeds"]] == [x["title"] for x in first["seeds"]]
+    # linked from the question both times: the new run does not call them chosen by the person
+    assert [x["how"] for x in t["seeds"]] == [x["how"] for x in first["seeds"]] and "user" not in \
+        {x["how"] for x in t["seeds"]}
+    assert "chosen by you" not in texts(at)
     assert {r.run_id for r in RunStore().list()} == {first["run_id"], t["run_id"]}  # the first run is kept
     hops = [e for e in at.expander if e.label.startswith("How many hops")]
     assert hops and hops[0].label.startswith(f"How many hops: {other} ")

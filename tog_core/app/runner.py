@@ -29,7 +29,7 @@ from tog_core.llm.errors import NotCached
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
-from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, State
+from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, Seed, State
 from tog_core.tog.trace import Trace
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class RunCallbacks(Callbacks):
 
 
 def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = None, *,
-                 seeds: Iterable[str] | None = None, hops: int | None = None, tried: Iterable[dict[str, Any]] = (),
+                 seeds: Iterable[str | Seed] | None = None, hops: int | None = None,
+                 tried: Iterable[dict[str, Any]] = (),
                  reading: QuestionReading | None = None, store: RunStore | None = None,
                  model_info: dict[str, Any] | None = None, run_id: str | None = None) -> Trace:
     """One automatic run, saved once the topic entities are linked and after every step. An error inside the

@@ -22,6 +22,7 @@ from tog_core.graphrag.errors import ProjectError
 from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
+from tog_core.tog.state import Seed
 from tog_core.tog.trace import Trace
 
 __all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "PRUNERS", "RECENT_MAX", "Settings",
@@ -143,7 +144,9 @@ class AskAgain:
     (with the earlier run's trials and settings), "Search again with this reading" (a person's corrected reading)."""
 
     question: str
-    seeds: tuple[str, ...] = ()
+    # titles a person chose, or the earlier run's own topic entities (Seed: how each was found stays with it, so the
+    # new run does not call them chosen by the person)
+    seeds: tuple[str | Seed, ...] = ()
     hops: int | None = None
     tried: tuple[dict[str, Any], ...] = ()
     settings: Settings | None = None
