@@ -151,7 +151,7 @@ def test_saved_runs_says_the_choice_apart_and_compare_has_its_own_row():
     assert rows["answer (the search's)"]["A"] == SHIP and rows["answer (the search's)"]["B"] == "Pell Ardent"
     assert rows["answer chosen by a person"]["A"] == ACADEMY and rows["answer chosen by a person"]["B"] == ""
     assert "Run B asks another question" in texts(at)  # B defaults to the other question's run: said so
-    assert rows["stopped"]["A"] == "the chains answer the question"  # in words, not the trace's "sufficient"
+    assert rows["stopped"]["A"] == "judged enough to answer"  # in words, not the trace's "sufficient"
 
 
 def test_an_unfinished_run_offers_no_choice_until_it_has_an_answer():

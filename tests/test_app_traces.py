@@ -60,7 +60,7 @@ def test_an_old_trace_opens_on_the_ask_page_and_on_saved_runs(home):
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     seen = texts(at)
-    assert "Who founded the Lanternwright Guild?" in seen and "stopped: the chains answer the question" in seen
+    assert "Who founded the Lanternwright Guild?" in seen and "stopped: judged enough to answer" in seen
 
 
 def test_an_answer_part_way_along_its_chain_says_how_deep_the_search_went(home):

@@ -217,7 +217,7 @@ def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     assert [r["run"] for r in rows] == ["1", "2"] and "project" not in rows[0]
     assert rows[1]["answer"] == "(unfinished: resume it)" and rows[1]["stop"] == "unfinished"
     done = run_rows([replace(runs[0], stop_reason="sufficient"), replace(runs[1], stop_reason="no_candidates")])
-    assert [r["stop"] for r in done] == ["the chains answer the question", "nothing further to follow"]  # words
+    assert [r["stop"] for r in done] == ["judged enough to answer", "nothing further to follow"]  # words
     assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
     every = run_rows(runs)
     assert [r["project"] for r in every] == ["demo", "demo", "other"]
@@ -298,7 +298,7 @@ def test_plan_rows_show_the_question_words_as_written_and_keep_the_answers_depth
 def test_status_lines_say_why_a_search_stopped_in_words_and_no_bill_without_an_llm():
     from tog_core.app.views import progress_line
 
-    assert progress_line(1, "sufficient", {"llm_calls": 0}) == "depth 1 · the chains answer the question · no LLM calls"
+    assert progress_line(1, "sufficient", {"llm_calls": 0}) == "depth 1 · judged enough to answer · no LLM calls"
     assert progress_line(2, "relations", {"llm_calls": 3, "prompt_tokens": 90, "completion_tokens": 10,
                                           "cost_usd": 0.0012}, max_depth=3) == \
         "depth 2 of 3 · relations · 3 LLM calls · 100 tokens · $0.0012"

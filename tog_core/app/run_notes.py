@@ -12,7 +12,7 @@ from tog_core.tog.state import FORCED_ANSWER
 from tog_core.tog.trace import Trace
 
 # why a search stopped, in plain words (the trace's stop_reason names stay as they are)
-STOP_WORDS = {"sufficient": "the chains answer the question", "max_depth": "reached the maximum depth",
+STOP_WORDS = {"sufficient": "judged enough to answer", "max_depth": "reached the maximum depth",
               "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
 
 
