@@ -370,3 +370,6 @@ def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch
     assert ranked[1].why.startswith(place_words(2, 2) + "; ")  # the place in the one wording the diagnosis reads
     trace["candidates"][1]["why"] = "ranked by hand; behind Carl"  # not the list's place words (another version)
     assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"]["why"] == "ranked by hand; behind Carl"  # said whole
+    # the trace keeps the first few candidates of a longer ranking: the place is read against the whole ranking
+    trace["candidates"][1]["why"] = place_words(2, 13) + "; behind Carl"
+    assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"] == {"place": 2, "of": 13, "why": "behind Carl"}

@@ -177,7 +177,8 @@ def test_why_not_says_a_retrieved_candidate_was_never_the_searchs_but_is_on_the_
     t = eng.trace(one_hop_state(eng)).to_dict()
     assert [c["title"] for c in t["candidates"]][:1] == ["Bob"]
     text = diagnosis_text(diagnose(t, ["Carl"], graph))
-    assert text.startswith("Carl: never a candidate of the search.")
+    assert text.startswith("Carl: never a candidate of the search (the answer list holds it, found by its "
+                           "description).")
     assert "The answer list places it" in text and answers.found_why("description") in text
     # an entity on no list at all is "never a candidate", as before
     assert diagnosis_text(diagnose(t, ["Zed"], graph)).startswith("Zed: never a candidate.")

@@ -333,7 +333,8 @@ def test_the_words_for_how_an_off_chain_answer_was_found():
     # a diagnosis stored before "found_by" said "by_description"
     old = {"title": "Carl", "found": True, "in_final_beam": False, "never_candidate": True, "by_description": True,
            "lost": None, "nearest": None, "force": None, "did_you_mean": [], "ranked": None}
-    assert diagnosis_text([old]).startswith("Carl: never a candidate of the search.")
+    assert diagnosis_text([old]).startswith("Carl: never a candidate of the search (the answer list holds it, "
+                                            "found by its description).")
     assert diagnosis_text([{**old, "answer": True}]).startswith("Carl: the answer, found by its description")
 
 

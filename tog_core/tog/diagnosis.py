@@ -28,6 +28,7 @@ route needs more hops than the run's maximum depth (no override within it reache
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -288,7 +289,10 @@ def _ranked(trace: dict[str, Any], title: str, idx: int | None, graph: Any) -> d
                if (key is not None and str(c.get("entity_id")) == str(key)) or c.get("title") == title), None)
     if not at:  # not on the list, or first (the answer)
         return None
-    return {"place": at + 1, "of": len(cands), "why": without_place(str(cands[at].get("why") or ""))}
+    why = str(cands[at].get("why") or "")
+    # the trace keeps the first few of the ranked candidates: the whole ranking's count is in the `why` it wrote
+    ranked = re.match(r"ranked \d+ of (\d+) candidates", why)
+    return {"place": at + 1, "of": int(ranked.group(1)) if ranked else len(cands), "why": without_place(why)}
 
 
 def _num(x: Any) -> str:
@@ -315,7 +319,8 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
                        "and its chain is the shortest to it.")
             continue
         # "never a candidate" of the search: the answer list may still hold it (found off the kept chains)
-        never = "never a candidate of the search." if _found_by(d) else "never a candidate."
+        never = (f"never a candidate of the search (the answer list holds it, {found_words(_found_by(d))})."
+                 if _found_by(d) else "never a candidate.")
         words = [f"{t}: " + (never if d.get("never_candidate") else "was a candidate but is not in the final beam.")]
         n = d.get("nearest")
         if n:
