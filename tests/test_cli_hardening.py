@@ -143,3 +143,10 @@ def test_unreadable_weights_are_read_as_the_default_with_one_counted_problem(tmp
         assert f"{bad} of 4 weights" in lines[0] and "read as 1.0" in lines[0]
         assert main(["inspect", str(root)]) == 0
         assert lines[0] in capsys.readouterr().out
+
+
+def test_text_cut_for_a_line_says_where_it_was_cut():
+    from tog_core.cli.query import cut
+
+    assert cut("published by the Saltmere Gazette", 30) == "published by the Saltmere Gaz…"
+    assert len(cut("x" * 100, 60)) == 60 and cut("short", 60) == "short"

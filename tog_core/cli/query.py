@@ -150,19 +150,24 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
             getattr(closable, "close", lambda: None)()
 
 
+def cut(text: str, n: int) -> str:
+    """`text` at most `n` characters, an ellipsis saying where it was cut."""
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
 def _candidate_lines(t: Trace, n: int) -> list[str]:
     """The first `n` of the trace's ordered answer list: title, score, chain and supporting sentence."""
     one = lambda x: safe(x, one_line=True)  # noqa: E731 - graph text inside a line
     out = []
     for k, c in enumerate(t.candidates[:n], 1):
         chain = c.get("chain") or []
-        path = " ".join([one(chain[0]["source"])] + [f"--[{one(x['relation'][:60])}]--> {one(x['target'])}"
+        path = " ".join([one(chain[0]["source"])] + [f"--[{one(cut(x['relation'], 60))}]--> {one(x['target'])}"
                                                      for x in chain]) if chain else ""
         out.append(f"  {k}. {one(c['title'])} (score {float(c['score']):.2f})" + (f": {path}" if path else ""))
         if c.get("sentence"):
-            out.append(f"     \"{one(c['sentence'][:200])}\"")
+            out.append(f"     \"{one(cut(c['sentence'], 200))}\"")
         if c.get("why"):
-            out.append(f"     why: {one(str(c['why'])[:400])}")
+            out.append(f"     why: {one(cut(str(c['why']), 400))}")
     return out
 
 
@@ -189,10 +194,11 @@ def _print_trace(t: Trace, n_candidates: int = 3) -> None:
             echo(line)
         echo()
     if t.chains:
-        echo("Chains:")
+        echo("Chains, as the search walked them from the topic entities:")
         for k, chain in enumerate(t.chains, 1):
             one = lambda x: safe(x, one_line=True)  # noqa: E731 - a title or relation inside the line
-            parts = [one(chain[0].source)] + [f"--[{one(link.relation[:80])}]--> {one(link.target)}" for link in chain]
+            parts = [one(chain[0].source)] + [f"--[{one(cut(link.relation, 80))}]--> {one(link.target)}"
+                                              for link in chain]
             echo(f"  [{k}] " + " ".join(parts))
     if t.plan:  # the hops the LLM-free search tried before it ran (GraphRAG graphs)
         tried = "; ".join(f"{x['depth']}: {len(x.get('matched') or [])} question word(s) matched"
