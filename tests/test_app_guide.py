@@ -2,6 +2,8 @@
 departures in words, temperatures only with an LLM, and a clickable "Did you mean" without generic titles."""
 from __future__ import annotations
 
+import re
+
 import os
 
 import pytest
@@ -53,6 +55,8 @@ def test_an_example_asks_for_the_kind_its_answer_names_and_in_the_graphs_languag
     fr = KnowledgeGraph.load(open_project(ROOT / "bench/data/fr-atelier"))
     asked = [e.question for e in example_questions(fr)]
     assert asked and all(q.startswith("Qui ") and q.endswith(" ?") for q in asked)  # never "Who est …"
+    assert not any(re.search(r"\b\w['’] ", q) for q in asked)  # "d'Émile", never "d' Émile"
+    assert any(re.search(r"\b\w['’]\w", q) for q in asked)  # (the project has such an example)
     assert all(fr.entity(fr.find_title(e.answer)).type == "PERSON" for e in example_questions(fr))
 
 

@@ -219,8 +219,9 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
             continue
         used[b] += 1
         used[a] += 1
-        one.append(Example(question=f"{word} {phrase} {b} ?" if word == "Qui" else f"{word} {phrase} {b}?", answer=a,
-                           hops=1))
+        # an elided article or preposition joins its word: "la fille d'Émile Garnier", not "d' Émile"
+        fact = f"{phrase}{b}" if phrase.endswith(("'", "’")) else f"{phrase} {b}"
+        one.append(Example(question=f"{word} {fact} ?" if word == "Qui" else f"{word} {fact}?", answer=a, hops=1))
     two: list[Example] = []
     by_subject = {a: (phrase, b) for a, phrase, b in facts if phrase.lower().startswith("is the ")}
     for a, phrase, b in facts:
