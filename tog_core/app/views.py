@@ -21,7 +21,7 @@ from tog_core.render.evidence import evidence, support_span, with_evidence  # no
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.policy import GUESS_WORDS
-from tog_core.tog.state import Proposal
+from tog_core.tog.state import EngineConfig, Proposal
 from tog_core.tog.trace import Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
@@ -66,7 +66,7 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     elif isinstance(conf, (int, float)) and not isinstance(conf, bool):
         value = float(conf)
     scores = [float(c[-1].score or 0) for c in chains]
-    return {"entity": entity, "by": trace.answer_by or "", "hops": hops,
+    return {"entity": entity, "by": trace.answer_by or "", "hops": hops, "changed": changed_search(trace),
             "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
             "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
                                    if e != entity],
@@ -81,13 +81,29 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             if walks else None}
 
 
+def changed_search(trace: Trace) -> str:
+    """How the run's search differs from the one the confidence was fitted on (the default width and depth, no step
+    chosen by a person), in words; "" when it does not. The confidence of a changed search is a rougher guide: with
+    one chain kept, or the right way dropped by hand, the ranker sees one clear candidate and is sure of it."""
+    cfg, base = trace.config or {}, EngineConfig()
+    out = [f"{what} {cfg[what]}" for what in ("width", "depth")
+           if isinstance(cfg.get(what), int) and cfg[what] != getattr(base, what)]
+    if any(getattr(step, "overrides", None) for step in trace.steps):
+        out.append("your choices at a step")
+    return ", ".join(out)
+
+
 def confidence_line(view: dict[str, Any]) -> str:
-    """How sure, in words: the trace's confidence when it has one, else nothing is claimed."""
+    """How sure, in words: the trace's confidence when it has one, else nothing is claimed. A search changed from
+    the one the confidence was fitted on says so (changed_search)."""
     if view["confidence"] is None:
         return ""
     word = f"low: {GUESS_WORDS}" if view["low"] else ""
+    changed = view.get("changed") or ""
     return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
-        (f": {view['why']}" if view["why"] else "")
+        (f": {view['why']}" if view["why"] else "") + \
+        (f"; fitted on searches left as set by default, and this one was changed ({changed}): it may be too high"
+         if changed else "")
 
 
 # ---------------------------------------------------------------------------------------------- explore
