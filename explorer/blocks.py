@@ -167,9 +167,11 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
     else:
         how = ("You chose the kept one. " if chosen else "The run then searched the kept one (the fewest "
                "hops whose best chain's relations match the most question words). ")
+    part_way = bool(n and searched and n != searched and not view.get("found"))
     hops_block(t.plan, trace=t, on_choose=on_hops,
                note="Each row is its own search of exactly that many hops, made before the run. " + how
-               + "The chains and pictures here are the run's.")
+               + "The chains and pictures here are the run's.",
+               searched=searched if part_way else None)
     if view["confidence"] is not None and view["low"] and not guess_said:
         st.warning("Low confidence: treat this answer as a guess. " + (
             "Check the answer candidates and the evidence, or name the entity you expected under “Why not …?”."
@@ -186,15 +188,20 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
 
 
 def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
-               on_choose: Callable[[int], None] | None = None, trace: Trace | None = None) -> None:
+               on_choose: Callable[[int], None] | None = None, trace: Trace | None = None,
+               searched: int | None = None) -> None:
     """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
     (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
-    search again exactly that deep."""
+    search again exactly that deep. `searched`: how deep the run went when its answer sits part-way along a longer
+    chain (the label then gives both numbers)."""
     rows = V.plan_rows(trace, plan)  # with the run's answer: its row is the kept one
     if not rows:
         return
     kept = next((r["hops"] for r in rows if r["kept"]), "?")
-    with st.expander(f"How many hops: {kept} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
+    # the answer part-way along a longer chain: both numbers in the label, not only the one the answer sits at
+    label = (f"How many hops: the answer is {kept} along its chain, the search went {searched} deep" if searched
+             else f"How many hops: {kept}")
+    with st.expander(f"{label} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
         st.dataframe(rows, hide_index=True, width="stretch")
         st.caption(note)
         others = [r["hops"] for r in rows if not r["kept"]]

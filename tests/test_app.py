@@ -176,6 +176,18 @@ def test_answer_at_another_number_of_hops_is_one_click_under_the_answer(home):
     assert "You chose the kept one" in " ".join(c.value for c in hops[0].caption)
 
 
+def test_an_answer_part_way_along_a_longer_chain_gives_both_numbers_of_hops(home):
+    """The search went 3 hops deep and its answer is 2 hops along its chain: the "How many hops" label says both,
+    not a lone 2 beside a status line that says depth 3."""
+    at = ask(app(), "On which island was the founder of the Lanternwright Guild born?")
+    assert not at.exception, at.exception
+    t = at.session_state[K.ASK_TRACE].to_dict()
+    own = next(c for c in t["candidates"] if c["title"] == t["answer_entity"])
+    assert t["plan"]["depth"] == 3 and len(own["chain"]) == 2  # the case: answered part-way along
+    hops = [e.label for e in at.expander if e.label.startswith("How many hops")]
+    assert hops == ["How many hops: the answer is 2 along its chain, the search went 3 deep (tried 1 to 3)"]
+
+
 def test_ask_with_an_llm_streams_its_answer_with_chain_and_evidence(server, home):
     at = app(**{K.MODEL: "openai/toy", K.API_BASE: server.base_url, K.API_KEY: FAKE_KEY, K.DEPTH: 2})
     at = ask(at, QUESTION)
