@@ -225,3 +225,18 @@ def test_the_reports_mark_the_chain_the_answer_came_along():
     assert "(used for the answer)" not in export_markdown(t)  # found before the run: none of the run's chains
     t["candidates"] = []  # an older trace: the best chain, as before
     assert "### Chain 1 (used for the answer)" in export_markdown(t)
+
+
+def test_the_markdown_export_of_a_run_without_an_llm_leaves_out_the_settings_only_an_llm_reads():
+    """A no-LLM run records EngineConfig's LLM settings (temperatures, the judge) without using them: the Markdown
+    lists them apart as unused; a run with a model keeps them in the table; the JSON export keeps everything."""
+    t = make_trace()
+    t["config"] = {**(t.get("config") or {}), "model_kind": "none", "model": "none", "width": 3,
+                   "temperature_exploration": 0.4, "judge": "llm"}
+    text = export_markdown(t)
+    table = text.split("## Configuration", 1)[1].split("## Answer", 1)[0]
+    assert "| width | 3 |" in table and "temperature\\_exploration |" not in table and "| judge |" not in table
+    assert "Without an LLM these settings were not used: temperature\\_exploration, judge." in table
+    with_llm = export_markdown({**t, "config": {**t["config"], "model_kind": "litellm", "model": "openai/x"}})
+    assert "| judge | llm |" in with_llm and "were not used" not in with_llm
+    assert json.loads(export_json(t))["config"]["judge"] == "llm"

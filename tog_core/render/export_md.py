@@ -74,6 +74,11 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
+# the settings only an LLM reads: a run without one records them (EngineConfig's defaults) and never uses them
+LLM_ONLY = ("temperature_exploration", "temperature_reasoning", "max_tokens", "answer_max_tokens", "judge",
+            "compact_scores", "entity_batch", "pairs_per_path")
+
+
 def export_markdown(trace: dict[str, Any]) -> str:
     t = public_trace(trace)
     long = LongTexts(t)
@@ -84,7 +89,11 @@ def export_markdown(trace: dict[str, Any]) -> str:
     if t.get("error"):
         out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]
     out += ["## Configuration", ""]
-    out += _table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]) + [""]
+    config = dict(t.get("config") or {})
+    unused = [k for k in LLM_ONLY if k in config] if config.get("model_kind") == "none" else []
+    out += _table(["setting", "value"], [[k, v] for k, v in config.items() if k not in unused]) + [""]
+    if unused:  # recorded in the trace (the JSON export keeps them), read by no step of a run without an LLM
+        out += [f"*Without an LLM these settings were not used: {md(', '.join(unused))}.*", ""]
 
     out += ["## Answer", ""]
     by = t.get("answer_by") or ""
