@@ -239,7 +239,7 @@ def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
     if rule_first and is_pick:
         return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
     return place_words(i + 1, n) + (
-        "; also the rule choice" if is_pick else "")
+        "; also the rule's pick (the chain end whose type and covered question words fit best)" if is_pick else "")
 
 
 def exact_depth(ctx: SearchContext, state: State) -> bool:
