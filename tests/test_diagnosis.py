@@ -86,6 +86,7 @@ def test_a_pruned_candidate_names_its_step_rank_score_and_cutoff(g, t):
     assert d["force"]["candidate_id"] == f"e|1|{eid(g, 'Lyon')}" and d["force"]["step"] == 4
     words = diagnosis_text([d])
     assert "Lost at depth 2 (entities): “Lyon” ranked 2 of 3, score 0.300, cut-off 0.800." in words
+    assert "Override to try: keep “Lyon” (step 5: depth 2, entities)." in words  # where the page shows it
 
 
 def test_kept_then_gone_is_lost_where_the_search_went_on(g, t):
@@ -93,7 +94,7 @@ def test_kept_then_gone_is_lost_where_the_search_went_on(g, t):
     assert d["lost"]["stage"] == "evaluate" and d["lost"]["depth"] == 1
     assert d["force"] == {"step": 2, "candidate_id": "sufficient", "label": "Bob", "route": [],
                           "from_id": eid(g, "Bob"), "entity_id": eid(g, "Bob"), "action": "answer at depth 1"}
-    assert "Override to try: answer at depth 1 with “Bob” (step 3)." in diagnosis_text([d])
+    assert "Override to try: answer at depth 1 with “Bob” (step 3: depth 1, evaluate)." in diagnosis_text([d])
 
 
 def test_never_a_candidate_finds_the_nearest_point_and_the_pruned_relation(g, t):

@@ -338,9 +338,13 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
                 words.append(lost["note"][0].upper() + lost["note"][1:] + ".")
         f = d.get("force")
         if f:
+            # the step by its number in the run and, where the diagnosis has them, its depth and stage (the page
+            # shows steps by depth and stage, not by number)
+            at = f"step {f['step'] + 1}" + (f": depth {lost['depth']}, {lost['stage']}"
+                                            if lost and lost.get("step") == f["step"] else "")
             if f.get("action"):
-                words.append(f"Override to try: {f['action']} with “{f['label']}” (step {f['step'] + 1}).")
+                words.append(f"Override to try: {f['action']} with “{f['label']}” ({at}).")
             else:
-                words.append(f"Override to try: keep “{f['label']}” at step {f['step'] + 1}.")
+                words.append(f"Override to try: keep “{f['label']}” ({at}).")
         out.append(" ".join(words) + placed)
     return "\n".join(out)
