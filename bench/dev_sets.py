@@ -29,10 +29,10 @@ DEV: dict[str, tuple[Path, Path]] = {
     # a second dev set on the 1.2 output, written blind to the search (bench/data/README.md)
     "cc12b": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_dev2.jsonl"),
     # a third, every path through a hub (SCROOGE, CHRISTMAS, BOB CRATCHIT): for the relation stage at hubs, where
-    # the blind 1.2 sets are lost; not in the answer ranker's fit (bench/fit_ranker.py SETS)
+    # the blind 1.2 sets are lost; scored outside the answer ranker's fit, never in it (bench/fit_ranker.py OUTSIDE)
     "cc12hub": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_dev_hub.jsonl"),
     # the 3.x counterpart, every path through a hub (SCROOGE, EBENEZER SCROOGE, BOB CRATCHIT, CHRISTMAS), written blind
-    # to the search (bench/data/README.md); not in the answer ranker's fit either
+    # to the search (bench/data/README.md); outside the answer ranker's fit too
     "cchub": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev_hub.jsonl"),
     "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl"),
     "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl"),

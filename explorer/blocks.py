@@ -158,16 +158,17 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                        "chain the search kept: "
                        "this chain is the shortest to it, and its links were not scored. The search picture does not "
                        "show it; the reasoning chains draw it first.")
-    (searched, chosen), n = N.plan_depth(t), len(view["hops"])
+    (_, chosen), n = N.plan_depth(t), len(view["hops"])
+    searched = max((int(s.depth) for s in t.steps), default=0)  # how deep the run went (not the depth it planned)
+    part_way = bool(n and searched and n < searched and not view.get("found") and not view["from_trial"])
     if view.get("found"):
         how = f"The answer is not at the end of any row's chain: it was {found_words(view['found'])}. "
-    elif n and searched and n != searched:  # the answer sits part-way along a longer chain
+    elif part_way:  # the answer sits part-way along a longer chain
         how = (f"The search went {searched} hops deep; the answer is {n} hop{'s' if n > 1 else ''} along its chain "
                "(the kept row). ")
     else:
         how = ("You chose the kept one. " if chosen else "The run then searched the kept one (the fewest "
                "hops whose best chain's relations match the most question words). ")
-    part_way = bool(n and searched and n != searched and not view.get("found"))
     hops_block(t.plan, trace=t, on_choose=on_hops,
                note="Each row is its own search of exactly that many hops, made before the run. " + how
                + "The chains and pictures here are the run's.",

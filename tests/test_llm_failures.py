@@ -118,12 +118,14 @@ def test_unreadable_body_is_bad_response() -> None:
         assert "/v1" in str(caught.value) and sleeps.delays == []
 
 
-def test_bad_request_is_not_retried() -> None:
-    with FakeOpenAIServer(lambda r: Reply(status=404, text="model not found")) as srv:
+@pytest.mark.parametrize("status, kind", [(400, "bad_request"), (404, "model")])
+def test_bad_request_is_not_retried(status: int, kind: str) -> None:
+    """A rejected request (400) and a model or path the provider does not have (404) fail at once, unretried."""
+    with FakeOpenAIServer(lambda r: Reply(status=status, text="model not found")) as srv:
         client = make_client(srv)
         with pytest.raises(LLMError) as caught:
             asyncio.run(client.complete(user("x"), temperature=0))
-        assert caught.value.kind == "bad_request" and len(srv.requests) == 1
+        assert caught.value.kind == kind and len(srv.requests) == 1
 
 
 # --- bounded time for a hung provider ---------------------------------------------------------

@@ -96,3 +96,18 @@ def test_query_prints_the_candidates_and_says_plainly_when_the_answer_is_a_guess
     out = capsys.readouterr().out
     assert out.startswith("This is a guess: confidence ") and "is below 1.00" in out
     assert out.index("  1. Mara Quell") < out.index("Most likely answer") and "  3. " not in out
+
+
+def test_query_says_when_the_confidence_comes_from_a_changed_search(tmp_path, monkeypatch, capsys):
+    """Width 1, depth 1 without an LLM: the answer's confidence was fitted on default searches, and the CLI says so
+    under the answer; at the defaults it says nothing of the kind."""
+    from tog_core.cli.main import main
+
+    monkeypatch.setenv("TOG_HOME", str(tmp_path))
+    q = "Who founded the Lanternwright Guild?"
+    assert main(["query", "demo", q, "--model", "none", "--width", "1", "--depth", "1", "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert "(The confidence: fitted on searches left as set by default, and this one was changed (width 1, depth 1)" \
+        in out
+    assert main(["query", "demo", q, "--model", "none", "--no-save"]) == 0
+    assert "The confidence: fitted" not in capsys.readouterr().out

@@ -364,10 +364,11 @@ def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch
                             {"title": "Bob", "entity_id": "id-Bob", "why": ranked[1].why}], "chains": [], "steps": []}
     d = diagnose(trace, ["Bob", "Carl"], eng.graph)
     assert d[0]["ranked"] == {"place": 2, "of": 2,  # Bob is also the rule choice
-                              "why": "also the rule's pick (the chain end whose type and covered question words "
-                                     "fit best); behind Carl on: how many hops it is from the topic"}
+                              "why": "also the rule's pick (on the best chains, the entity nearest their ends "
+                                     "whose type fits the question); behind Carl on: how many hops it is from the "
+                                     "topic"}
     assert d[1]["ranked"] is None  # the answer itself
-    assert "The answer list places it 2 of 2: also the rule's pick (the chain end" in diagnosis_text(d)
+    assert "The answer list places it 2 of 2: also the rule's pick (on the best chains" in diagnosis_text(d)
     assert ranked[1].why.startswith(place_words(2, 2) + "; ")  # the place in the one wording the diagnosis reads
     trace["candidates"][1]["why"] = "ranked by hand; behind Carl"  # not the list's place words (another version)
     assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"]["why"] == "ranked by hand; behind Carl"  # said whole

@@ -111,12 +111,18 @@ def test_fit_ranker_scores_the_sets_outside_the_fit_with_the_model_fitted_on_eve
     fr = load("fit_ranker")
     _fake_dumps(fr, tmp_path, seed=4)
     (tmp_path / "o.json").write_text((tmp_path / "a.json").read_text())  # the same questions as "a", outside
+    stale = json.loads((tmp_path / "a.json").read_text())
+    for q in stale:
+        for c in q["cands"]:
+            c["features"].pop("beam", None)  # dumped before a feature existed: named, left out, the fit goes on
+    (tmp_path / "old.json").write_text(json.dumps(stale))
     monkeypatch.setattr(fr, "OUT", tmp_path)
     monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b"], False)})
-    monkeypatch.setattr(fr, "OUTSIDE", {"free": ["o", "never-dumped"]})
+    monkeypatch.setattr(fr, "OUTSIDE", {"free": ["o", "never-dumped", "old"]})
     fr.main_fit(write=False)
     out = capsys.readouterr().out
-    assert "outside the fit, scored by the model fitted on every set above (undumped: never-dumped)" in out
+    assert "outside the fit, scored by the model fitted on every set above (undumped: never-dumped, old)" in out
+    assert "outside the fit, left out: the dump of old has no beam" in out
     features = tuple(f for f in fr.ranking.FEATURES if f not in fr.UNUSED["free"])
     sets = fr.load(["a", "b", "o"], features)
     full = fr.fit({n: sets[n] for n in ("a", "b")}, False, signed=True, features=features)

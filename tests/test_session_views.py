@@ -87,14 +87,19 @@ def test_answer_view_states_the_entity_its_chain_and_confidence():
     assert confidence_line(answer_view({**t, "confidence": 0.2, "low_confidence": 0.4})) == \
         "confidence 0.20 (low: treat it as a guess)"
     # a search changed from the one the confidence was fitted on says its number may be too high
-    narrow = answer_view({**t, "confidence": 0.94, "low_confidence": 0.66, "config": {"width": 1, "depth": 1}})
+    narrow = answer_view({**t, "confidence": 0.94, "low_confidence": 0.66,
+                          "config": {"width": 1, "depth": 1, "model": "none"}})
     assert confidence_line(narrow) == ("confidence 0.94; fitted on searches left as set by default, and this one was "
                                        "changed (width 1, depth 1): it may be too high")
     step = {"depth": 1, "stage": "entities", "candidates": [],
             "overrides": [{"id": "e|0|x", "label": "x", "auto_kept": True, "kept": False}]}
-    by_hand = answer_view({**t, "confidence": 0.96, "config": {"width": 3, "depth": 3}, "steps": [step]})
+    by_hand = answer_view({**t, "confidence": 0.96, "config": {"width": 3, "depth": 3, "model_kind": "none"},
+                           "steps": [step]})
     assert by_hand["changed"] == "your choices at a step" and "(your choices at a step)" in confidence_line(by_hand)
-    assert answer_view({**t, "confidence": 0.9, "config": {"width": 3, "depth": 3}})["changed"] == ""
+    assert answer_view({**t, "confidence": 0.9, "config": {"width": 3, "depth": 3, "model": "none"}})["changed"] == ""
+    # with an LLM the confidence is the rule choice's formula, fitted on nothing: no such caveat
+    assert answer_view({**t, "confidence": 0.6, "config": {"width": 1, "model": "openai/x",
+                                                           "model_kind": "litellm"}})["changed"] == ""
     v = answer_view({**t, "answer_entity": "Alice"})  # an answer on a chain's prefix: its chain stops there
     assert v["hops"] == [("Acme", "Alice founded Acme", "Alice")] and v["chain_index"] == 0
     assert v["answer_hop"] == 1 and answer_view(t)["answer_hop"] == 2  # part way along its chain / at its end

@@ -19,9 +19,9 @@ from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
-from tog_core.tog.choice import PersonAnswer
+from tog_core.tog.choice import PersonAnswer, changed_search, changed_words
 from tog_core.tog.policy import GUESS_WORDS
-from tog_core.tog.state import EngineConfig, Proposal
+from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
@@ -81,18 +81,6 @@ def answer_view(trace: Trace) -> dict[str, Any]:
             if walks else None}
 
 
-def changed_search(trace: Trace) -> str:
-    """How the run's search differs from the one the confidence was fitted on (the default width and depth, no step
-    chosen by a person), in words; "" when it does not. The confidence of a changed search is a rougher guide: with
-    one chain kept, or the right way dropped by hand, the ranker sees one clear candidate and is sure of it."""
-    cfg, base = trace.config or {}, EngineConfig()
-    out = [f"{what} {cfg[what]}" for what in ("width", "depth")
-           if isinstance(cfg.get(what), int) and cfg[what] != getattr(base, what)]
-    if any(getattr(step, "overrides", None) for step in trace.steps):
-        out.append("your choices at a step")
-    return ", ".join(out)
-
-
 def confidence_line(view: dict[str, Any]) -> str:
     """How sure, in words: the trace's confidence when it has one, else nothing is claimed. A search changed from
     the one the confidence was fitted on says so (changed_search)."""
@@ -102,8 +90,7 @@ def confidence_line(view: dict[str, Any]) -> str:
     changed = view.get("changed") or ""
     return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
         (f": {view['why']}" if view["why"] else "") + \
-        (f"; fitted on searches left as set by default, and this one was changed ({changed}): it may be too high"
-         if changed else "")
+        (f"; {changed_words(changed)}" if changed else "")
 
 
 # ---------------------------------------------------------------------------------------------- explore

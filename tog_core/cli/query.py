@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
+from tog_core.tog.choice import changed_search, changed_words
 
 if TYPE_CHECKING:
     from tog_core.compose import RunSpec
@@ -117,9 +118,10 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
         try:
             state = engine.restore(store.load(resume)) if resume and store is not None else None
         except FileNotFoundError:
-            raise UsageError(f"--resume {resume}: no saved run has that id (the app's Saved runs page lists them; "
-                             "a run's id is the name of its file under $TOG_HOME/runs), or leave --resume out to "
-                             "start a new run") from None
+            where = ("in the store" if store_url else
+                     "(a run's id is the name of its file under $TOG_HOME/runs)")
+            raise UsageError(f"--resume {resume}: no saved run has that id {where}; the app's Saved runs page lists "
+                             "them, or leave --resume out to start a new run") from None
 
         def save_state(st: State) -> None:
             if store is not None:
@@ -187,6 +189,8 @@ def _print_trace(t: Trace, n_candidates: int = 3) -> None:
             echo(line)
         echo()
     echo(t.answer.strip())
+    if t.confidence is not None and (changed := changed_search(t)):
+        echo(f"(The confidence: {changed_words(changed)}.)")
     echo()
     if t.candidates and not guess and n_candidates > 0:
         echo("Candidates, best first:")

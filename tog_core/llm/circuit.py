@@ -4,7 +4,7 @@ A provider that accepts a request and never answers costs each call its whole de
 a run makes up to 2·N·D + D + 1 calls one stage after another: 17 calls, over five minutes a question. A provider
 that refuses the key, fails with 5xx after every retry or cannot be reached fails every later call the same way.
 So after the first call of a run that failed for a reason that is the provider's, not the prompt's (timeout, server
-error, cannot connect, auth, a model it does not know: HTTP 404), the :class:`Circuit` opens and every later call of
+error, cannot connect, auth, no such model or path: HTTP 404), the :class:`Circuit` opens and every later call of
 the run raises at once with ``circuit open: …``; the caller falls back by name as for any failed call, and the
 fallback's detail says why. One failed call is enough: it has already used its retries (a timeout its whole
 deadline), and measured at a hung loopback listener a second one only doubles the cost
@@ -32,11 +32,11 @@ OPENS_ON = ("timeout", "server", "connection", "auth", "model")
 
 # a failure kind in the words a person reads first
 KIND_WORDS = {"timeout": "timeout", "server": "server error", "connection": "cannot connect", "auth": "auth",
-              "model": "unknown model", "rate_limit": "rate limited", "bad_request": "request rejected",
+              "model": "no such model or path", "rate_limit": "rate limited", "bad_request": "request rejected",
               "bad_response": "unreadable reply"}
 _WHY = {"timeout": "provider timed out", "server": "provider failed with a server error",
         "connection": "provider cannot be reached", "auth": "provider rejected the key",
-        "model": "provider does not know the model"}
+        "model": "provider has no such model or path"}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -139,7 +139,7 @@ class LLMClient:
                 failure = _classify(exc)
                 if failure is None:
                     raise
-                if failure.kind == "bad_request" and level is not None and json_schema is not None \
+                if failure.kind in ("bad_request", "model") and level is not None and json_schema is not None \
                         and _mentions_response_format(failure.detail):
                     level = self._degrade_json(level, failure.detail)  # at most two steps down
                     degraded += 1
@@ -338,7 +338,8 @@ class LLMClient:
                      "the key was rejected or is missing; check "
                      + (f"the environment variable {cfg.api_key_env}" if cfg.api_key_env
                         else "the API key you gave (or the provider's usual variable, e.g. OPENAI_API_KEY)")),
-            "model": f"{where} does not know this model; check its name against the provider's list of models",
+            "model": f"{where} has no such model or path; check the model's name against the provider's list, "
+                     "and the api_base (an OpenAI-compatible api_base usually ends in /v1)",
             "bad_request": "the request was rejected; check the model name and parameters",
             "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
                             f"(an OpenAI-compatible api_base usually ends in /v1)",

@@ -167,15 +167,11 @@ def check_provider(model: str, api_base: str | None = None) -> None:
     """ModelChoiceError when LiteLLM cannot tell which provider `model` is for ("gpt-4o-mini" is OpenAI's, "mistral"
     is nobody's without "mistral/"): every call of a run would fail the same way before reaching any provider, and
     the run would fall back at each of them. Nothing is sent anywhere."""
-    import contextlib
-    import io
-
     from tog_core.llm._litellm import load_litellm
 
-    litellm = load_litellm()
+    litellm = load_litellm()  # with LiteLLM's debug prints off (its provider list's address on this failure)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):  # LiteLLM prints its provider list's address on failure
-            litellm.get_llm_provider(model, api_base=api_base)
+        litellm.get_llm_provider(model, api_base=api_base)
     except litellm.BadRequestError:
         raise ModelChoiceError(
             f"LiteLLM cannot tell which provider the model '{model}' is for. Write it as provider/model, for example "

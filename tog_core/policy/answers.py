@@ -239,7 +239,8 @@ def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
     if rule_first and is_pick:
         return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
     return place_words(i + 1, n) + (
-        "; also the rule's pick (the chain end whose type and covered question words fit best)" if is_pick else "")
+        "; also the rule's pick (on the best chains, the entity nearest their ends whose type fits the question)"
+        if is_pick else "")
 
 
 def exact_depth(ctx: SearchContext, state: State) -> bool:
@@ -269,8 +270,9 @@ def person_stopped(state: State) -> bool:
     automatic verdict. The answer then comes from those chains alone: not from the depth trials searched before the
     run, nor from entities found off the chains. (Stop & answer is not such a judgement: it answers from everything
     found so far, the trials included, and the page says where the answer's chain comes from.)"""
-    return any(o.get("id") == "sufficient" and o.get("kept") for step in state.steps if step.stage == "evaluate"
-               for o in step.overrides)
+    # kept against auto_kept: also a trace written before overrides were recorded (as person_dropped reads it)
+    return any(c.id == "sufficient" and c.kept and not c.auto_kept for step in state.steps
+               if step.stage == "evaluate" for c in step.candidates)
 
 
 def person_allowed(graph: Any, state: State, dropped: frozenset[tuple[Any, ...]] | None = None

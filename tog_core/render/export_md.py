@@ -76,7 +76,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 # the settings only an LLM reads: a run without one records them (EngineConfig's defaults) and never uses them
 LLM_ONLY = ("temperature_exploration", "temperature_reasoning", "max_tokens", "answer_max_tokens", "judge",
-            "compact_scores", "entity_batch", "pairs_per_path")
+            "compact_scores")
 
 
 def export_markdown(trace: dict[str, Any]) -> str:
@@ -90,7 +90,8 @@ def export_markdown(trace: dict[str, Any]) -> str:
         out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]
     out += ["## Configuration", ""]
     config = dict(t.get("config") or {})
-    unused = [k for k in LLM_ONLY if k in config] if config.get("model_kind") == "none" else []
+    no_llm = config.get("model_kind", config.get("model")) == "none"  # a trace without model_kind: its model
+    unused = [k for k in LLM_ONLY if k in config] if no_llm else []
     out += _table(["setting", "value"], [[k, v] for k, v in config.items() if k not in unused]) + [""]
     if unused:  # recorded in the trace (the JSON export keeps them), read by no step of a run without an LLM
         out += [f"*Without an LLM these settings were not used: {md(', '.join(unused))}.*", ""]

@@ -129,3 +129,25 @@ def recorded_candidates(trace: Trace) -> list[AnswerCandidate]:
 def with_choice(trace: Trace, choice: PersonAnswer | None) -> Trace:
     """A copy of the trace with the person's choice recorded (None: cleared); the search's answer is untouched."""
     return replace(trace, person_answer=None if choice is None else choice.to_dict())
+
+
+def changed_search(trace: Trace) -> str:
+    """How the run's search differs from the one its confidence was fitted on, in words; "" when it does not, or
+    when no fitted model made the confidence (a run with an LLM: the rule choice's formula). The answer ranker was
+    fitted on runs without an LLM at the default width and depth with no step chosen by a person; with one chain
+    kept, or the right way dropped by hand, it sees one clear candidate and is sure of it."""
+    from tog_core.tog.state import EngineConfig
+
+    cfg, base = trace.config or {}, EngineConfig()
+    if cfg.get("model_kind", cfg.get("model")) != "none":
+        return ""
+    out = [f"{what} {cfg[what]}" for what in ("width", "depth")
+           if isinstance(cfg.get(what), int) and cfg[what] != getattr(base, what)]
+    if any(getattr(step, "overrides", None) for step in trace.steps):
+        out.append("your choices at a step")
+    return ", ".join(out)
+
+
+def changed_words(changed: str) -> str:
+    """What the confidence of a changed search (changed_search) adds, after the number."""
+    return f"fitted on searches left as set by default, and this one was changed ({changed}): it may be too high"
