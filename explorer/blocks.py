@@ -159,7 +159,8 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                        "this chain is the shortest to it, and its links were not scored. The search picture does not "
                        "show it; the reasoning chains draw it first.")
     (_, chosen), n = N.plan_depth(t), len(view["hops"])
-    searched = max((int(s.depth) for s in t.steps), default=0)  # how deep the run went (not the depth it planned)
+    # how deep the run went (not the depth it planned): its steps, or its chains when a trace keeps no steps
+    searched = max([int(s.depth) for s in t.steps] + [len(c) for c in t.chains if c], default=0)
     part_way = bool(n and searched and n < searched and not view.get("found") and not view["from_trial"])
     if view.get("found"):
         how = f"The answer is not at the end of any row's chain: it was {found_words(view['found'])}. "
