@@ -461,3 +461,16 @@ def test_a_run_saved_under_another_automatic_choice_replays_with_its_own_history
     states = replay(today, saved, len(saved.steps))
     assert [(o["label"], o["auto_kept"], o["kept"]) for o in states[-1].steps[1].overrides] == \
         [(dropped.label, True, False)]
+
+
+def test_a_guess_says_which_threshold_it_fell_below():
+    """Without an LLM the threshold is the one fitted with the answer ranker; beside an LLM, a fixed one (the two
+    differ, 0.66 and 0.40: a person who set a model saw the number change with no word why)."""
+    from tog_core.app.run_notes import guess_words
+
+    base = {"confidence": 0.3, "low_confidence": 0.66, "answer_entity": "A", "candidates": [{"title": "A"}]}
+    free = guess_words(trace_of({**base, "config": {"model": "none", "model_kind": "none"}}))
+    assert "(confidence 0.30, below 0.66, the threshold fitted with the answer ranker)" in free
+    llm = guess_words(trace_of({**base, "low_confidence": 0.4,
+                                "config": {"model": "openai/x", "model_kind": "litellm"}}))
+    assert "below 0.40, the fixed threshold of the confidence used beside an LLM)" in llm

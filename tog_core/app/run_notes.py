@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tog_core.tog.choice import threshold_words
 from tog_core.tog.state import FORCED_ANSWER
 from tog_core.tog.trace import Trace
 
@@ -58,7 +59,7 @@ def plan_depth(trace: Trace) -> tuple[Any, bool]:
 def guess_words(trace: Trace) -> str:
     """The plain warning above a guess."""
     return (f"The search is not sure: this answer is a guess (confidence {float(trace.confidence or 0):.2f}, below "
-            f"{float(trace.low_confidence or 0):.2f}). Check the candidates, best first:")
+            f"{float(trace.low_confidence or 0):.2f}, {threshold_words(trace)}). Check the candidates, best first:")
 
 
 PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached"})  # recorded as fallbacks, said as notes

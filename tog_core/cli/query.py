@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
-from tog_core.tog.choice import changed_search, changed_words
+from tog_core.tog.choice import changed_search, changed_words, threshold_words
 
 if TYPE_CHECKING:
     from tog_core.compose import RunSpec
@@ -177,8 +177,8 @@ def guess_line(t: Trace) -> str | None:
     """The plain warning when the answer is a guess (confidence below the threshold), else None."""
     if not t.is_guess():
         return None
-    return (f"This is a guess: confidence {t.confidence:.2f} is below {t.low_confidence:.2f}. "
-            f"Check the candidates, best first:")
+    return (f"This is a guess: confidence {t.confidence:.2f} is below {t.low_confidence:.2f}, "
+            f"{threshold_words(t)}. Check the candidates, best first:")
 
 
 def _print_trace(t: Trace, n_candidates: int = 3) -> None:

@@ -151,3 +151,11 @@ def changed_search(trace: Trace) -> str:
 def changed_words(changed: str) -> str:
     """What the confidence of a changed search (changed_search) adds, after the number."""
     return f"fitted on searches left as set by default, and this one was changed ({changed}): it may be too high"
+
+
+def threshold_words(trace: Trace) -> str:
+    """Which threshold a guess fell below, in words: the answer ranker's (fitted on the dev sets) on a run without an
+    LLM, else the fixed one of the rule choice's hand-made confidence (an LLM's search does not use the ranker)."""
+    cfg = trace.config or {}
+    return ("the threshold fitted with the answer ranker" if cfg.get("model_kind", cfg.get("model")) == "none" else
+            "the fixed threshold of the confidence used beside an LLM")
