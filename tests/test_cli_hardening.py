@@ -146,7 +146,7 @@ def test_unreadable_weights_are_read_as_the_default_with_one_counted_problem(tmp
 
 
 def test_text_cut_for_a_line_says_where_it_was_cut():
-    from tog_core.cli.query import cut
+    from tog_core.render.style import cut
 
     assert cut("published by the Saltmere Gazette", 30) == "published by the Saltmere Gaz…"
     assert len(cut("x" * 100, 60)) == 60 and cut("short", 60) == "short"

@@ -16,18 +16,13 @@ from datetime import UTC, datetime
 from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import walk
 from tog_core.render.evidence import support_span
+from tog_core.render.style import cut
 from tog_core.tog.choice import AnswerCandidate, ChainLink, PersonAnswer, person_answer, recorded_candidates, \
     with_choice
 from tog_core.tog.trace import Link, Trace
 
 SHOWN = 3  # candidates shown under the answer; the rest are one click away
 TITLE_MAX, SENTENCE_MAX = 200, 1_000  # a title or relation text, a supporting sentence, as shown (data may be huge)
-
-
-def cut(text: str, n: int) -> str:
-    """One line of at most n characters (whitespace collapsed, "…" when cut); the trace keeps the whole text."""
-    s = " ".join(text[: 4 * n + 64].split())
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def answer_list(trace: Trace, graph: GraphStore | None = None) -> list[AnswerCandidate]:

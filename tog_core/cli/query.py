@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
+from tog_core.render.style import cut
 from tog_core.tog.choice import changed_search, changed_words, threshold_words
 
 if TYPE_CHECKING:
@@ -150,11 +151,6 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
     finally:
         for closable in (store, graph):
             getattr(closable, "close", lambda: None)()
-
-
-def cut(text: str, n: int) -> str:
-    """`text` at most `n` characters, an ellipsis saying where it was cut."""
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def _candidate_lines(t: Trace, n: int) -> list[str]:

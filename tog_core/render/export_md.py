@@ -14,7 +14,7 @@ from typing import Any
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_overrides,
                                            step_rows, supports, used_chain, own_answer_chain)
-from tog_core.tog.choice import PersonAnswer
+from tog_core.tog.choice import PersonAnswer, without_llm
 from tog_core.tog.diagnosis import diagnosis_text
 from tog_core.tog.trace import outcome_change
 
@@ -90,8 +90,7 @@ def export_markdown(trace: dict[str, Any]) -> str:
         out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]
     out += ["## Configuration", ""]
     config = dict(t.get("config") or {})
-    no_llm = config.get("model_kind", config.get("model")) == "none"  # a trace without model_kind: its model
-    unused = [k for k in LLM_ONLY if k in config] if no_llm else []
+    unused = [k for k in LLM_ONLY if k in config] if without_llm(config) else []
     out += _table(["setting", "value"], [[k, v] for k, v in config.items() if k not in unused]) + [""]
     if unused:  # recorded in the trace (the JSON export keeps them), read by no step of a run without an LLM
         out += [f"*Without an LLM these settings were not used: {md(', '.join(unused))}.*", ""]

@@ -28,6 +28,12 @@ _INVISIBLE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u
 _HREF = re.compile(r"(?i)h(?=ref)")
 
 
+def cut(text: str, n: int) -> str:
+    """One line of at most n characters (whitespace collapsed, "…" when cut); the trace keeps the whole text."""
+    s = " ".join(text[: 4 * n + 64].split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
 def plain(text: Any, limit: int = TOOLTIP_MAX, *, say_cut: bool = True) -> str:
     """Data text made inert for a vis label/tooltip: no markup characters, no invisible/bidi characters,
     no "href" substring, at most `limit` characters (then "…", and with `say_cut` how long the whole text was).

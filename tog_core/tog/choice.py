@@ -131,6 +131,12 @@ def with_choice(trace: Trace, choice: PersonAnswer | None) -> Trace:
     return replace(trace, person_answer=None if choice is None else choice.to_dict())
 
 
+def without_llm(config: dict[str, Any] | None) -> bool:
+    """Whether a run's config says it ran without an LLM: its `model_kind`, or its model for a trace without one."""
+    cfg = config or {}
+    return cfg.get("model_kind", cfg.get("model")) == "none"
+
+
 def changed_search(trace: Trace) -> str:
     """How the run's search differs from the one its confidence was fitted on, in words; "" when it does not, or
     when no fitted model made the confidence (a run with an LLM: the rule choice's formula). The answer ranker was
@@ -139,7 +145,7 @@ def changed_search(trace: Trace) -> str:
     from tog_core.tog.state import EngineConfig
 
     cfg, base = trace.config or {}, EngineConfig()
-    if cfg.get("model_kind", cfg.get("model")) != "none":
+    if not without_llm(cfg):
         return ""
     out = [f"{what} {cfg[what]}" for what in ("width", "depth")
            if isinstance(cfg.get(what), int) and cfg[what] != getattr(base, what)]
@@ -156,6 +162,5 @@ def changed_words(changed: str) -> str:
 def threshold_words(trace: Trace) -> str:
     """Which threshold a guess fell below, in words: the answer ranker's (fitted on the dev sets) on a run without an
     LLM, else the fixed one of the rule choice's hand-made confidence (an LLM's search does not use the ranker)."""
-    cfg = trace.config or {}
-    return ("the threshold fitted with the answer ranker" if cfg.get("model_kind", cfg.get("model")) == "none" else
+    return ("the threshold fitted with the answer ranker" if without_llm(trace.config) else
             "the fixed threshold of the confidence used beside an LLM")
