@@ -123,3 +123,17 @@ def test_did_you_mean_is_a_click_that_asks_again_from_that_entity():
     assert not at.exception, at.exception
     t = at.session_state[K.ASK_TRACE].to_dict()
     assert t["run_id"] != first["run_id"] and [s["title"] for s in t["seeds"]] == ["Ivo Brask"]
+
+
+def test_a_two_hop_example_drops_the_kind_its_middle_entity_is_called(tmp_path):
+    """"flows through the town of" + "the capital of Vale" reads "flows through the capital of Vale" when the graph
+    describes the middle entity as a town, and keeps its words when the description does not say so."""
+    def made(saltby: str) -> list[str]:
+        root = write_project(tmp_path / saltby.split()[-1], [
+            ("Ash River", "The Ash River is a river of Vale."), ("Saltby", saltby), ("Vale", "Vale is an island.")],
+            [("Ash River", "Saltby", "Ash River flows through the town of Saltby."),
+             ("Saltby", "Vale", "Saltby is the capital of Vale.")])
+        return [e.question for e in example_questions(KnowledgeGraph.load(open_project(root))) if e.hops == 2]
+
+    assert made("Saltby is a busy harbour town of Vale.") == ["Which river flows through the capital of Vale?"]
+    assert made("Saltby lies by the sea.") == ["Which river flows through the town of the capital of Vale?"]

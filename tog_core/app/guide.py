@@ -137,8 +137,28 @@ def _kind_noun(title: str, description: str) -> str | None:
     last = title.split()[-1].lower() if title.split() else ""
     if len(last) < 3 or not last.isalpha():
         return None
+    return last if _called(last, description) else None
+
+
+def _called(noun: str, description: str) -> bool:
+    """Whether a description's first sentence calls its entity a `noun` ("… is a bustling harbor town …": "town")."""
     first = first_sentence(description, limit=300).lower()
-    return last if re.search(rf"\b(?:a|an|the)\s+(?:\w+\s+)?{re.escape(last)}\b", first) else None
+    return re.search(rf"\b(?:a|an|the)\s+(?:\w+\s+){{0,2}}{re.escape(noun.lower())}\b", first) is not None
+
+
+_KIND_OF = re.compile(r"^(?P<rest>.*?)\s*\bthe\s+(?P<noun>[^\W\d_]{3,})\s+of$", re.IGNORECASE)
+
+
+def _without_kind(phrase: str, obj: str, graph: GraphStore) -> str:
+    """`phrase` without a closing "the <noun> of" that only says what `obj` is ("flows through the town of" before
+    Saltmere, a town): when a description of `obj` stands in its place, "flows through the capital of the Verdant
+    Isles" reads better than "flows through the town of the capital of …". The graph's own description says what
+    `obj` is; kept as it is when it does not say so."""
+    m = _KIND_OF.match(phrase)
+    i = graph.find_title(obj)
+    if m is None or i is None or not _called(m["noun"], graph.entity(i).description or ""):
+        return phrase
+    return m["rest"]
 
 
 def _fact(sentence: str, subject: str, obj: str) -> str | None:
@@ -230,7 +250,7 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
             word = wh(a, language_of(f"{phrase} {p2} {c}"))
             if word is None or word == "Qui":  # "is the ..." is an English pattern
                 continue
-            two.append(Example(question=f"{word} {phrase} {p2[3:]} {c}?", answer=a, hops=2))
+            two.append(Example(question=f"{word} {_without_kind(phrase, b, graph)} {p2[3:]} {c}?", answer=a, hops=2))
             break
     picked = one[: max(1, limit - len(two[:1]))] + two[:1]
     return sorted(picked, key=lambda e: e.hops)[:limit] if picked else []
