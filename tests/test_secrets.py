@@ -160,3 +160,53 @@ def test_secret_echoed_by_the_server_never_reaches_an_error_text(status, home, t
     assert trace.error and trace.answer_by == "chains"
     assert_clean(trace.error, "the trace's error")
     check_everything(trace, home, root, logs, capfd)
+
+
+URL_SECRETS = ("ProxyPassw0rd", "QuerySecret123")
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_credentials_in_the_api_base_never_reach_a_trace_export_error_or_inspect(status, home, tmp_path, monkeypatch,
+                                                                                  logs, capfd):
+    """An API base holding a password (user:password@) and a key in its query string, from the project's
+    settings.yaml: the trace records the base without them, and neither reaches an error, a fallback, the run store,
+    an export, `inspect` or a log, whether the provider answers 404 (the hint names the base) or fails."""
+    with FakeOpenAIServer(Faults([Rule("*", Reply(status=status, text="no such thing"))])) as srv:
+        host = srv.base_url.split("://", 1)[1]
+        base = f"http://proxyuser:{URL_SECRETS[0]}@{host}?api-key={URL_SECRETS[1]}&v=2"
+        root = make_project(tmp_path / "proj", base)
+        monkeypatch.setenv(KEY_VAR, SECRET)
+        monkeypatch.setattr(models, "build_llm", functools.partial(models.build_llm, max_retries=0))
+        trace = run_query(RunSpec(), project=str(root), question=QUESTION, seeds=["Acme"])
+    assert trace.error and trace.answer_by == "chains"  # the provider really failed, and the run said so
+    assert trace.config["api_base"] == f"http://{host}"  # the base is still named, without its secrets
+    data = trace.to_dict()
+    texts = {"the trace": trace.to_json(), "the JSON export": export_json(data),
+             "the Markdown export": export_markdown(data), "the HTML export": export_html(data),
+             "the run store": all_files_text(home)}
+    for args in (["inspect", str(root), "--json"], ["inspect", str(root)]):
+        assert main(args) == 0
+    out = capfd.readouterr()
+    texts["inspect"] = out.out + out.err
+    assert f"http://{host}" in texts["inspect"]
+    texts["the logs"] = "\n".join(f"{r.name} {r.getMessage()} {r.args!r}" for r in logs.records) + logs.text
+    for where, text in texts.items():
+        for secret in URL_SECRETS:
+            assert secret not in text, f"the API base's {secret} leaked into {where}"
+
+
+def test_an_error_quoting_a_url_loses_its_password_and_query_values():
+    from tog_core.llm.errors import _scrub, public_url, url_secrets
+
+    url = "https://user:PWSECRET@host.example/v1?api-key=QSECRET99&x=abcdefg"
+    assert public_url(url) == "https://host.example/v1" and public_url(None) is None
+    assert url_secrets(url) == ["PWSECRET", "QSECRET99", "abcdefg"]
+    said = _scrub(f"could not connect to {url}; retrying http://a:b@10.0.0.1/v1", [])
+    assert said == "could not connect to https://***@host.example/v1?api-key=***&x=***; retrying http://***@10.0.0.1/v1"
+    assert _scrub("2+2=4 at https://host/v1 (no query)", []) == "2+2=4 at https://host/v1 (no query)"
+    llm = LLMClient(LLMConfig(model="openai/x", api_base=url, timeout_s=1, max_retries=0))
+    with pytest.raises(LLMError) as caught:
+        llm._fail("model", f"404 from {url} for user PWSECRET", status=404)
+    assert "https://host.example/v1 has no such model or path" in str(caught.value)
+    assert not {"PWSECRET", "QSECRET99", "abcdefg"} & set(str(caught.value).replace(";", " ").split()) \
+        and "PWSECRET" not in str(caught.value) and "QSECRET99" not in str(caught.value)

@@ -18,6 +18,7 @@ import yaml
 from dotenv import dotenv_values
 
 from tog_core.graphrag.errors import SettingsError
+from tog_core.llm.errors import public_url
 
 __all__ = ["ModelSettings", "SETTINGS_NAMES", "find_settings_file", "project_environment", "read_dotenv",
            "read_settings", "model_settings"]
@@ -46,7 +47,7 @@ class ModelSettings:
         return {
             "kind": self.kind,
             "model": self.litellm_model,
-            "api_base": self.api_base,
+            "api_base": public_url(self.api_base),
             "api_version": self.api_version,
             "api_key_env": self.api_key_env,
             "api_key": "set (hidden)" if self.key_present else "missing",

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from tog_core.llm.errors import public_url
+
 __all__ = ["LLMConfig", "LLMResult", "ClientUsage", "ChatModel", "estimate_tokens"]
 
 
@@ -68,7 +70,7 @@ class LLMConfig:
 
     def public_dict(self) -> dict:
         """What a trace may record about the model: never the key."""
-        return {"model": self.model, "api_base": self.api_base, "api_version": self.api_version,
+        return {"model": self.model, "api_base": public_url(self.api_base), "api_version": self.api_version,
                 "api_key_env": self.api_key_env}
 
 

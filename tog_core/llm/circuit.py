@@ -21,10 +21,9 @@ never the key.
 from __future__ import annotations
 
 import threading
-from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass
 
-from tog_core.llm.errors import LLMError
+from tog_core.llm.errors import LLMError, public_url
 
 __all__ = ["OPENS_ON", "Circuit", "Tripped", "failure_line", "failure_record", "KIND_WORDS"]
 
@@ -92,15 +91,6 @@ class Circuit:
         raise err
 
 
-def _public(url: str | None) -> str | None:
-    """The API base without user:password@ or a query string (either may carry a secret)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else url.split("?", 1)[0]
-
-
 def failure_record(llm: object) -> dict | None:
     """What a trace records of a run's provider failure (None when every call went through): kind, status, model,
     API base (public part), how many calls the open circuit refused, and the one line to print."""
@@ -109,7 +99,7 @@ def failure_record(llm: object) -> dict | None:
     if circuit is None or err is None:
         return None
     api_base = getattr(getattr(llm, "config", None), "api_base", None)
-    return {"kind": err.kind, "status": err.status, "model": err.model, "api_base": _public(api_base),
+    return {"kind": err.kind, "status": err.status, "model": err.model, "api_base": public_url(api_base),
             "circuit_open": circuit.tripped is not None, "refused_calls": circuit.refused,
             "message": failure_line(err, api_base=api_base)}
 
@@ -118,5 +108,5 @@ def failure_line(err: LLMError, *, api_base: str | None) -> str:
     """One line naming a provider failure: kind in words (HTTP status), model, API base, and the fix. The message of
     an LLMError is scrubbed of keys by the client; only its first sentence is kept here."""
     kind = KIND_WORDS.get(err.kind, err.kind) + (f" (HTTP {err.status})" if err.status else "")
-    where = _public(api_base) or "the provider's default endpoint"
+    where = public_url(api_base) or "the provider's default endpoint"
     return f"LLM provider failed: {kind} — model {err.model} at {where}: {_first_part(str(err))}"[:500]

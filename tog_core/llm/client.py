@@ -38,7 +38,8 @@ from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
                                estimate_tokens)
-from tog_core.llm.errors import ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format, _scrub
+from tog_core.llm.errors import (ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format,
+                                  _scrub, public_url, scrub_logs, url_secrets)
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
@@ -57,6 +58,7 @@ class LLMClient:
     def __init__(self, config: LLMConfig, *, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
                  rng: random.Random | None = None):
+        scrub_logs()  # an API base may hold a password or a key in its query: LiteLLM and httpx log the URL
         self.config = config
         self.usage = ClientUsage()
         self._clock = clock
@@ -308,7 +310,7 @@ class LLMClient:
         return base * (0.5 + 0.5 * self._rng.random())
 
     def _secrets(self) -> list[str]:
-        secrets = [self.config.api_key or ""]
+        secrets = [self.config.api_key or "", *url_secrets(self.config.api_base)]
         if self.config.api_key_env:
             secrets.append(os.environ.get(self.config.api_key_env, ""))
         return [s for s in secrets if len(s) >= 4]
@@ -319,7 +321,7 @@ class LLMClient:
     def _fail(self, kind: str, detail: str, *, status: int | None = None, attempts: int = 1,
               clock: Deadline | None = None) -> None:
         cfg = self.config
-        where = cfg.api_base or "the provider's default endpoint"
+        where = public_url(cfg.api_base) or "the provider's default endpoint"
         per_attempt, per_call = (clock.attempt_s, clock.deadline_s) if clock else (cfg.timeout_s, cfg.timeout_s)
         hints = {
             "timeout": f"no reply within {per_attempt:g}s a try ({attempts} attempt(s), at most {per_call:g}s "

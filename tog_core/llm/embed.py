@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tog_core.llm._litellm import load_litellm
-from tog_core.llm.errors import _scrub
+from tog_core.llm.errors import _scrub, scrub_logs, url_secrets
 
 Kind = Literal["query", "passage"]
 
@@ -174,6 +174,7 @@ class LiteLLMEmbedder:
         self._api_key = api_key  # e.g. from the project's .env; never shown (no repr includes it)
         self.model = model
         self.api_base = api_base
+        scrub_logs()  # LiteLLM and httpx log the URL they call, with what it holds
         self.api_key_env = api_key_env
         self.batch_size = max(1, int(batch_size))
         self.query_prefix = query_prefix
@@ -218,7 +219,7 @@ class LiteLLMEmbedder:
             first = str(exc).splitlines()[0][:300] if str(exc) else ""
             raise EmbeddingUnavailable(
                 f"embedding model {self.model} failed: {type(exc).__name__}: "
-                f"{_scrub(first, [k for k in (kwargs.get('api_key'),) if k])}"
+                f"{_scrub(first, [k for k in (kwargs.get('api_key'),) if k] + url_secrets(self.api_base))}"
             ) from None
         rows = sorted(
             (d if isinstance(d, dict) else d.model_dump() for d in resp.data),

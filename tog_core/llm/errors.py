@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import threading
 import socket
 import time
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
@@ -58,13 +61,70 @@ def looks_secret(text: str) -> bool:
     return any(p.search(text) for p in _SECRET_PATTERNS)
 
 
+# a URL's user:password@ and the values of its query string: an API base may carry either ("https://user:pw@host/v1",
+# "…/v1?api-key=…"), and a provider's or transport's error may quote the URL it called
+_URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
+_URL_QUERY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#'\"]*")
+_QUERY_VALUE = re.compile(r"=[^&;]+")
+
+
+def public_url(url: str | None) -> str | None:
+    """An API base as it may be shown or recorded: without user:password@ and without the query string (either may
+    carry a secret). None and "" stay as they are."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else url.split("?", 1)[0]
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The parts of a URL that may be secret, to scrub wherever they appear, even quoted without the URL: its password
+    and each query value of at least 6 characters (a shorter one, "true", "json", would blank common words; the URL
+    patterns of `_scrub` still hide it inside a URL)."""
+    if not url:
+        return []
+    parts = urlsplit(url)
+    out = [parts.password or "", *(v for _k, v in parse_qsl(parts.query))]
+    return [x for x in out if len(x) >= 6]
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + "***", text)
-    return text
+    text = _URL_USERINFO.sub(r"\1***@", text)
+    return _URL_QUERY.sub(lambda m: m[0].split("?", 1)[0] + "?" + _QUERY_VALUE.sub("=***", m[0].split("?", 1)[1]),
+                          text)
+
+
+_LOG_LOCK = threading.Lock()
+_LOGS_SCRUBBED: list[bool] = []
+
+
+def scrub_logs() -> None:
+    """From now on, every log record of this process (LiteLLM's, httpx's and the OpenAI SDK's debug lines quote the
+    URL they call) is scrubbed of URL passwords, URL query values and key-shaped text before any handler sees it.
+    Idempotent; called when an LLM client or embedder is built, so no credential of an API base reaches a log."""
+    with _LOG_LOCK:
+        if _LOGS_SCRUBBED:
+            return
+        made = logging.getLogRecordFactory()
+
+        def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+            record = made(*args, **kwargs)
+            try:
+                said = record.getMessage()
+            except Exception:  # noqa: BLE001  — a record whose arguments do not fit is logging's to report
+                return record
+            clean = _scrub(said, [])
+            if clean != said:
+                record.msg, record.args = clean, ()
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _LOGS_SCRUBBED.append(True)
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from tog_core.graphrag.project import ProjectInfo
 from tog_core.home import tog_home
+from tog_core.llm.errors import public_url
 
 NONE = "none"
 LOCAL = "local"
@@ -44,7 +45,7 @@ class ModelChoice:
         return self.key_source != WITHHELD
 
     def public_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "model_kind": self.kind, "api_base": self.api_base,
+        return {"model": self.model, "model_kind": self.kind, "api_base": public_url(self.api_base),
                 "api_version": self.api_version, "api_key_env": self.api_key_env, "key_source": self.key_source}
 
 
