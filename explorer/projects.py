@@ -53,8 +53,22 @@ def _info(resolved_path: str) -> ProjectInfo:
 
 
 def store_url() -> str:
-    """The PostgreSQL store the app reads graphs from and saves runs to: the sidebar's field, else TOG_STORE."""
-    return (st.session_state.get(K.STORE) or os.environ.get("TOG_STORE", "")).strip()
+    """The PostgreSQL store the app reads graphs from and saves runs to: the sidebar's field when it may be used
+    (typed_store_refused), else TOG_STORE."""
+    typed = str(st.session_state.get(K.STORE) or "").strip()
+    if typed and typed_store_refused() is None:
+        return typed
+    return os.environ.get("TOG_STORE", "").strip()
+
+
+def typed_store_refused() -> str | None:
+    """Why the store typed in the sidebar is not used (a shared app connects only to the stores its operator named:
+    pg_common.typed_store_refusal), or None."""
+    from explorer.shell import single_user
+    from tog_core.graphrag.pg_common import typed_store_refusal
+
+    typed = str(st.session_state.get(K.STORE) or "").strip()
+    return typed_store_refusal(typed, single_user=single_user()) if typed else None
 
 
 @st.cache_resource(show_spinner="Loading the knowledge graph…", max_entries=4)

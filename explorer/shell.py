@@ -97,7 +97,13 @@ def draw() -> None:
         st.text_input("PostgreSQL store (optional)", key=K.STORE, type="password",
                       placeholder="TOG_STORE" if os.environ.get("TOG_STORE") else "in memory",
                       help="postgresql://… : read the graph imported with `python -m tog_core store import` "
-                           "and keep runs there. Empty: TOG_STORE if set, else the project in memory.")
+                           "and keep runs there. Empty: TOG_STORE if set, else the project in memory."
+                           + ("" if single_user() else " This app is shared: only the server's TOG_STORE or a store "
+                              "its operator listed in TOG_ALLOWED_STORES can be used."))
+        if refused := projects.typed_store_refused():
+            st.warning(f"The store typed here is not used: {V.md_text(refused)}. "
+                       + ("Using the server's TOG_STORE." if os.environ.get("TOG_STORE") else
+                          "The project is read from its folder."))
         wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
         failed = None
         if f"{wanted}|{projects.store_url()}" != ss.get(K.PROJECT_KEY):

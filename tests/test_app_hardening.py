@@ -229,3 +229,71 @@ def test_the_sidebar_is_kept_across_a_reload_on_a_single_user_app_only(home):
         assert json.loads((home / "sidebar.json").read_text())[K.WIDTH] == 5
     finally:
         st_config.set_option("server.address", old)
+
+
+# ---------------------------------------------------------------------------------------------- a typed store
+
+def test_a_shared_app_connects_only_to_the_stores_its_operator_named(monkeypatch):
+    """On a shared server a store typed in the sidebar would connect as the server (libpq adds its PGPASSWORD,
+    ~/.pgpass or socket to any host): one the operator did not name is not connected to, and the page says why; one
+    listed in TOG_ALLOWED_STORES is. On 127.0.0.1 (one person's app) any typed store is used."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    calls: list[bool] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            calls.append(True)
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    typed = f"postgresql://postgres@127.0.0.1:{port}/anything"
+    monkeypatch.delenv("TOG_STORE", raising=False)
+    old = st_config.get_option("server.address")
+    st_config.set_option("server.address", "0.0.0.0")
+    try:
+        at = session(ROOT / "demo", **{K.STORE: typed})
+        at.run()
+        assert not at.exception, at.exception
+        [warned] = [w.value for w in at.sidebar.warning if "store typed here is not used" in w.value]
+        assert "TOG\\_ALLOWED\\_STORES" in warned and "read from its folder" in warned
+        assert not calls and not at.sidebar.error  # never connected; the demo read from its folder
+        assert any("312 entities" in c.value for c in at.sidebar.caption)
+        monkeypatch.setenv("TOG_ALLOWED_STORES", f"postgresql://someone@127.0.0.1:{port}/anything")
+        at = session(ROOT / "demo", **{K.STORE: typed})
+        at.run()
+        assert calls and not [w for w in at.sidebar.warning if "store typed here" in w.value]
+        assert "cannot connect" in " ".join(e.value for e in at.sidebar.error)  # not a PostgreSQL server
+    finally:
+        st_config.set_option("server.address", old)
+        stop.set()
+        listener.close()
+
+
+def test_which_typed_stores_a_shared_app_refuses():
+    from tog_core.graphrag.pg_common import typed_store_refusal as refusal
+
+    env = {"TOG_STORE": "postgresql://tog@db.internal:5432/tog", "TOG_ALLOWED_STORES": "postgresql://x@other:6000/g"}
+    assert refusal("postgresql://postgres@attacker:5432/x", single_user=True, environ=env) is None  # one person's
+    for fine in ("postgresql://bob:pw@DB.internal/tog", "postgresql://a@other:6000/g", "host=db.internal dbname=tog",
+                 "postgresql://a@db.internal/tog?sslmode=require"):
+        assert refusal(fine, single_user=False, environ=env) is None, fine
+    for url, why in [("postgresql://postgres@attacker:5432/x", "only the server's TOG_STORE or a store listed"),
+                     ("postgresql://a@db.internal:5433/tog", "only the server's TOG_STORE"),  # another port
+                     ("host=/var/run/postgresql dbname=tog", "no single network host"),
+                     ("dbname=tog", "no single network host"),  # libpq would take PGHOST or the socket
+                     ("postgresql://a@db.internal/tog?passfile=/etc/shadow", "sets passfile"),
+                     ("postgresql://a@db.internal/tog?sslkey=/srv/key&service=x", "sets service, sslkey"),
+                     ("not a url ://", "not a PostgreSQL URL")]:
+        assert why in (refusal(url, single_user=False, environ=env) or ""), url

@@ -256,3 +256,48 @@ def require_record(conn: Any, name: str, url: str) -> GraphRecord:
         raise StoreError(f"graph {name!r} is not in the store {redact(url)} (graphs there: {have}) — "
                          f"load it with `python -m tog_core store import PROJECT --store URL --name {name}`")
     return rec
+
+
+# ---------------------------------------------------------------------------------------- a store typed in the app
+ALLOWED_STORES_ENV = "TOG_ALLOWED_STORES"  # operator setting: stores a person may type in a shared app's sidebar
+# the connection settings a store typed in a shared app may carry; the others make the server read its own files or
+# services (passfile, service, sslkey, sslcert, …) and hand what they hold to the typed host
+TYPED_KEYS = frozenset({"host", "port", "dbname", "user", "password", "sslmode", "connect_timeout",
+                        "application_name"})
+
+
+def store_place(url: str) -> tuple[str, str, str] | None:
+    """(host, port, database) a store URL names, compared as a person means them (host lower-case, port 5432 when
+    not given); None when libpq cannot read it."""
+    d = _kv_dict(url)
+    if d is None:
+        return None
+    host = (d.get("host") or "").strip().lower()
+    return host, (d.get("port") or "5432").strip(), (d.get("dbname") or d.get("user") or "").strip()
+
+
+def typed_store_refusal(url: str, *, single_user: bool, environ: Any = None) -> str | None:
+    """Why a store URL a person typed in the app may not be used, or None when it may. A single-user app (served on
+    127.0.0.1) takes any. A shared one connects as the server, whose own credentials (PGPASSWORD, ~/.pgpass, a
+    client certificate, the local socket) libpq adds to whatever host the URL names: there a typed store must name
+    the server's TOG_STORE or one listed in TOG_ALLOWED_STORES (host, port and database), over TCP, with no setting
+    beyond TYPED_KEYS."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if single_user or not url.strip():
+        return None
+    d = _kv_dict(url)
+    if d is None:
+        return "it is not a PostgreSQL URL (postgresql://USER@HOST:PORT/DBNAME)"
+    if extra := sorted(set(d) - TYPED_KEYS):
+        return f"it sets {', '.join(extra)}, which a store typed in a shared app may not"
+    host = (d.get("host") or "").strip()
+    if not host or host.startswith("/") or "," in host:
+        return "it names no single network host (a local socket would connect as the server's own user)"
+    allowed = [env.get("TOG_STORE", ""), *env.get(ALLOWED_STORES_ENV, "").replace(",", " ").split()]
+    places = {store_place(a) for a in allowed if a.strip()} - {None}
+    if store_place(url) not in places:
+        return (f"this app is shared, and only the server's TOG_STORE or a store listed in {ALLOWED_STORES_ENV} may "
+                "be typed here (ask the operator to add it)")
+    return None
