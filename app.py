@@ -11,6 +11,7 @@ import time
 import streamlit as st
 
 from explorer import shell
+from tog_core.app.views import md_text
 from tog_core.errors import UsageError
 
 _t0 = time.perf_counter()
@@ -24,7 +25,7 @@ try:
     with shell.drawn():
         page.run()
 except UsageError as err:  # a store that went down while the page read the graph: said, never a traceback
-    st.error(f"Cannot read the graph now: {err}")
+    st.error(f"Cannot read the graph now: {md_text(str(err))}")
 finally:
     if os.environ.get("TOG_TIMING"):
         with open(os.environ["TOG_TIMING"], "a", encoding="utf-8") as _f:

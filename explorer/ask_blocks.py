@@ -64,7 +64,7 @@ def start_entities() -> list[str]:
     seeds = ss.get(K.ASK_SEEDS) or []
     if seeds:
         c1, c2 = st.columns([5, 1])
-        c1.info("Starting from: " + ", ".join(seeds))
+        c1.info("Starting from: " + ", ".join(V.md_text(s) for s in seeds))
         if c2.button("Clear start"):
             ss[K.ASK_SEEDS] = []
             st.rerun()

@@ -215,7 +215,7 @@ def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
 
 
 def unsupported_words(sup: dict[str, Any], who: str) -> str:
-    ends = ", ".join(sup["chain_entities"][:4])
+    ends = ", ".join(V.md_text(e) for e in sup["chain_entities"][:4])
     return (f"Not supported by the chains: what {who} wrote names no entity of the chains below"
             + (f" (they reach {ends})" if ends else "") + ", so no confidence is given for it.")
 
@@ -271,7 +271,7 @@ def seeds_block(t: Trace, graph: GraphStore, *, on_again: Callable[[list[str]], 
     else:
         st.warning("No entity of this project was found in the question, so the search had nowhere to start.")
     if alts:  # a click asks again from that entity
-        pick = st.pills("Did you mean", alts, key=f"ask_did_you_mean_{t.run_id}",
+        pick = st.pills("Did you mean", alts, key=f"ask_did_you_mean_{t.run_id}", format_func=V.md_text,
                         help="Ask again starting from this entity instead")
         if pick:
             on_again([pick])
@@ -297,7 +297,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
         return []
     diag = diagnose(ui.as_dict(t), names, graph)
     for i, d in enumerate(diag):
-        words = diagnosis_text([d])
+        words = V.md_text(diagnosis_text([d]))  # titles, labels: the graph's text
         if not d["found"]:
             st.warning(words)
         elif d["in_final_beam"] or d.get("answer"):  # the answer itself (found off the kept chains): nothing lost
@@ -339,7 +339,7 @@ def evidence_block(t: Trace, graph: GraphStore) -> None:
         for uid, text, span in link["units"]:
             if span:
                 st.markdown("> " + V.marked_md(text[span[0]:span[1]], (0, span[1] - span[0])))
-            with st.expander(f"Whole passage ({len(text)} characters, source {uid[:10]}…)"):
+            with st.expander(f"Whole passage ({len(text)} characters, source {V.md_text(uid[:10])}…)"):
                 st.caption(f"Text unit {V.md_text(uid)} (its `id` in the project's text_units table)")
                 st.markdown(V.marked_md(text, span))
         if link["more"]:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from tog_core.app import views as V
 from tog_core.app.guide import Example
 from tog_core.app.session import K, check_project_root
 from tog_core.graphrag.store import GraphStore
@@ -179,7 +180,7 @@ def _examples(resolved_path: str, fp: str, _graph: GraphStore) -> list[Example]:
 
 def cannot_open() -> str:
     """Why the project cannot be used, said the same way in the sidebar and on the page."""
-    return f"Cannot open this project: {st.session_state.get(K.PROJECT_ERROR)}"
+    return f"Cannot open this project: {V.md_text(str(st.session_state.get(K.PROJECT_ERROR)))}"
 
 
 def need_project() -> tuple[ProjectInfo | None, GraphStore]:

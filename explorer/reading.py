@@ -67,7 +67,8 @@ def reading_block(t: Trace, graph: GraphStore, settings: Settings, *,
             asked = right.text_input("What the question asks for", value=view.asked_text, placeholder="not said",
                                      key=f"{K.ASK_READING}_asked_{t.run_id}",
                                      help="A noun (person, town, company) or one of this graph's entity types: "
-                                          + ", ".join(types[:RV.TYPES_SHOWN]) + ". Empty: the question does not say.")
+                                          + ", ".join(md_text(x) for x in types[:RV.TYPES_SHOWN])
+                                          + ". Empty: the question does not say.")
             go = st.form_submit_button("Search again with this reading", type="primary")
         if types:
             st.caption("This graph's entity types: " + md_text(", ".join(types[:RV.TYPES_SHOWN])))

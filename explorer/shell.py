@@ -120,7 +120,7 @@ def draw() -> None:
         if cur is None and ss.get(K.PROJECT_ERROR):
             st.error(projects.cannot_open())
         elif failed is not None:
-            st.error(f"Cannot open this project: {failed}")
+            st.error(f"Cannot open this project: {V.md_text(failed)}")
             if cur is not None:
                 st.caption("Still using the previous project.")
         if cur is not None:
@@ -150,7 +150,7 @@ def draw() -> None:
         st.text_input("API base", key=K.API_BASE, placeholder="provider default")
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                       help="Kept in this browser session's memory only; never saved.")
-        st.caption(ui.model_note(ui.settings()))
+        st.caption(V.md_text(ui.model_note(ui.settings())))
         ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question
 
         st.subheader("Search")

@@ -278,8 +278,8 @@ def run_in_address(runs: Any, run_id: str) -> Trace | None:
         if ss.get(K.PROJECT_TRIED) != run_id:
             ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = run_id, saved.project
             st.rerun()
-        st.error(f"This run was made on the project {project_label(saved.project)}, which cannot be opened "
-                 f"here (the sidebar says why); it is not shown against {project_label(here)}.")
+        st.error(f"This run was made on the project {V.md_text(project_label(saved.project))}, which cannot be "
+                 f"opened here (the sidebar says why); it is not shown against {V.md_text(project_label(here))}.")
         st.stop()
     put_in_address(run_id)
     return saved
