@@ -364,14 +364,25 @@ def test_the_trace_and_why_not_say_why_a_candidate_trails_the_answer(monkeypatch
                             {"title": "Bob", "entity_id": "id-Bob", "why": ranked[1].why}], "chains": [], "steps": []}
     d = diagnose(trace, ["Bob", "Carl"], eng.graph)
     assert d[0]["ranked"] == {"place": 2, "of": 2,  # Bob is also the rule choice
-                              "why": "also the rule's pick (on the best chains, the entity nearest their ends "
-                                     "whose type fits the question); behind Carl on: how many hops it is from the "
-                                     "topic"}
+                              "why": "also the rule's pick: the best chain's end (the question asks for no type "
+                                     "this graph has); behind Carl on: how many hops it is from the topic"}
     assert d[1]["ranked"] is None  # the answer itself
-    assert "The answer list places it 2 of 2: also the rule's pick (on the best chains" in diagnosis_text(d)
+    assert "The answer list places it 2 of 2: also the rule's pick: the best chain's end" in diagnosis_text(d)
     assert ranked[1].why.startswith(place_words(2, 2) + "; ")  # the place in the one wording the diagnosis reads
     trace["candidates"][1]["why"] = "ranked by hand; behind Carl"  # not the list's place words (another version)
     assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"]["why"] == "ranked by hand; behind Carl"  # said whole
     # the trace keeps the first few candidates of a longer ranking: the place is read against the whole ranking
     trace["candidates"][1]["why"] = place_words(2, 13) + "; behind Carl"
     assert diagnose(trace, ["Bob"], eng.graph)[0]["ranked"] == {"place": 2, "of": 13, "why": "behind Carl"}
+
+
+def test_the_rules_pick_claims_a_fitting_type_only_when_its_type_fits():
+    """A reviewer saw CHURCHYARD (a place) answer "Which spirit …?" as "the rule's pick (… whose type fits the
+    question)": the words now follow the candidate's type_fit (1 fits, -1 does not, 0 no type asked)."""
+    from tog_core.policy.answers import _why
+
+    assert _why(0, 3, True, False, 1.0).endswith("whose type fits the question")
+    assert "not the one asked for" in _why(0, 3, True, False, -1.0) and "fits" not in _why(0, 3, True, False, -1.0)
+    assert "asks for no type" in _why(0, 3, True, False, 0.0) and "fits" not in _why(0, 3, True, False, 0.0)
+    assert "not the one asked for" in _why(0, 3, True, True, -1.0)  # the rule choice first (typed graphs)
+    assert "rule" not in _why(1, 3, False, False, 1.0)  # not the pick: nothing said of it

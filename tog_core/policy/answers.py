@@ -95,7 +95,8 @@ class CheapAnswers:
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
                              score=round(c.prob, 4), low=model.low, sentence=c.sentence, found=found,
-                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first)
+                             why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first,
+                                      c.features.get("type_fit", 0.0))
                              + (f"; {found_why(found)}" if found else "")
                              + ("; the question names it: context, ranked after the others"
                                 if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
@@ -235,12 +236,21 @@ def _found(c: ranking.RankedEntity) -> str:
     return "" if c.features.get("beam", 1.0) else "text" if c.features.get("found_text") else "description"
 
 
-def _why(i: int, n: int, is_pick: bool, rule_first: bool) -> str:
+# what the rule's pick says of a candidate, by its type_fit (1 fits, -1 does not, 0 the question asks no type): the
+# rule takes the best chains' entity nearest their ends of the asked type, else the best chain's end
+PICK_WORDS = {1: "the rule's pick: the entity nearest the best chains' ends whose type fits the question",
+              -1: "the rule's pick, though its type is not the one asked for: no entity on the best chains has it, "
+                  "so the rule took the best chain's end",
+              0: "the rule's pick: the best chain's end (the question asks for no type this graph has)"}
+
+
+def _why(i: int, n: int, is_pick: bool, rule_first: bool, type_fit: float = 0.0) -> str:
+    fit = 1 if type_fit > 0 else -1 if type_fit < 0 else 0
     if rule_first and is_pick:
-        return "the rule choice: its type and the question words its chain covers (the ranker follows it here)"
-    return place_words(i + 1, n) + (
-        "; also the rule's pick (on the best chains, the entity nearest their ends whose type fits the question)"
-        if is_pick else "")
+        return ("the rule choice: its type and the question words its chain covers (the ranker follows it here)"
+                if fit >= 0 else "the rule choice (the ranker follows it here), though its type is not the one asked "
+                                 "for")
+    return place_words(i + 1, n) + (f"; also {PICK_WORDS[fit]}" if is_pick else "")
 
 
 def exact_depth(ctx: SearchContext, state: State) -> bool:

@@ -32,7 +32,7 @@ SIGNAL_WORDS = {
     "coverage": "the question words its chain's relations cover",
     "overlap": "the question words in its chain",
     "log_degree": "how many links it has",
-    "is_pick": "being the rule's pick (the entity of the best chains whose type fits the question)",
+    "is_pick": "being the rule's pick (the wording rules' choice on the best chains)",
     "passage_words": "the question's words near its name in the source text",
     "asked_head": "its description saying it is what the question asks for",
     "title_named": "how much of its title the question itself uses",
