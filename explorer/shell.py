@@ -109,6 +109,9 @@ def draw() -> None:
         if f"{wanted}|{projects.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
                 projects.load_project(wanted)
+                if ss.get(K.PROJECT_OK) not in (None, wanted):  # another project: what was typed for this one goes
+                    for k in (K.ASK_EXPECT, K.EXPLORE_EXPECT, K.EXPLORE_SEEDS, K.EXPLORE_LINKED, K.ASK_SEEDS):
+                        ss.pop(k, None)
                 ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{projects.store_url()}"
                 ss[K.RECENT] = with_recent(ss[K.RECENT], wanted)
                 if single_user():

@@ -290,3 +290,42 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
     assert ex.parent_run == old and not ex.state.done
     assert "Depth 1 · entities" in texts(at)  # the forced relation was kept; the person goes on from here
     assert any("Kestrel Telescope" in c for c in _editor_rows(at)[1]["candidate"])
+
+
+def test_a_new_question_or_another_project_starts_without_the_last_why_not(tmp_path):
+    """A reviewer typed "Why not Ashwater River?" in Explore, then "New question": the old expectation was diagnosed
+    (and offered a Force in) against the unrelated run; after switching project it read "not an entity of this
+    project", and the start form kept the other project's topic entities. Each now starts empty."""
+    from builders import write_project
+
+    def said(at: AppTest) -> str:
+        return " ".join(e.value for kind in (at.error, at.warning, at.success) for e in kind)
+
+    at = app(**{K.MODEL: "none"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
+    at = click(at, "Start")
+    at.text_input(key=K.EXPLORE_EXPECT).set_value("Ashwater River").run()
+    assert "Ashwater River" in said(at)
+    at = click(at, "New question")
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    assert "Ashwater" not in said(at) and not [b for b in at.button if "Ashwater" in b.label]  # no Force in
+    at.text_input(key=K.EXPLORE_EXPECT).set_value("Ashwater River").run()
+    assert "Ashwater River" in said(at)
+    other = write_project(tmp_path / "acme", [("Acme", "a firm"), ("Paris", "a city")],
+                          [("Acme", "Paris", "Acme is in Paris")])
+    at.session_state[K.PROJECT_INPUT] = str(other)
+    at.run()
+    assert not at.exception, at.exception
+    assert "Ashwater" not in said(at)
+    assert not at.session_state[K.EXPLORE_SEEDS] if K.EXPLORE_SEEDS in at.session_state else True
+
+
+def test_asking_another_question_drops_the_last_why_not():
+    at = ask(app(**{K.MODEL: "none"}), CORIN)
+    at.text_input(key=K.ASK_EXPECT).set_value("Ashwater River").run()
+    assert any("Ashwater River" in e.value for kind in (at.error, at.warning, at.success) for e in kind)
+    at = ask(at, QUESTION)
+    assert not any("Ashwater" in e.value for kind in (at.error, at.warning, at.success) for e in kind)
+    assert at.text_input(key=K.ASK_EXPECT).value == ""
