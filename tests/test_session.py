@@ -123,6 +123,28 @@ def test_an_exploration_stepped_to_its_end_is_saved_with_its_answer_not_as_unfin
     assert store.load(ex.run_id).stats["wall_s"] >= 30.0 > first_step.stats["wall_s"]
 
 
+def test_a_finished_explorations_clock_stops_at_its_last_step():
+    """A reviewer saw a finished run's time grow on screen with every click (20.9 s, 27.9 s, 36.1 s): once done, the
+    run's time is the one saved with its answer, on the page and reopened."""
+    import time
+
+    from tog_core.app.runner import explore_from_trace
+
+    store, eng = RunStore(), engine()
+    ex = explore_start(eng, Settings(), Q, ["Acme"])
+    time.sleep(0.05)
+    explore_finish(eng, ex, store, auto=True)
+    assert ex.state.done
+    saved = store.load(ex.run_id).stats["wall_s"]
+    first = ex.saver(eng, None).trace(ex.state).stats["wall_s"]
+    time.sleep(0.3)  # the page drawn again later
+    assert ex.saver(eng, None).trace(ex.state).stats["wall_s"] == first >= 0.05
+    assert abs(first - saved) < 0.05
+    reopened = explore_from_trace(eng, Settings(), store.load(ex.run_id))
+    time.sleep(0.2)
+    assert reopened.saver(eng, None).trace(reopened.state).stats["wall_s"] == saved
+
+
 def test_stop_and_answer_from_an_exploration():
     store, eng = RunStore(), engine()
     ex = explore_start(eng, Settings(), Q, ["Acme"])

@@ -32,11 +32,13 @@ class Saver:
     branched_at: int | None = None
     t0: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
+    t1: float | None = None  # when the run finished (its clock stops there); None: it is still going
     on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
     unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
 
     def trace(self, state: State) -> Trace:
-        tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + time.perf_counter() - self.t0,
+        now = self.t1 if self.t1 is not None else time.perf_counter()
+        tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + now - self.t0,
                                model_info=self.model_info)
         tr.parent_run, tr.branched_at = self.parent_run, self.branched_at
         return tr

@@ -145,6 +145,7 @@ class Exploration:
     # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
+    stopped: float | None = None  # when the run finished: its clock stops there (a page drawn later adds nothing)
 
     @property
     def state(self) -> State:
@@ -153,7 +154,12 @@ class Exploration:
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
                      parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note,
-                     t0=self.started, wall_before=self.wall_before)
+                     t0=self.started, wall_before=self.wall_before, t1=self.stopped)
+
+    def stop_clock(self) -> None:
+        """A finished run's clock stops at its last step."""
+        if self.state.done and self.stopped is None:
+            self.stopped = time.perf_counter()
 
     def _note(self, why: str) -> None:
         self.unsaved = why
@@ -194,10 +200,13 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
             why = f"it cannot be replayed here ({err})"
         if why:
             log.info("run %s reopened at its saved state: %s", trace.run_id, why)
-    return Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
-                       states=states, parent_run=trace.parent_run,
-                       branched_at=trace.branched_at, model_info=model_info or {},
-                       wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why)
+    ex = Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
+                     states=states, parent_run=trace.parent_run,
+                     branched_at=trace.branched_at, model_info=model_info or {},
+                     wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why)
+    if ex.state.done:  # a finished run reopened: its time is the saved one
+        ex.stopped = ex.started
+    return ex
 
 
 def explore_propose(engine: Any, ex: Exploration) -> Exploration:
@@ -219,6 +228,7 @@ def explore_apply(engine: Any, ex: Exploration, choice: set[str] | None, store: 
     if ex.state.stage == "answer":
         ex.states.append(asyncio.run(engine.answer(ex.state)))
         saver.save(ex.state)
+    ex.stop_clock()
     return ex
 
 
@@ -238,6 +248,7 @@ def explore_finish(engine: Any, ex: Exploration, store: RunStore | None, *, auto
             on_state=on_state, on_token=on_token or (lambda _t: None))))
     else:
         on_state(asyncio.run(engine.answer(state, on_token=on_token)))
+    ex.stop_clock()
     return ex
 
 
