@@ -179,7 +179,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
             "Check the answer candidates and the evidence, or name the entity you expected under “Why not …?”."
             if on_hops is not None else  # the Ask page has them; elsewhere the caption names the other candidates
             ("The other candidates are named above. " if view["others"] else "No other candidate was found. ")
-            + "The Ask page's “Why not …?” places the entity you expected."))
+            + "“Why not …?” (under the answer on the Ask and Explore pages) places the entity you expected."))
     if t.error:
         st.error(f"The run hit an error: {V.md_text(t.error)}")
     for line in N.person_notes(t):

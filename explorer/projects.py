@@ -180,7 +180,12 @@ def _examples(resolved_path: str, fp: str, _graph: GraphStore) -> list[Example]:
 
 def cannot_open() -> str:
     """Why the project cannot be used, said the same way in the sidebar and on the page."""
-    return f"Cannot open this project: {V.md_text(str(st.session_state.get(K.PROJECT_ERROR)))}"
+    return f"Cannot open this project: {V.md_text(in_app_words(str(st.session_state.get(K.PROJECT_ERROR))))}"
+
+
+def in_app_words(message: str) -> str:
+    """A store's error as the app says it: the command line's flag (`--store …`) named as the sidebar's field."""
+    return message.replace("--store ", "the PostgreSQL store ", 1).replace("--store: ", "the PostgreSQL store: ", 1)
 
 
 def need_project() -> tuple[ProjectInfo | None, GraphStore]:

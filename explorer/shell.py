@@ -123,7 +123,7 @@ def draw() -> None:
         if cur is None and ss.get(K.PROJECT_ERROR):
             st.error(projects.cannot_open())
         elif failed is not None:
-            st.error(f"Cannot open this project: {V.md_text(failed)}")
+            st.error(f"Cannot open this project: {V.md_text(projects.in_app_words(failed))}")
             if cur is not None:
                 st.caption("Still using the previous project.")
         if cur is not None:

@@ -116,4 +116,5 @@ def test_a_bogus_store_is_said_once_and_the_same_in_the_sidebar_and_the_page():
     [side] = [e.value for e in at.sidebar.error]
     [main] = [e.value for e in at.main.error]
     assert side == main and side.startswith("Cannot open this project:") and "cannot connect" in side
+    assert "--store" not in side.replace("\\", "") and "the PostgreSQL store" in side  # the app has no flags
     assert "Still using the previous project." not in _sidebar(at)  # the demo cannot be read from that store either

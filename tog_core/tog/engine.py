@@ -268,7 +268,7 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         if choice is None:  # nothing to compose from: say so, not "composed from the chains"
             if not state.seeds:
                 return ("[No LLM] No answer: no entity of this project was found in the question. Name one as the "
-                        "graph writes it (the Graph page finds titles), or choose the topic entities yourself.")
+                        "graph writes it (the Graph browser page finds titles), or choose the topic entities yourself.")
             seeds = ", ".join(s.title for s in state.seeds)
             if state.stop_reason == "user":  # a person stopped it before any chain: not that none exists
                 return (f"[No LLM] No answer: the search was stopped before it found a reasoning chain from the "
