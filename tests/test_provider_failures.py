@@ -142,3 +142,30 @@ def test_a_model_no_provider_is_named_for_is_refused_before_any_call(tmp_path, c
     check_provider("gpt-4o-mini")
     with pytest.raises(ModelChoiceError, match="provider/model"):
         check_provider("mistral-large")
+
+
+def test_allow_fallback_says_the_provider_failed_and_counts_no_failed_call_as_made(fake_openai, cli_timeouts, capsys):
+    """A 401 with --allow-fallback: a warning on stderr and at the top of the text output (the trace's recorded
+    failure, and that the fallback scorers pruned the search: --model none may do better); the summary counts the
+    one failed call and the calls the open circuit refused, none as answered. --json keeps stdout JSON only."""
+    cli_timeouts(10)
+    srv = fake_openai(lambda _req: Reply(status=401, text="no"))
+    assert main(query(srv.base_url, "--allow-fallback")) == 0
+    captured = capsys.readouterr()
+    [warning] = captured.err.splitlines()
+    assert warning.startswith("warning: LLM provider failed: auth (HTTP 401) — model openai/test-model at "
+                              f"{srv.base_url}: the key was rejected or is missing; check the API key")
+    assert warning.endswith("; answered without the LLM (--allow-fallback) by the fallback scorers (BM25 in the "
+                            "LLM's place); the LLM-free search may do better: fix the provider, or run with "
+                            "--model none")
+    assert KEY not in captured.err + captured.out
+    assert captured.out.splitlines()[0] == warning
+    [stop] = [x for x in captured.out.splitlines() if x.startswith("stop: ")]
+    assert "; 0 LLM calls answered, 1 failed, " in stop and " not made (circuit open), " in stop
+    assert " LLM calls in " not in stop and stop.endswith("; not saved")
+    assert main(query(srv.base_url, "--allow-fallback", "--json")) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [warning]
+    trace = json.loads(captured.out)
+    refused = trace["stats"]["llm_failure"]["refused_calls"]
+    assert trace["stats"]["llm_calls"] == 1 + refused and f"1 failed, {refused} not made" in stop

@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
 
     q = sub.add_parser("query", help="answer a question with Think-on-Graph")
     q.add_argument("project", help="GraphRAG root, its output folder, or a folder of parquet files")
-    q.add_argument("question")
+    q.add_argument("question", nargs="?", default=None,
+                   help="the question (leave it out with --resume: a resumed run continues its own question)")
     q.add_argument("--width", type=int, default=3, help="beam width N (default 3)")
     q.add_argument("--depth", type=int, default=3, help="maximum depth D (default 3)")
     q.add_argument("--pruner", default=None, help=f"{' | '.join(PRUNERS)} (auto: llm with a provider, the "
@@ -177,7 +178,50 @@ def guess_line(t: Trace) -> str | None:
             f"{threshold_words(t)}. Check the candidates, best first:")
 
 
-def _print_trace(t: Trace, n_candidates: int = 3) -> None:
+def _failed_calls(t: Trace) -> int:
+    """How many of the run's LLM calls failed (or were not made, the circuit open): each fell back by name."""
+    from tog_core.reading.llm import FALLBACK_READING_ERROR
+    from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
+    from tog_core.tog.engine import FALLBACK_ANSWER_LLM_ERROR, FALLBACK_LINK_LLM_ERROR
+    from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR
+
+    failed = {FALLBACK_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR, FALLBACK_ANSWER_LLM_ERROR, FALLBACK_LINK_LLM_ERROR,
+              FALLBACK_READING_ERROR}
+    named = [f for s in t.steps for f in s.fallbacks] + list(t.stats.get("other_fallbacks") or [])
+    return min(sum(f.get("name") in failed for f in named), int(t.stats.get("llm_calls") or 0))
+
+
+def fallback_line(t: Trace) -> str | None:
+    """The warning when the provider failed and the run answered without it (--allow-fallback), else None: the
+    trace's recorded failure (kind, HTTP status, model, API base, the fix) and, when the search's scores or its
+    stop came from the fallbacks, that the LLM-free search may do better."""
+    from tog_core.scoring.scorers import FALLBACK_LLM_ERROR
+    from tog_core.tog.stages import FALLBACK_EVALUATE_LLM_ERROR
+
+    failure = t.stats.get("llm_failure")
+    if not failure:
+        return None
+    line = f"{failure['message']}; answered without the LLM (--allow-fallback)"
+    if any(f.get("name") in (FALLBACK_LLM_ERROR, FALLBACK_EVALUATE_LLM_ERROR) for s in t.steps for f in s.fallbacks):
+        return line + (" by the fallback scorers (BM25 in the LLM's place); the LLM-free search may do better: fix "
+                       "the provider, or run with --model none")
+    return line
+
+
+def _usage_words(t: Trace) -> str:
+    """The summary's LLM calls: a failed call (or one the open circuit refused) is not counted as answered."""
+    s = t.stats
+    failed = _failed_calls(t)
+    if not failed:
+        return f"{s['llm_calls']} LLM calls in {s['llm_rounds']} rounds"
+    refused = int((s.get("llm_failure") or {}).get("refused_calls") or 0)
+    failed_words = f"{failed - refused} failed" + (f", {refused} not made (circuit open)" if refused else "")
+    return f"{s['llm_calls'] - failed} LLM calls answered, {failed_words}"
+
+
+def _print_trace(t: Trace, n_candidates: int = 3, *, saved: bool = True) -> None:
+    if fallback := fallback_line(t):
+        echo(f"warning: {fallback}\n")
     guess = guess_line(t) if t.candidates else None
     if guess and n_candidates > 0:  # a guess shows the candidates before the answer
         echo(guess)
@@ -212,18 +256,58 @@ def _print_trace(t: Trace, n_candidates: int = 3) -> None:
         echo("\n" + diagnosis_text(t.diagnosis))
     s = t.stats
     cost = "unknown" if s.get("cost_usd") is None else f"${s['cost_usd']:.4f}"
-    echo(f"\nstop: {t.stop_reason}; {s['llm_calls']} LLM calls in {s['llm_rounds']} rounds, "
-          f"{s['prompt_tokens']}+{s['completion_tokens']} tokens, cost {cost}, {s['wall_s']:.1f} s; run {t.run_id}")
+    echo(f"\nstop: {t.stop_reason}; {_usage_words(t)}, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
+         f"cost {cost}, {s['wall_s']:.1f} s; " + (f"run {t.run_id}" if saved else "not saved"))
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Usage errors found in the arguments alone (and, for --resume with a question, the saved run's question)."""
+    from tog_core.tog.recording import MAX_CANDIDATES
+
+    if not 0 <= args.candidates <= MAX_CANDIDATES:
+        raise UsageError(f"--candidates {args.candidates}: give a number from 0 (none) to {MAX_CANDIDATES} (the "
+                         "answer candidates a trace keeps)")
+    if args.resume is None:
+        if args.question is None:
+            raise UsageError('query needs a question after the project: query PROJECT "question" (or --resume '
+                             "RUN_ID to continue a saved run)")
+        return
+    if args.question is None:
+        return
+    own = _saved_question(args.resume, args.store)
+    if own is not None and " ".join(own.split()) != " ".join(args.question.split()):
+        raise UsageError(f"--resume {args.resume} continues the run's own question ({cut(own, 120)!r}), not "
+                         f"{cut(args.question, 120)!r}: drop the question argument to resume, or leave --resume out "
+                         "to ask a new one")
+
+
+def _saved_question(run_id: str, store_url: str | None) -> str | None:
+    """The question of the saved run `run_id`, or None when there is no readable one (run_query then says why)."""
+    import getpass
+
+    from tog_core.runs.files import _RUN_ID
+    from tog_core.runs.postgres import open_run_store
+
+    if not _RUN_ID.match(run_id):
+        return None
+    store = open_run_store(store_url, user=getpass.getuser())
+    try:
+        return store.load(run_id).question
+    except (FileNotFoundError, ValueError):
+        return None
+    finally:
+        getattr(store, "close", lambda: None)()
 
 
 def cmd(args: argparse.Namespace) -> int:
     from tog_core.compose import RunSpec
 
+    _check_args(args)
     say = _progress(not args.json and sys.stderr.isatty())
     spec = RunSpec(model=args.model, api_base=args.api_base, trust_api_base=True, width=args.width,
                    depth=args.depth, relation_pruner=args.pruner, entity_pruner=args.entity_pruner, mode=args.mode,
                    paper=args.paper, without=tuple(args.without))
-    trace = run_query(spec, project=args.project, question=args.question, seeds=args.seed, hops=args.hops,
+    trace = run_query(spec, project=args.project, question=args.question or "", seeds=args.seed, hops=args.hops,
                       expect=args.expect, save=not args.no_save, resume=args.resume, store_url=args.store,
                       graph_name=args.name, allow_fallback=args.allow_fallback, say=say)
     if args.out:
@@ -236,8 +320,10 @@ def cmd(args: argparse.Namespace) -> int:
         where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
         print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
         return 1
+    if fallback := fallback_line(trace):  # on stderr whatever stdout carries; the text output repeats it
+        echo(f"warning: {fallback}", file=sys.stderr)
     if args.json:
         print(trace.to_json())
     else:
-        _print_trace(trace, max(0, args.candidates))
+        _print_trace(trace, args.candidates, saved=not args.no_save)
     return 0 if trace.stop_reason != "error" else 1
