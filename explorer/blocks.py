@@ -16,7 +16,7 @@ from explorer import projects
 from explorer import ui
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
-from tog_core.app.runner import RunCallbacks
+from tog_core.app.runner import RunCallbacks, is_unfinished, where_stopped
 from tog_core.app.session import K
 from tog_core.errors import UsageError
 from tog_core.graphrag.store import GraphStore
@@ -129,7 +129,11 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
     said above that the answer is a guess (no second warning)."""
     view = V.answer_view(t)
     conf = V.confidence_line(view)
-    if t.answer_by == "llm":
+    early = is_unfinished(t) and bool(view["entity"])  # no answer yet: what its best chain reaches, claiming nothing
+    if early:
+        st.markdown(f"**Not an answer yet:** the run stopped before it answered ({V.md_text(where_stopped(t))}). "
+                    f"Its best chain so far reaches **{V.md_text(view['entity'])}**; resume the run to answer.")
+    elif t.answer_by == "llm":
         sup = V.answer_support(t.answer or "", ui.as_dict(t))
         st.markdown(V.md_text(t.answer or ""))
         if sup["supported"]:
@@ -174,7 +178,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
                note="Each row is its own search of exactly that many hops, made before the run. " + how
                + "The chains and pictures here are the run's.",
                searched=searched if part_way else None)
-    if view["confidence"] is not None and view["low"] and not guess_said:
+    if view["confidence"] is not None and view["low"] and not guess_said and not early:
         st.warning("Low confidence: treat this answer as a guess. " + (
             "Check the answer candidates and the evidence, or name the entity you expected under “Why not …?”."
             if on_hops is not None else  # the Ask page has them; elsewhere the caption names the other candidates

@@ -277,6 +277,11 @@ def test_a_reloaded_page_finds_its_unfinished_run_and_resumes_it():
     at.run()
     assert not at.exception, at.exception
     assert "This run stopped before its answer (at depth 2" in texts(at)
+    # what its chains reach so far is not stated as an answer, nor given a confidence (a reviewer read "Mara Quell …
+    # confidence 0.97" under an unfinished run as its answer)
+    assert any(m.value.startswith("**Not an answer yet:**") for m in at.markdown)
+    assert not [m for m in at.markdown if m.value.startswith("### ")]
+    assert "confidence" not in " ".join(c.value for c in at.main.caption).lower()
     assert at.text_area(key=K.ASK_QUESTION).value == CORIN
     at = click(at, "Resume")
     assert not at.exception, at.exception
