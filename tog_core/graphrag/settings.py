@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from dotenv import dotenv_values
 
+from tog_core.errors import public_url
 from tog_core.graphrag.errors import SettingsError
-from tog_core.llm.errors import public_url
 
 __all__ = ["ModelSettings", "SETTINGS_NAMES", "find_settings_file", "project_environment", "read_dotenv",
            "read_settings", "model_settings"]

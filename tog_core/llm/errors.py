@@ -15,10 +15,11 @@ import re
 import threading
 import socket
 import time
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
+from tog_core.errors import public_url  # noqa: F401  (the LLM layer's callers read it here)
 from tog_core.llm._litellm import load_litellm
 
 __all__ = ["ERROR_KINDS", "LLMError", "NotCached"]
@@ -66,16 +67,6 @@ def looks_secret(text: str) -> bool:
 _URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
 _URL_QUERY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#'\"]*")
 _QUERY_VALUE = re.compile(r"=[^&;]+")
-
-
-def public_url(url: str | None) -> str | None:
-    """An API base as it may be shown or recorded: without user:password@ and without the query string (either may
-    carry a secret). None and "" stay as they are."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else url.split("?", 1)[0]
 
 
 def url_secrets(url: str | None) -> list[str]:
