@@ -78,7 +78,13 @@ def run_header(ex: R.Exploration, notes: list[str]) -> None:
     state = ex.state
     st.markdown(f"**{V.md_text(state.question)}**")
     st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
-               " · start: " + V.md_text(", ".join(V.seed_titles(state.seeds))) + "".join(f" · {n}" for n in notes))
+               f" · width {ex.settings.width}, depth {ex.settings.depth}"
+               + " · start: " + V.md_text(", ".join(V.seed_titles(state.seeds))) + "".join(f" · {n}" for n in notes))
+    now = ui.settings()
+    if not state.done and (now.width, now.depth) != (ex.settings.width, ex.settings.depth):
+        st.info(f"The sidebar now says width {now.width}, depth {now.depth}; this run keeps width "
+                f"{ex.settings.width}, depth {ex.settings.depth}, set when it started. The sidebar's apply to the "
+                "next question (New question below).", icon=":material/tune:")
     if not state.done:  # once answered, the answer block shows the hops with the answer's own number marked
         B.hops_block(state.plan_record.to_dict() if state.plan_record else None, when=" before the first step",
                      note="At this depth the automatic choice is to answer; choose “Search one level deeper” to go on "

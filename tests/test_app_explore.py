@@ -329,3 +329,20 @@ def test_asking_another_question_drops_the_last_why_not():
     at = ask(at, QUESTION)
     assert not any("Ashwater" in e.value for kind in (at.error, at.warning, at.success) for e in kind)
     assert at.text_input(key=K.ASK_EXPECT).value == ""
+
+
+def test_a_width_changed_mid_exploration_is_said_to_apply_to_the_next_question():
+    """A reviewer set Width 5 in the sidebar at depth 2 and continued: 3 entities stayed ticked and nothing said
+    why. The header names the run's width and depth, and a change in the sidebar is said to wait for the next run."""
+    at = app(**{K.MODEL: "none"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    header = next(c.value for c in at.caption if c.value.startswith("run "))
+    assert "width 3, depth 3" in header
+    assert not [i for i in at.info if "this run keeps width" in i.value]
+    at.session_state[K.WIDTH] = 5
+    at.run()
+    [note] = [i.value for i in at.info if "this run keeps width" in i.value]
+    assert "width 5" in note and "keeps width 3, depth 3" in note and "next question" in note
+    assert at.session_state[K.EXPLORE].settings.width == 3  # the run itself is unchanged
