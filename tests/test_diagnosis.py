@@ -172,3 +172,17 @@ def test_no_override_is_offered_when_the_route_needs_more_than_the_runs_depth(g,
     assert "reaching it needs depth 2 (this run: 1; search again with a maximum depth of 2 or more)" in \
         d["lost"]["note"]
     assert "Override to try" not in diagnosis_text([d])
+
+
+def test_a_search_still_going_says_the_depth_is_still_to_come(g):
+    """Explore waits at depth 1 for the person: "Why not Paris?" said "Lost at depth 2 (stopped). The search ended
+    (unfinished) before depth 2" to a reviewer. A run with no stop reason and no answer is still going."""
+    steps = [{"depth": 1, "stage": "relations", "candidates": []},
+             {"depth": 1, "stage": "entities", "candidates": [ent(g, "Acme", "Alice", 0.9, True)]}]
+    going = {**trace(g, steps, [[link(g, "Alice", "Acme")]], depth=3), "stop_reason": None}
+    [d] = diagnose(going, ["Paris"], g)
+    assert d["lost"]["stage"] == "not reached yet" and "has not gone past depth 1 yet" in d["lost"]["note"]
+    said = diagnosis_text([d])
+    assert "Not reached yet: depth 2 is still to come." in said and "ended" not in said and "Lost at" not in said
+    [d] = diagnose({**going, "stop_reason": "user"}, ["Paris"], g)  # stopped by the person: it did end there
+    assert d["lost"]["stage"] == "user" and "the search ended (user) before depth 2" in d["lost"]["note"]

@@ -210,6 +210,11 @@ def _never(trace: dict[str, Any], graph: Any, idx: int, entry: dict[str, Any]) -
                          "note": f"the relation towards {route_titles[1]} was cut before scoring (hub pre-filter, "
                                  f"degree filter or the {limit}-candidate limit){far}"}
         return
+    if not trace.get("stop_reason") and not trace.get("answer"):  # still going (Explore waits for the person)
+        entry["lost"] = {**base, "depth": dn + 1, "stage": "not reached yet", "step": None,
+                         "note": f"the search has not gone past depth {dn} yet: continue it, and it may still reach "
+                                 f"{route_titles[-1]}{far}"}
+        return
     entry["lost"] = {**base, "depth": dn + 1, "stage": trace.get("stop_reason") or "stopped", "step": None,
                      "note": f"the search ended ({trace.get('stop_reason') or 'unfinished'}) before depth "
                              f"{dn + 1}{far}"}
@@ -332,6 +337,8 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
                 words.append(f"Lost at depth {lost['depth']} ({lost['stage']}): “{lost['label']}” ranked "
                              f"{lost['rank']} of {lost['of']}, score {_num(lost['score'])}, cut-off "
                              f"{_num(lost['cutoff'])}.")
+            elif lost.get("stage") == "not reached yet":
+                words.append(f"Not reached yet: depth {lost.get('depth')} is still to come.")
             else:
                 words.append(f"Lost at depth {lost.get('depth')} ({lost.get('stage')}).")
             if lost.get("note"):
