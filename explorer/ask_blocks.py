@@ -95,7 +95,14 @@ def ask(progress: Any, again: AskAgain, seeds: list[str | Seed], store: Any) -> 
 
 def resume(progress: Any, run_id: str, saved: Trace, store: Any, project: str) -> None:
     """Go on with the run `run_id` (`saved`), stopped before its answer, as it was set up, with live progress in
-    `progress`."""
+    `progress`. A run of another project (Resume pressed under Saved runs) opens that project first, or is said to
+    be made there when it cannot be opened."""
+    if not ours(saved, project):
+        ss[K.ASK_RESUME] = run_id  # resumed on the rerun, once its project is open
+        if not ui.on_its_project(saved):
+            ss.pop(K.ASK_RESUME)
+            st.error(ui.elsewhere(saved, "it cannot be resumed on"))
+            return
     engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
     ss[K.ASK_RUN] = run_id
     trace = B.live_run(progress, lambda cb: R.resume_question(engine, saved, store, cb, model_info=model_info),
@@ -129,8 +136,12 @@ def unfinished_block(t: Trace, project: str) -> None:
         st.rerun()
     if c2.button("Continue step by step"):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(t, project))
-        ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
-        st.switch_page("pages/explore.py")
+        try:
+            ss[K.EXPLORE] = R.explore_from_trace(engine, settings_from_trace(t, project), t, model_info=model_info)
+        except ValueError as err:  # a graph indexed again since the run: its ids are gone
+            st.error(f"Cannot continue this run step by step: {V.md_text(err)}. Ask its question again.")
+        else:
+            st.switch_page("pages/explore.py")
 
 
 def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None:

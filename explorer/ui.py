@@ -258,31 +258,49 @@ def run_in_address(runs: Any, run_id: str) -> Trace | None:
     opens that project (once: the sidebar opens it on the rerun, TOG_PROJECT_ROOTS applying) or, when it cannot
     be opened, the page says so and stops — the run is never shown against the project open here. None when no
     such run is saved."""
-    from tog_core.app.session import project_label
-    from tog_core.app.views import same_project
-
-    ss = st.session_state
     try:
         saved: Trace = runs.load(run_id)
     except (FileNotFoundError, ValueError, UsageError) as err:
-        from tog_core.app.views import md_text
-
         what = "is not saved here (deleted, or saved elsewhere)" if isinstance(err, FileNotFoundError) else \
             f"cannot be read ({err})"
-        st.warning(md_text(f"The run named in the address, “{str(run_id)[:80]}”, {what}. Ask a question, or open a "
-                           "run under Saved runs."))
+        st.warning(V.md_text(f"The run named in the address, “{str(run_id)[:80]}”, {what}. Ask a question, or open a "
+                             "run under Saved runs."))
         st.query_params.pop("run", None)
         return None
-    here = str(ss.get(K.PROJECT_OK) or "")
-    if saved.project and not same_project(saved.project, here):
-        if ss.get(K.PROJECT_TRIED) != run_id:
-            ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = run_id, saved.project
-            st.rerun()
-        st.error(f"This run was made on the project {V.md_text(project_label(saved.project))}, which cannot be "
-                 f"opened here (the sidebar says why); it is not shown against {V.md_text(project_label(here))}.")
+    if not on_its_project(saved):
+        st.error(elsewhere(saved, "it is not shown against"))
         st.stop()
     put_in_address(run_id)
     return saved
+
+
+def on_its_project(trace: Trace) -> bool:
+    """Whether the project open here is the one `trace` was made on (a run that names none is taken as made here).
+    When it is not, that project is opened first, as the address does: once per run, the sidebar opening it on the
+    rerun this starts (TOG_PROJECT_ROOTS applying). False when it was tried and could not be opened: the caller
+    says so with `elsewhere` and offers nothing that needs the run's own graph."""
+    from tog_core.app.views import same_project
+
+    ss = st.session_state
+    if not trace.project or same_project(trace.project, str(ss.get(K.PROJECT_OK) or "")):
+        if ss.get(K.PROJECT_TRIED) == trace.run_id:  # opened: a later visit to this run may switch again
+            ss.pop(K.PROJECT_TRIED)
+        return True
+    if ss.get(K.PROJECT_TRIED) != trace.run_id:
+        ss[K.PROJECT_TRIED], ss[K.PROJECT_SWITCH] = trace.run_id, trace.project
+        st.rerun()
+    return False
+
+
+def elsewhere(trace: Trace, what_not: str) -> str:
+    """The plain words for a run whose project cannot be opened here: which project it was made on and why it is not
+    used with the one open here (`what_not`, e.g. "it cannot be resumed or continued on")."""
+    from tog_core.app.session import project_label
+
+    here = str(st.session_state.get(K.PROJECT_OK) or "")
+    return (f"This run was made on the project {V.md_text(project_label(trace.project))}, which cannot be opened "
+            f"here (the sidebar says why); {what_not} {V.md_text(project_label(here)) if here else 'another project'}. "
+            f"Its project's folder: {V.md_text(trace.project)}")
 
 
 def put_in_address(run_id: str | None) -> None:

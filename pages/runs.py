@@ -55,26 +55,39 @@ def load(run_id: str) -> Trace | None:
 tabs = st.tabs(["Open a run", "Compare two runs"], key=K.RUNS_TAB, on_change="rerun")
 if tabs[0].open:
     with tabs[0]:
+        if ss.get("_runs_on", project) != project:  # the sidebar switched project: the run open on the other goes
+            ss.pop(K.RUNS_OPEN, None)
+        ss["_runs_on"] = project
         rid = st.selectbox("Run", list(names), format_func=names.get, key=K.RUNS_OPEN, index=None,
                            placeholder="Choose a run to open")
         tr = load(rid) if rid else None
         if tr is not None:
+            ss.pop("_runs_on")  # its project, opened on the rerun, is not a switch by the person
+            if not (here := ui.on_its_project(tr)):  # a run of another project opens that project (once)
+                st.error(ui.elsewhere(tr, "it cannot be resumed or continued, its pictures are not drawn and its "
+                                          "exports have no source text on"))
+            ss["_runs_on"] = project
             d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
-            graph = projects.project()[1] if cur else None
+            graph = projects.project()[1] if cur and here else None
             st.markdown(f"**{V.md_text(tr.question)}**")
             st.caption(f"{N.stop_words(tr.stop_reason).capitalize()} · model {N.model_name(tr)}"
                        + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
             with st.container(horizontal=True):
-                if R.is_unfinished(tr) and cur:
+                if R.is_unfinished(tr) and cur and here:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
                         ss[K.ASK_RESUME], ss[K.ASK_QUESTION] = tr.run_id, tr.question
                         st.switch_page("pages/ask.py")
                     if st.button("Continue step by step", icon=":material/footprint:"):
                         s = settings_from_trace(tr, ss[K.PROJECT_OK])
                         engine, model_info, _ = ui.engine_or_stop(s)
-                        ss[K.EXPLORE] = R.explore_from_trace(engine, s, tr, model_info=model_info)
-                        st.switch_page("pages/explore.py")
-                full = V.with_evidence(d, graph) if graph is not None and tr.project == project else d
+                        try:
+                            ss[K.EXPLORE] = R.explore_from_trace(engine, s, tr, model_info=model_info)
+                        except ValueError as err:  # a graph indexed again since the run: its ids are gone
+                            st.error(f"Cannot continue this run step by step: {V.md_text(err)}. Ask its question "
+                                     "again on the Ask page.")
+                        else:
+                            st.switch_page("pages/explore.py")
+                full = V.with_evidence(d, graph) if graph is not None else d
                 base = f"tog-{tr.run_id}"
                 st.download_button("JSON trace", export_json(full), f"{base}.json", "application/json")
                 st.download_button("Markdown report", export_markdown(full), f"{base}.md", "text/markdown")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict
-from pathlib import PurePath
 from typing import Any
 from collections.abc import Iterable
 
@@ -19,6 +18,7 @@ from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
+from tog_core.runs.index import same_project  # here for the pages; the CLI reads it from runs
 from tog_core.tog.choice import PersonAnswer, changed_search, changed_words
 from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import Proposal
@@ -278,20 +278,6 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             row = {"project": project_label(r.project), **row}
         rows.append(row)
     return rows
-
-
-def same_project(recorded: str, current: str) -> bool:
-    """Whether a run recorded under `recorded` belongs to the project at `current` (a resolved path). Runs saved
-    before paths were resolved may name the project relative to wherever they were made (`demo`, `data/demo`):
-    such a name matches the path it ends."""
-    if recorded == current:
-        return True
-    rec = PurePath(recorded)
-    if not recorded or rec.is_absolute():
-        return False
-    parts = tuple(p for p in rec.parts if p != ".")
-    cur = PurePath(current).parts
-    return bool(parts) and ".." not in parts and len(parts) < len(cur) and cur[-len(parts):] == parts
 
 
 def compare_default(rows: list[dict[str, Any]], a: str) -> str:

@@ -118,12 +118,13 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
         run_id = resume or new_run_id()
         t0 = time.perf_counter()
         try:
-            state = engine.restore(store.load(resume)) if resume and store is not None else None
+            saved = store.load(resume) if resume and store is not None else None
         except FileNotFoundError:
             where = ("in the store" if store_url else
                      "(a run's id is the name of its file under $TOG_HOME/runs)")
             raise UsageError(f"--resume {resume}: no saved run has that id {where}; the app's Saved runs page lists "
                              "them, or leave --resume out to start a new run") from None
+        state = _restore(engine, saved, store_url) if saved is not None else None
 
         def save_state(st: State) -> None:
             if store is not None:
@@ -152,6 +153,25 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
     finally:
         for closable in (store, graph):
             getattr(closable, "close", lambda: None)()
+
+
+def _restore(engine: Any, saved: Trace, store_url: str | None) -> State:
+    """The state a saved run stopped in, on the project it was made on: a run of another project is a usage error
+    naming that project and the command that resumes it there."""
+    import shlex
+
+    from tog_core.runs.index import same_project
+
+    if saved.project and not same_project(saved.project, engine.project):
+        store = " --store URL" if store_url else ""
+        raise UsageError(f"--resume {saved.run_id}: the run was made on the project {saved.project}, not on "
+                         f"{engine.project}; resume it on its own: python -m tog_core query "
+                         f"{shlex.quote(saved.project)} {shlex.quote(saved.question)} --resume {saved.run_id}{store}")
+    try:
+        return engine.restore(saved)
+    except ValueError as err:  # the project was indexed again since the run: the ids it recorded are gone
+        raise UsageError(f"--resume {saved.run_id}: cannot continue this run ({err}); ask its question again "
+                         "without --resume") from None
 
 
 def _candidate_lines(t: Trace, n: int) -> list[str]:

@@ -6,20 +6,35 @@ writes it (atomically) right after the run file; a run file without an up-to-dat
 version, edited by hand, or a crash between the two writes) is summarised once by `summarize_file` and its entry
 written then. `summarize_file` reads only the top-level fields of a file `save` wrote (indent 1: a top-level key
 starts a line with exactly one space, and JSON strings never hold a raw newline) and counts the steps without
-parsing them; any other layout is parsed whole, once.
+parsing them; any other layout is parsed whole, once. `same_project`: whether a run belongs to a project (the
+list's filter, and what the app and the CLI check before a run is resumed).
 """
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.home import atomic_write_text
 
 INDEX_DIR = ".index"
 INDEX_VERSION = 1
+
+
+def same_project(recorded: str, current: str) -> bool:
+    """Whether a run recorded under `recorded` belongs to the project at `current` (a resolved path). Runs saved
+    before paths were resolved may name the project relative to wherever they were made (`demo`, `data/demo`):
+    such a name matches the path it ends."""
+    if recorded == current:
+        return True
+    rec = PurePath(recorded)
+    if not recorded or rec.is_absolute():
+        return False
+    parts = tuple(p for p in rec.parts if p != ".")
+    cur = PurePath(current).parts
+    return bool(parts) and ".." not in parts and len(parts) < len(cur) and cur[-len(parts):] == parts
 
 
 @dataclass(frozen=True, kw_only=True)
