@@ -16,6 +16,7 @@ from explorer import blocks as B
 from explorer import ui
 from tog_core.app import runner as R
 from tog_core.app import views as V
+from tog_core.app.guide import step_words_markdown
 from tog_core.app.session import K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
 from tog_core.llm.errors import LLMError
@@ -127,6 +128,8 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
                                "the path score fused by rank with the whole chain read by the embedder (the reason "
                                "gives both ranks); relations: the scorer's score")})
         choice = V.choice_from_rows(edited.to_dict("records"))
+    with st.expander("What the words in this table mean", icon=":material/help:"):
+        st.markdown(step_words_markdown())
     held["ids"] = choice
 
     def go_on() -> None:  # before the page runs: the last edit counts, and the page runs once

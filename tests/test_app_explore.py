@@ -346,3 +346,21 @@ def test_a_width_changed_mid_exploration_is_said_to_apply_to_the_next_question()
     [note] = [i.value for i in at.info if "this run keeps width" in i.value]
     assert "width 5" in note and "keeps width 3, depth 3" in note and "next question" in note
     assert at.session_state[K.EXPLORE].settings.width == 3  # the run itself is unchanged
+
+
+def test_each_stage_says_what_the_words_of_its_table_mean():
+    """A reviewer met "e5", "BM25", "cut-off", "lookahead" and "fused" with no word of what they are."""
+    from tog_core.app.guide import STEP_WORDS
+
+    at = app(**{K.MODEL: "none"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    [ex] = [e for e in at.expander if e.label == "What the words in this table mean"]
+    said = " ".join(m.value for m in ex.markdown)
+    reasons = " ".join(str(r) for r in _editor_rows(at)[1]["reason"]).lower()
+    used = [term for term in ("bm25", "e5", "cut-off", "fused", "lookahead") if term in reasons]
+    assert used, reasons[:300]  # the first stage's reasons use some of them …
+    for term in used:  # … and each is explained
+        assert any(term in t.lower() for t, _ in STEP_WORDS) and term in said.lower(), term
+    assert len(STEP_WORDS) >= 8 and all(len(m) > 30 for _, m in STEP_WORDS)

@@ -255,3 +255,33 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
     picked = one[: max(1, limit - len(two[:1]))] + two[:1]
     return sorted(picked, key=lambda e: e.hops)[:limit] if picked else []
 
+
+
+# ---------------------------------------------------------------------------------------------- the words of a step
+
+# what the words in a step's scores and reasons mean, for a person who has not read the ToG paper (the Explore page
+# shows them under each stage's table)
+STEP_WORDS: tuple[tuple[str, str], ...] = (
+    ("beam, width", "the search keeps only the best few chains at each depth (the width, 3 by default) and drops the "
+                    "rest; a candidate that is not kept is cut from the beam"),
+    ("relations, entities", "each depth has two stages: first which relations to follow from the chains' ends, then "
+                            "which entities they lead to are kept"),
+    ("score, cut-off", "what the candidates are ranked on at this stage; the cut-off is the score of the last one "
+                       "kept, and candidates tied with it are broken by the next signal the reason names"),
+    ("BM25", "a word-match score: how many of the question's words, rarer ones counting more, the relation's text "
+             "uses"),
+    ("e5, the embedder", "a small language model packaged with the app (multilingual-e5-small) that reads two texts "
+                         "and says how close their meanings are, whatever their words"),
+    ("fused by rank", "two rankings combined by the places they give a candidate, not by their numbers (so neither "
+                      "needs a weight)"),
+    ("lookahead", "an entity rated by the best relation leaving it, when its own text says little"),
+    ("path score", "how well the whole chain so far was rated, link by link"),
+    ("not yet covered", "question words no relation of the chain uses yet: the search goes on while some are left"),
+    ("the rule's pick", "the answer the wording rules would choose: of the best chains' entities, the one nearest "
+                        "their ends whose type is what the question asks for"),
+)
+
+
+def step_words_markdown() -> str:
+    """STEP_WORDS as a Markdown list (the texts are ours, not data)."""
+    return "\n".join(f"- **{term}**: {meaning}." for term, meaning in STEP_WORDS)
