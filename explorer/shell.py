@@ -30,6 +30,7 @@ from tog_core.app.session import (
     remember_settings,
     remembered_settings,
     resolve_project_path,
+    run_spec,
     sidebar_defaults,
     with_recent,
 )
@@ -186,8 +187,27 @@ def draw() -> None:
                            format_func=departure_words,
                            help="This app changes a few things from the Think-on-Graph paper; each one switched off "
                                 "here does what the paper does instead.")
+        if (why := settings_problem()) is not None:  # said now, not only after the next Ask
+            st.warning(f"These settings cannot run a search: {V.md_text(why)}")
         if single_user():  # kept for the next session on this machine (never the API key)
             remember_settings(ss)
+
+
+def settings_problem() -> str | None:
+    """Why the sidebar's settings cannot run (a pruner or mode that needs a model it does not have, …), planned as
+    a question would be but with no engine built; None when they can, or when no project is open."""
+    from tog_core.compose import plan
+    from tog_core.llm.factory import ModelChoiceError
+
+    cur = projects.project()
+    if cur is None:
+        return None
+    s = ui.settings()
+    try:
+        plan(run_spec(s, api_key=st.session_state.get(K.API_KEY) or None), cur[0], graph=cur[1])
+    except (ModelChoiceError, UsageError, ValueError) as err:
+        return str(err)
+    return None
 
 
 def departure_words(name: str) -> str:

@@ -297,3 +297,19 @@ def test_which_typed_stores_a_shared_app_refuses():
                      ("postgresql://a@db.internal/tog?sslkey=/srv/key&service=x", "sets service, sslkey"),
                      ("not a url ://", "not a PostgreSQL URL")]:
         assert why in (refusal(url, single_user=False, environ=env) or ""), url
+
+
+def test_settings_that_cannot_run_are_said_in_the_sidebar_before_any_question():
+    """A reviewer chose Mode "reading" with no model and learnt it only after clicking Ask."""
+    at = session(ROOT / "demo", **{K.MODEL: "none"})
+    at.run()
+    assert not [w for w in at.sidebar.warning if "cannot run a search" in w.value]
+    at.session_state[K.MODE] = "reading"
+    at.run()
+    assert not at.exception, at.exception
+    [w] = [w.value for w in at.sidebar.warning if "cannot run a search" in w.value]
+    assert "model" in w.replace("\\", "")  # the planner's own reason, naming what is missing
+    at.session_state[K.MODE], at.session_state[K.REL_PRUNER] = "faithful", "llm"
+    at.run()
+    [w] = [w.value for w in at.sidebar.warning if "cannot run a search" in w.value]
+    assert "llm pruner needs a model" in w.replace("\\", "")
