@@ -235,6 +235,12 @@ def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
     every = run_rows(runs)
     assert [r["project"] for r in every] == ["demo", "demo", "other"]
+    # a search reads the answer as the table shows it: an LLM-free answer's entity, not the candidates it lists after
+    composed = ("[No LLM] This answer is composed from the reasoning chains.\nMost likely answer: Cairn River "
+                "(confidence 0.41; a guess)\nOther candidates: Reedwind, Fenwater")
+    listed = [summary("5", "/p/demo", "Which river?", composed), summary("6", "/p/demo", "Who?", "Alice met Reedwind.")]
+    assert [r["run"] for r in run_rows(listed, search="reedwind")] == ["6"]  # an LLM's whole answer is read
+    assert [r["run"] for r in run_rows(listed, search="cairn")] == ["5"]
 
 
 def test_compare_defaults_to_the_parent_then_the_same_question():

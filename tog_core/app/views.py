@@ -259,7 +259,8 @@ def answer_start(answer: str, n: int = 80) -> str:
 
 def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: str = "") -> list[dict[str, Any]]:
     """Saved runs as table rows, newest first: only `project`'s when given (else a project column), only those
-    whose question or answer contains `search`, never a run abandoned before its first step."""
+    whose question or answer as shown contains `search` (an LLM-free answer's entity, not the other candidates and
+    chains its text goes on to list; an LLM's whole answer), never a run abandoned before its first step."""
     needle = search.strip().lower()
     rows = []
     for r in summaries:
@@ -267,7 +268,7 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             continue
         if project is not None and not same_project(r.project, project):
             continue
-        if needle and needle not in r.question.lower() and needle not in r.answer.lower():
+        if needle and needle not in r.question.lower() and needle not in answer_start(r.answer, 10**6).lower():
             continue
         row = {"run": r.run_id, "question": r.question, "time": r.created_at.replace("T", " ")[:19],
                "answer": answer_start(r.answer) if r.answer else "(unfinished: resume it)",
