@@ -353,3 +353,28 @@ def test_the_draft_stops_a_looping_model_and_keeps_what_came_before(home):
         prompt = srv.requests[0]["messages"][-1]["content"]
         assert prompt.index("Alice was born in Paris") < prompt.index("Alice founded Acme")  # last link first
         assert "Answer: Paris" in prompt and f"Question: {Q}" in prompt  # it phrases the chain's answer
+
+
+def test_a_run_keeps_the_time_it_began_through_steps_branches_and_reopening(monkeypatch):
+    """A reviewer saw Saved runs' time move on resume and branching (10:08:49, then 10:18:15 for the parent): each
+    save now keeps the time the run began."""
+    from tog_core.app import progress
+    from tog_core.app import runner
+    from tog_core.app.runner import explore_back, explore_from_trace
+
+    clock = iter(f"2026-01-01T10:{m:02d}:00" for m in range(60))
+    monkeypatch.setattr(progress, "now_iso", lambda: next(clock))
+    monkeypatch.setattr(runner, "now_iso", lambda: next(clock))
+    store, eng = RunStore(), engine()
+    ex = explore_start(eng, Settings(), Q, ["Acme"])
+    began = ex.created_at
+    ex.saver(eng, store).save(ex.state)
+    while not ex.state.done and ex.state.depth < 2:
+        explore_apply(eng, explore_propose(eng, ex), None, store)
+    assert store.load(ex.run_id).created_at == began  # every step's save kept it
+    new = explore_back(eng, ex, 1, store)
+    assert store.load(ex.run_id).created_at == began  # the parent, saved again as it stands
+    assert new.created_at > began and store.load(new.run_id).created_at == new.created_at  # the branch is new
+    reopened = explore_from_trace(eng, Settings(), store.load(ex.run_id))
+    reopened.saver(eng, store).save(reopened.state)
+    assert store.load(ex.run_id).created_at == began

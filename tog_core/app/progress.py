@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
+from tog_core.tog.recording import now_iso
 from tog_core.tog.state import Callbacks, State
 from tog_core.tog.trace import Trace
 
@@ -33,13 +34,14 @@ class Saver:
     t0: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0  # seconds spent before this process took over (a resumed run)
     t1: float | None = None  # when the run finished (its clock stops there); None: it is still going
+    created_at: str = field(default_factory=lambda: now_iso())  # when the run began: kept by every save
     on_note: Callable[[str], None] | None = None  # told once when the run cannot be saved
     unsaved: str = ""  # why this run is not saved (then it lives in memory only, and saving is not tried again)
 
     def trace(self, state: State) -> Trace:
         now = self.t1 if self.t1 is not None else time.perf_counter()
         tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + now - self.t0,
-                               model_info=self.model_info)
+                               model_info=self.model_info, created_at=self.created_at)
         tr.parent_run, tr.branched_at = self.parent_run, self.branched_at
         return tr
 
@@ -112,4 +114,4 @@ def saver_for(engine: Any, trace: Trace, store: RunStore | None,
     return Saver(engine=engine, store=store, run_id=str(trace.run_id or new_run_id()),
                  model_info=model_info or {}, parent_run=trace.parent_run,
                  branched_at=trace.branched_at, wall_before=float((trace.stats or {}).get("wall_s") or 0.0),
-                 on_note=on_note)
+                 on_note=on_note, created_at=trace.created_at or now_iso())

@@ -29,6 +29,7 @@ from tog_core.llm.errors import NotCached
 from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
+from tog_core.tog.recording import now_iso
 from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, Seed, State
 from tog_core.tog.trace import Trace
 
@@ -146,6 +147,7 @@ class Exploration:
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
     stopped: float | None = None  # when the run finished: its clock stops there (a page drawn later adds nothing)
+    created_at: str = field(default_factory=lambda: now_iso())  # when the run began, kept by each save
 
     @property
     def state(self) -> State:
@@ -154,7 +156,7 @@ class Exploration:
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
                      parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note,
-                     t0=self.started, wall_before=self.wall_before, t1=self.stopped)
+                     t0=self.started, wall_before=self.wall_before, t1=self.stopped, created_at=self.created_at)
 
     def stop_clock(self) -> None:
         """A finished run's clock stops at its last step."""
@@ -203,7 +205,8 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
     ex = Exploration(settings=settings, run_id=str(trace.run_id or new_run_id()),
                      states=states, parent_run=trace.parent_run,
                      branched_at=trace.branched_at, model_info=model_info or {},
-                     wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why)
+                     wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why,
+                     created_at=trace.created_at or now_iso())
     if ex.state.done:  # a finished run reopened: its time is the saved one
         ex.stopped = ex.started
     return ex
