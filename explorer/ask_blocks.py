@@ -149,6 +149,10 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
     question was read, and the topic entities: each way to ask again sets K.ASK_AGAIN for the next run."""
     tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
     finished = not R.is_unfinished(t)
+    typed = " ".join(str(ss.get(K.ASK_QUESTION) or "").split())
+    if typed and typed != " ".join(t.question.split()):  # the box holds another question, not yet asked
+        st.caption(f"The answer below is to the question asked before: “{V.md_text(t.question)}”. Ask to search "
+                   "the one in the box.")
     guess = finished and bool(t.candidates) and t.is_guess()
     if guess:  # a guess says so plainly and shows the candidates before the answer
         st.warning(N.guess_words(t), icon=":material/help:")

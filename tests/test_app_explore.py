@@ -364,3 +364,14 @@ def test_each_stage_says_what_the_words_of_its_table_mean():
     for term in used:  # … and each is explained
         assert any(term in t.lower() for t, _ in STEP_WORDS) and term in said.lower(), term
     assert len(STEP_WORDS) >= 8 and all(len(m) > 30 for _, m in STEP_WORDS)
+
+
+def test_an_answer_under_another_question_in_the_box_names_its_own_question():
+    """A reviewer changed the question, an error kept it from running, and the old "No answer" stood under the new
+    text as if it answered it."""
+    at = ask(app(**{K.MODEL: "none"}), CORIN)
+    assert not [c for c in at.caption if "asked before" in c.value]
+    at.session_state[K.ASK_QUESTION] = "Who was Scrooge's business partner?"  # asked, but it could not run
+    at.run()
+    [said] = [c.value for c in at.caption if "asked before" in c.value]
+    assert "Corin Vell" in said and "Ask to search the one in the box" in said
