@@ -240,3 +240,23 @@ def test_the_markdown_export_of_a_run_without_an_llm_leaves_out_the_settings_onl
     with_llm = export_markdown({**t, "config": {**t["config"], "model_kind": "litellm", "model": "openai/x"}})
     assert "| judge | llm |" in with_llm and "were not used" not in with_llm
     assert json.loads(export_json(t))["config"]["judge"] == "llm"
+    # the HTML export says the same (a reviewer found it listing them as if used, beside the Markdown that did not)
+    config = export_html(t).split("<h2>Configuration</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<td>width</td>" in config and "<td>judge</td>" not in config and "temperature_exploration</td>" not in config
+    assert "Without an LLM these settings were not used: temperature_exploration, judge." in config
+
+
+def test_both_exports_repeat_the_caveat_of_a_confidence_on_a_changed_search():
+    """The app says a no-LLM confidence may be too high on a search changed from the one it was fitted on (another
+    width or depth, a person's choices); the exports said nothing of it."""
+    t = make_trace()
+    t["config"] = {**(t.get("config") or {}), "model_kind": "none", "model": "none", "width": 1, "depth": 3}
+    t["confidence"] = 0.94
+    for text in (export_markdown(t), export_html(t)):
+        assert "The confidence (0.94) is fitted on searches left as set by default" in text.replace("\\", "")
+        assert "width 1" in text and "may be too high" in text
+    t["config"]["width"] = 3
+    assert "width 1" not in export_markdown(t) + export_html(t)  # the default width: not named
+    assert "your choices at a step" in export_markdown(t)  # (this trace holds a person's override)
+    t["confidence"] = None
+    assert "may be too high" not in export_markdown(t) + export_html(t)  # no confidence claimed: nothing to qualify

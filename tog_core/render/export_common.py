@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index
-from tog_core.tog.choice import found_words
+from tog_core.tog.choice import changed_search, changed_words, found_words, without_llm
 from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -143,3 +143,30 @@ def step_rows(steps: list[dict[str, Any]]) -> list[list[Any]]:
                      s.get("cache_hits", 0), len(s.get("fallbacks") or []), _decisions(s),
                      f"{float(s.get('wall_s') or 0):.2f}", note])
     return rows
+
+
+# the settings only an LLM reads: a run without one records them (EngineConfig's defaults) and never uses them
+LLM_ONLY = ("temperature_exploration", "temperature_reasoning", "max_tokens", "answer_max_tokens", "judge",
+            "compact_scores")
+
+
+def config_split(config: dict[str, Any] | None) -> tuple[list[list[Any]], list[str]]:
+    """A run's settings as (setting, value) rows, and apart the LLM-only ones a run without an LLM recorded but never
+    read (both exports say them the same way; the JSON export keeps every one)."""
+    cfg = dict(config or {})
+    unused = [k for k in LLM_ONLY if k in cfg] if without_llm(cfg) else []
+    return [[k, v] for k, v in cfg.items() if k not in unused], unused
+
+
+def confidence_caveat(trace: dict[str, Any]) -> str:
+    """What the app says beside the confidence of a search changed from the one it was fitted on (another width or
+    depth, a person's choices at a step), for the exports; "" when it does not apply."""
+    from tog_core.tog.trace import Trace
+
+    if trace.get("confidence") is None:
+        return ""
+    try:
+        changed = changed_search(Trace.from_dict(trace))
+    except (KeyError, TypeError, ValueError):  # a trace of another version: nothing claimed
+        return ""
+    return f"The confidence ({float(trace['confidence']):.2f}) is {changed_words(changed)}." if changed else ""

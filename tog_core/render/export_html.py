@@ -14,7 +14,7 @@ from typing import Any
 from tog_core.render.chains import chains_html
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_rows, supports,
-                                           used_chain, own_answer_chain)
+                                           used_chain, own_answer_chain, config_split, confidence_caveat)
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -102,6 +102,8 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append(f"<p class=\"muted\">{_h(ANSWER_BY.get(by, by))}.</p>")
     parts.append(f"<div class=\"answer\">{_hc(long.inside(as_text(t.get('answer') or '(no answer)')), TEXT_MAX, long)}"
                  "</div>")
+    if caveat := confidence_caveat(t):
+        parts.append(f"<p class=\"muted\">{_h(caveat)}</p>")
     if mine := PersonAnswer.from_dict(t.get("person_answer")):
         parts.append(f"<h2>A person's choice of answer</h2><p class=\"muted\">{_h(PERSON_NOTE)}</p>"
                      f"<ul class=\"person-answer\"><li>chosen: <strong>{_hc(mine.title, LABEL_MAX, long)}</strong> "
@@ -144,7 +146,10 @@ def export_html(trace: dict[str, Any]) -> str:
     parts.append("<h2>Steps</h2>")
     parts.append(_html_table(STEP_COLUMNS, step_rows(t.get("steps") or [])))
     parts.append("<h2>Configuration</h2>")
-    parts.append(_html_table(["setting", "value"], [[k, v] for k, v in (t.get("config") or {}).items()]))
+    rows, unused = config_split(t.get("config"))
+    parts.append(_html_table(["setting", "value"], rows))
+    if unused:  # recorded in the trace (the JSON export keeps them), read by no step of a run without an LLM
+        parts.append(f"<p class=\"muted\">Without an LLM these settings were not used: {_h(', '.join(unused))}.</p>")
     if t.get("stats"):
         parts.append("<h2>Stats</h2>")
         parts.append(_html_table(["stat", "value"], [[k, v] for k, v in t["stats"].items()]))

@@ -13,8 +13,9 @@ from typing import Any
 
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_overrides,
-                                           step_rows, supports, used_chain, own_answer_chain)
-from tog_core.tog.choice import PersonAnswer, without_llm
+                                           step_rows, supports, used_chain, own_answer_chain, config_split,
+                                           confidence_caveat)
+from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
 from tog_core.tog.trace import outcome_change
 
@@ -74,11 +75,6 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
-# the settings only an LLM reads: a run without one records them (EngineConfig's defaults) and never uses them
-LLM_ONLY = ("temperature_exploration", "temperature_reasoning", "max_tokens", "answer_max_tokens", "judge",
-            "compact_scores")
-
-
 def export_markdown(trace: dict[str, Any]) -> str:
     t = public_trace(trace)
     long = LongTexts(t)
@@ -89,9 +85,8 @@ def export_markdown(trace: dict[str, Any]) -> str:
     if t.get("error"):
         out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]
     out += ["## Configuration", ""]
-    config = dict(t.get("config") or {})
-    unused = [k for k in LLM_ONLY if k in config] if without_llm(config) else []
-    out += _table(["setting", "value"], [[k, v] for k, v in config.items() if k not in unused]) + [""]
+    rows, unused = config_split(t.get("config"))
+    out += _table(["setting", "value"], rows) + [""]
     if unused:  # recorded in the trace (the JSON export keeps them), read by no step of a run without an LLM
         out += [f"*Without an LLM these settings were not used: {md(', '.join(unused))}.*", ""]
 
@@ -102,6 +97,8 @@ def export_markdown(trace: dict[str, Any]) -> str:
     elif by:
         out += [f"*{md(ANSWER_BY.get(by, by))}.*", ""]
     out += [_mc_block(t.get("answer"), TEXT_MAX, long) or "*(no answer)*", ""]
+    if caveat := confidence_caveat(t):
+        out += [f"*{md(caveat)}*", ""]
     if mine := PersonAnswer.from_dict(t.get("person_answer")):
         out += ["## A person's choice of answer", "", f"*{md(PERSON_NOTE)}*", "",
                 f"- chosen: **{_mc(mine.title, LABEL_MAX, long)}** (entity {md(mine.entity_id or '–', LABEL_MAX)}, "
