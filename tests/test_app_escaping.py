@@ -53,13 +53,18 @@ def assert_inert(at: AppTest, where: str) -> None:
     assert not bad, f"{where}: Markdown from the graph reached the page unescaped: {bad[:2]}"
 
 
-def test_graph_text_is_escaped_in_why_not_pills_banner_and_evidence(hostile):
+def asked(project: Path, question: str) -> AppTest:
+    """A session on `project` (no LLM) that asked `question`."""
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[K.PROJECT_INPUT], at.session_state[K.MODEL] = str(hostile), "none"
+    at.session_state[K.PROJECT_INPUT], at.session_state[K.MODEL] = str(project), "none"
     at.run()
-    at.text_area(key=K.ASK_QUESTION).set_value("Where does Start lead?")
+    at.text_area(key=K.ASK_QUESTION).set_value(question)
     [ask] = [b for b in at.button if b.label == "Ask"]
-    at = ask.click().run()
+    return ask.click().run()
+
+
+def test_graph_text_is_escaped_in_why_not_pills_banner_and_evidence(hostile):
+    at = asked(hostile, "Where does Start lead?")
     assert_inert(at, "the answer")
     for expect in ("Harbor", "Nowhere Far", "Lyonnn"):  # in the final beam; lost, nearest point the evil title
         at.text_input(key=K.ASK_EXPECT).set_value(expect).run()
@@ -85,12 +90,7 @@ def test_the_did_you_mean_pills_and_the_unsupported_note_escape_titles(tmp_path)
                                                (alike, "a harbor town"), ("Lyon", "a city")],
                          [("Start", "Harbor Town", "Start leads to the harbor town"),
                           ("Start", "Lyon", "Start is near Lyon"), (alike, "Lyon", "the harbor faces Lyon")])
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[K.PROJECT_INPUT], at.session_state[K.MODEL] = str(root), "none"
-    at.run()
-    at.text_area(key=K.ASK_QUESTION).set_value("Where does Start lead to, the harbor login?")
-    [ask] = [b for b in at.button if b.label == "Ask"]
-    at = ask.click().run()
+    at = asked(root, "Where does Start lead to, the harbor login?")
     pills = [o.content for el in at.get("button_group") for o in el.proto.options]
     assert any("login here" in p for p in pills), pills  # the title is offered …
     assert_inert(at, "the Did you mean pills")  # … as its characters

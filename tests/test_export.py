@@ -242,7 +242,8 @@ def test_the_markdown_export_of_a_run_without_an_llm_leaves_out_the_settings_onl
     assert json.loads(export_json(t))["config"]["judge"] == "llm"
     # the HTML export says the same (a reviewer found it listing them as if used, beside the Markdown that did not)
     config = export_html(t).split("<h2>Configuration</h2>", 1)[1].split("<h2>", 1)[0]
-    assert "<td>width</td>" in config and "<td>judge</td>" not in config and "temperature_exploration</td>" not in config
+    assert "<td>width</td>" in config and "<td>judge</td>" not in config
+    assert "temperature_exploration</td>" not in config
     assert "Without an LLM these settings were not used: temperature_exploration, judge." in config
 
 
