@@ -248,3 +248,49 @@ def test_fit_ranker_puts_the_guess_threshold_nearest_the_issues_operating_point(
     assert shares(target)[0] >= 0.9 > shares(round(target - 0.01, 2))[0]
     with pytest.raises(SystemExit, match="choose one threshold rule"):
         fr.fit_options(["--balanced", "--target-wrong=0.8"])
+
+
+def test_agreement_gives_each_candidate_the_variants_probability_from_a_model_that_never_saw_the_set(
+        tmp_path, monkeypatch, capsys):
+    """bench/agreement.py: a variant's candidates are ranked by the ranking fitted without the scored set (on the
+    other dev sets; the full fit for a set outside it), each product candidate gets the variant's probability for it
+    and whether it is the variant's first answer, a set without a variant dump is named, and `fit` prints the tables
+    with the confidence given `top_vp`, leaving fit_ranker as it found it."""
+    fr = load("fit_ranker")
+    ag = load("agreement")
+    assert ag.fr is fr
+    _fake_dumps(fr, tmp_path, seed=7)
+    (tmp_path / "o.json").write_text((tmp_path / "b.json").read_text())
+    monkeypatch.setattr(fr, "OUT", tmp_path / "ranker-features")
+    fr.OUT.mkdir()
+    for n in ("a", "b", "o"):
+        (tmp_path / f"{n}.json").rename(fr.OUT / f"{n}.json")
+    variant = tmp_path / "ranker-features-w2"
+    variant.mkdir()
+    swapped = json.loads((fr.OUT / "a.json").read_text())
+    for q in swapped:  # the variant: the same candidates with other features (its own search)
+        for c in q["cands"]:
+            c["features"] = {k: 1.0 - v for k, v in c["features"].items()}
+    (variant / "a.json").write_text(json.dumps(swapped))
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b"], False)})
+    monkeypatch.setattr(fr, "OUTSIDE", {"free": ["o"]})
+    into = tmp_path / "with"
+    into.mkdir()
+    assert ag.with_variant("w2", into) == ["b", "o"]  # no variant dump: named
+    features = tuple(f for f in fr.ranking.FEATURES if f not in fr.UNUSED["free"])
+    sets = fr.load(["b"], features)
+    without_a = fr.fit(sets, False, signed=True, features=features)
+    got = json.loads((into / "a.json").read_text())
+    for q, theirs in zip(got, swapped):
+        probs, first = ag.variant_probs(without_a, theirs["cands"])
+        assert [c["features"]["vp"] for c in q["cands"]] == [probs[c["title"]] for c in q["cands"]]
+        assert [c["features"]["vsame"] for c in q["cands"]] == [float(c["title"] == first) for c in q["cands"]]
+    assert all(c["features"]["vp"] == 0.0 for q in json.loads((into / "o.json").read_text()) for c in q["cands"])
+    sure, out_dir = fr.SURE, fr.OUT
+    ag.fit("w2", "vp")
+    out = capsys.readouterr().out
+    assert "not dumped with w2, read as not agreeing: b, o" in out
+    assert "confidence features: p_top, margin, top_sim_chain, top_coverage, top_vp" in out
+    assert "outside the fit, scored by the model fitted on every set above" in out
+    assert (fr.SURE, fr.OUT, fr.ranking.sure_row.__name__) == (sure, out_dir, "sure_row") and "top_vp" not in \
+        fr.ranking.sure_row([0.5, 0.2], [{}, {}])
