@@ -289,8 +289,14 @@ def seeds_block(t: Trace, graph: GraphStore, *, on_again: Callable[[list[str]], 
 
 # ---------------------------------------------------------------------------------------------- why not X?
 
-def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
-                    on_force: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+FORCE_ANSWERS = ("A new branch of this run with your override, searched to the end: when a chain reaches it, it "
+                 "is the answer (said as forced in by you)")
+FORCE_WAITS = ("A new branch of this run with your override, waiting at the next stage for you: the search goes on "
+               "from there, and its answer may still be another entity")
+
+
+def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable[[dict[str, Any]], None],
+                    force_help: str = FORCE_ANSWERS) -> list[dict[str, Any]]:
     """"Why not X?": the person names the entities they expected; each is placed (final beam, where it was
     lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis."""
     text = st.text_input("Why not …? The answer you expected", key=key,
@@ -313,7 +319,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str,
                 depth = (d.get("lost") or {}).get("depth")
                 if st.button(f"Force “{V.md_text(d['title'][:60])}” in at depth {depth} and continue",
                              key=f"{key}_force_{i}",
-                             icon=":material/call_split:", help="A new branch of this run with your override"):
+                             icon=":material/call_split:", help=force_help):
                     on_force(f)
     return diag
 

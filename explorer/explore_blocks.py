@@ -151,6 +151,8 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
             with st.spinner("Answering…"):
                 R.explore_finish(engine, ex, ui.store(), auto=False)
             st.rerun()
+    st.caption("Your ticks count when you press Continue; until then they live in this page only, and a reload starts "
+               "the step again from the automatic choice.")
     return choice
 
 

@@ -43,5 +43,6 @@ with st.container():
     if state.done:
         B.answer_block(trace)
     E.overrides_and_back(engine, ex, trace)
-    diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=E.forcer(engine, ex, trace, model_info))
+    diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=E.forcer(engine, ex, trace, model_info),
+                             force_help=B.FORCE_WAITS)
 E.pictures_tabs(ex, graph, d, diag, choice)

@@ -128,6 +128,10 @@ if tabs[1].open:
             st.caption(f"{len(diff['shared'])} link(s) in both runs · {len(diff['only_a'])} only in A · "
                        f"{len(diff['only_b'])} only in B")
             graph = projects.project()[1] if cur else None
+            elsewhere = [r for r in (ra, rb) if r.project and not V.same_project(r.project, str(project))]
+            if graph is not None and elsewhere:
+                st.caption("The colours are the open project's entity types: a run of another project is drawn "
+                           "without its types.")
             both = {"chains": ta["chains"] + tb["chains"]}
             page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
                              lambda: compare_html(ta, tb, types=B.types_of(graph, both) if graph is not None else None))

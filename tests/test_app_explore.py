@@ -375,3 +375,23 @@ def test_an_answer_under_another_question_in_the_box_names_its_own_question():
     at.run()
     [said] = [c.value for c in at.caption if "asked before" in c.value]
     assert "Corin Vell" in said and "Ask to search the one in the box" in said
+
+
+def test_the_force_button_says_what_it_does_on_each_page_and_a_step_says_when_ticks_count():
+    """Explore's "Force X in" keeps X and waits at the next stage (the answer may be another); the Ask page's answers
+    X when a chain reaches it: the button's help says which. Ticks not yet continued are lost on a reload: said."""
+    from explorer.blocks import FORCE_ANSWERS, FORCE_WAITS
+
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "random", K.ENT_PRUNER: "random", K.WIDTH: 1})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
+    at = click(at, "Start")
+    assert any("until then they live in this page only" in c.value for c in at.caption)
+    at = click(at, "Auto-finish")
+    at.text_input(key=K.EXPLORE_EXPECT).set_value("Pell Ardent").run()
+    [force] = [b for b in at.button if b.label.startswith("Force")]
+    assert force.help == FORCE_WAITS and "may still be another entity" in force.help
+    ask_page = ask(app(**{K.MODEL: "none", K.REL_PRUNER: "random", K.ENT_PRUNER: "random", K.WIDTH: 1}), CORIN)
+    ask_page.text_input(key=K.ASK_EXPECT).set_value("Pell Ardent").run()
+    [force] = [b for b in ask_page.button if b.label.startswith("Force")]
+    assert force.help == FORCE_ANSWERS and "it is the answer" in force.help

@@ -155,3 +155,23 @@ def test_cli_resume_on_another_project_names_the_project_and_the_command(two, ca
     assert not RunStore().load(rid).answer  # nothing was run on `near`
     assert main(["query", far, QUESTION, "--model", "none", "--resume", rid]) == 0  # on its own project it goes on
     assert RunStore().load(rid).answer
+
+
+def test_compare_says_a_run_of_another_project_is_drawn_without_its_types(two):
+    """Compare colours by the open project's types: a run of another project is grey there, and the page says why."""
+    near, far, rid = two
+    at = on_near(near)
+    at.text_area(key=K.ASK_QUESTION).set_value("Where does Ivo Brask live?")
+    [ask] = [b for b in at.button if b.label == "Ask"]
+    at = ask.click().run()
+    mine = at.session_state[K.ASK_TRACE].run_id
+    at.session_state[K.RUNS_ALL] = True
+    at.switch_page("pages/runs.py").run()
+    at.session_state[K.RUNS_TAB] = "Compare two runs"
+    at.run()
+    at.selectbox(key=K.RUNS_B).set_value(rid).run()
+    assert not at.exception, at.exception
+    said = " ".join(c.value for c in at.caption)
+    assert "a run of another project is drawn without its types" in said
+    at.selectbox(key=K.RUNS_B).set_value(mine).run()  # both runs of the open project: nothing to say
+    assert "drawn without its types" not in " ".join(c.value for c in at.caption)
