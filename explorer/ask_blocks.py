@@ -40,14 +40,9 @@ def show(trace: Trace) -> None:
     ui.put_in_address(trace.run_id)
 
 
-def ours(trace: Trace, project: str) -> bool:
-    """Whether a run was made on the project open in the sidebar (a run that names no project is taken as ours)."""
-    return not trace.project or V.same_project(trace.project, project)
-
-
 def forget_other_project(project: str) -> None:
     """The project was switched: its answer goes with it."""
-    if (shown := ss.get(K.ASK_TRACE)) and not ours(shown, project):
+    if (shown := ss.get(K.ASK_TRACE)) and not V.made_on(shown, project):
         ss.pop(K.ASK_TRACE)
         ui.put_in_address(None)
 
@@ -97,7 +92,7 @@ def resume(progress: Any, run_id: str, saved: Trace, store: Any, project: str) -
     """Go on with the run `run_id` (`saved`), stopped before its answer, as it was set up, with live progress in
     `progress`. A run of another project (Resume pressed under Saved runs) opens that project first, or is said to
     be made there when it cannot be opened."""
-    if not ours(saved, project):
+    if not V.made_on(saved, project):
         ss[K.ASK_RESUME] = run_id  # resumed on the rerun, once its project is open
         if not ui.on_its_project(saved):
             ss.pop(K.ASK_RESUME)
@@ -149,8 +144,8 @@ def answer_blocks(t: Trace, graph: GraphStore, store: Any, project: str) -> None
     question was read, and the topic entities: each way to ask again sets K.ASK_AGAIN for the next run."""
     tried = DepthPlan.from_dict(t.plan).trials if t.plan else ()
     finished = not R.is_unfinished(t)
-    typed = " ".join(str(ss.get(K.ASK_QUESTION) or "").split())
-    if typed and typed != " ".join(t.question.split()):  # the box holds another question, not yet asked
+    typed = str(ss.get(K.ASK_QUESTION) or "")
+    if typed.strip() and not V.same_question(typed, t.question):  # the box holds another question, not yet asked
         st.caption(f"The answer below is to the question asked before: “{V.md_text(t.question)}”. Ask to search "
                    "the one in the box.")
     guess = finished and bool(t.candidates) and t.is_guess()

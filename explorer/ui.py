@@ -279,10 +279,8 @@ def on_its_project(trace: Trace) -> bool:
     When it is not, that project is opened first, as the address does: once per run, the sidebar opening it on the
     rerun this starts (TOG_PROJECT_ROOTS applying). False when it was tried and could not be opened: the caller
     says so with `elsewhere` and offers nothing that needs the run's own graph."""
-    from tog_core.app.views import same_project
-
     ss = st.session_state
-    if not trace.project or same_project(trace.project, str(ss.get(K.PROJECT_OK) or "")):
+    if V.made_on(trace, str(ss.get(K.PROJECT_OK) or "")):
         if ss.get(K.PROJECT_TRIED) == trace.run_id:  # opened: a later visit to this run may switch again
             ss.pop(K.PROJECT_TRIED)
         return True

@@ -11,6 +11,7 @@ from explorer import ui
 from explorer import ask_blocks as A
 from explorer import blocks as B
 from tog_core.app import runner as R
+from tog_core.app import views as V
 from tog_core.app.session import AskAgain, K
 from tog_core.tog.trace import Trace
 
@@ -42,7 +43,7 @@ if again:
 if asked and not question:
     st.warning("Type a question first.")
 elif asked:  # "Answer at N hops" asks again as the earlier run was set up
-    if not again and (shown := ss.get(K.ASK_TRACE)) and shown.question.strip() != question:
+    if not again and (shown := ss.get(K.ASK_TRACE)) and not V.same_question(shown.question, question):
         ss.pop(K.ASK_EXPECT, None)  # "Why not X?" was asked of the other question
     A.ask(progress, again or AskAgain(question=question), seeds, store)
 elif resume and (saved := A.load(store, resume)):

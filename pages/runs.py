@@ -128,8 +128,7 @@ if tabs[1].open:
             st.caption(f"{len(diff['shared'])} link(s) in both runs · {len(diff['only_a'])} only in A · "
                        f"{len(diff['only_b'])} only in B")
             graph = projects.project()[1] if cur else None
-            elsewhere = [r for r in (ra, rb) if r.project and not V.same_project(r.project, str(project))]
-            if graph is not None and elsewhere:
+            if graph is not None and not (V.made_on(ra, str(project)) and V.made_on(rb, str(project))):
                 st.caption("The colours are the open project's entity types: a run of another project is drawn "
                            "without its types.")
             both = {"chains": ta["chains"] + tb["chains"]}

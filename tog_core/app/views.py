@@ -281,6 +281,16 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
     return rows
 
 
+def same_question(a: str, b: str) -> bool:
+    """Whether two questions are the same as asked (spaces and line breaks aside)."""
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def made_on(trace: Trace, project: str) -> bool:
+    """Whether a run was made on the project at `project` (a run that names no project is taken as made there)."""
+    return not trace.project or same_project(trace.project, project)
+
+
 def compare_default(rows: list[dict[str, Any]], a: str) -> str:
     """Run B to compare run A with: the run it branched from, else the newest other run of the same question,
     else the newest other run."""
