@@ -124,7 +124,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
                      "(a run's id is the name of its file under $TOG_HOME/runs)")
             raise UsageError(f"--resume {resume}: no saved run has that id {where}; the app's Saved runs page lists "
                              "them, or leave --resume out to start a new run") from None
-        state = _restore(engine, saved, store_url) if saved is not None else None
+        state = _restore(engine, saved, store_url, question) if saved is not None else None
 
         def save_state(st: State) -> None:
             if store is not None:
@@ -155,13 +155,17 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
             getattr(closable, "close", lambda: None)()
 
 
-def _restore(engine: Any, saved: Trace, store_url: str | None) -> State:
-    """The state a saved run stopped in, on the project it was made on: a run of another project is a usage error
-    naming that project and the command that resumes it there."""
+def _restore(engine: Any, saved: Trace, store_url: str | None, question: str = "") -> State:
+    """The state a saved run stopped in, on the project it was made on: a `question` other than the run's own (it
+    continues its own), or a run of another project, is a usage error saying what to run instead."""
     import shlex
 
     from tog_core.runs.index import same_project
 
+    if question.strip() and " ".join(question.split()) != " ".join(saved.question.split()):
+        raise UsageError(f"--resume {saved.run_id} continues the run's own question ({cut(saved.question, 120)!r}), "
+                         f"not {cut(question, 120)!r}: drop the question argument to resume, or leave --resume out "
+                         "to ask a new one")
     if saved.project and not same_project(saved.project, engine.project):
         store = " --store URL" if store_url else ""
         raise UsageError(f"--resume {saved.run_id}: the run was made on the project {saved.project}, not on "
@@ -281,42 +285,16 @@ def _print_trace(t: Trace, n_candidates: int = 3, *, saved: bool = True) -> None
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """Usage errors found in the arguments alone (and, for --resume with a question, the saved run's question)."""
+    """Usage errors found in the arguments alone (a question given with --resume is checked against the run's own
+    when the run is read: _restore)."""
     from tog_core.tog.recording import MAX_CANDIDATES
 
     if not 0 <= args.candidates <= MAX_CANDIDATES:
         raise UsageError(f"--candidates {args.candidates}: give a number from 0 (none) to {MAX_CANDIDATES} (the "
                          "answer candidates a trace keeps)")
-    if args.resume is None:
-        if args.question is None:
-            raise UsageError('query needs a question after the project: query PROJECT "question" (or --resume '
-                             "RUN_ID to continue a saved run)")
-        return
-    if args.question is None:
-        return
-    own = _saved_question(args.resume, args.store)
-    if own is not None and " ".join(own.split()) != " ".join(args.question.split()):
-        raise UsageError(f"--resume {args.resume} continues the run's own question ({cut(own, 120)!r}), not "
-                         f"{cut(args.question, 120)!r}: drop the question argument to resume, or leave --resume out "
-                         "to ask a new one")
-
-
-def _saved_question(run_id: str, store_url: str | None) -> str | None:
-    """The question of the saved run `run_id`, or None when there is no readable one (run_query then says why)."""
-    import getpass
-
-    from tog_core.runs.files import _RUN_ID
-    from tog_core.runs.postgres import open_run_store
-
-    if not _RUN_ID.match(run_id):
-        return None
-    store = open_run_store(store_url, user=getpass.getuser())
-    try:
-        return store.load(run_id).question
-    except (FileNotFoundError, ValueError):
-        return None
-    finally:
-        getattr(store, "close", lambda: None)()
+    if args.resume is None and args.question is None:
+        raise UsageError('query needs a question after the project: query PROJECT "question" (or --resume '
+                         "RUN_ID to continue a saved run)")
 
 
 def cmd(args: argparse.Namespace) -> int:
