@@ -196,7 +196,8 @@ def test_credentials_in_the_api_base_never_reach_a_trace_export_error_or_inspect
 
 
 def test_an_error_quoting_a_url_loses_its_password_and_query_values():
-    from tog_core.llm.errors import _scrub, public_url, url_secrets
+    from tog_core.errors import public_url
+    from tog_core.llm.errors import _scrub, url_secrets
 
     url = "https://user:PWSECRET@host.example/v1?api-key=QSECRET99&x=abcdefg"
     assert public_url(url) == "https://host.example/v1" and public_url(None) is None

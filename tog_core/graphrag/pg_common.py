@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,8 +283,6 @@ def typed_store_refusal(url: str, *, single_user: bool, environ: Any = None) -> 
     client certificate, the local socket) libpq adds to whatever host the URL names: there a typed store must name
     the server's TOG_STORE or one listed in TOG_ALLOWED_STORES (host, port and database), over TCP, with no setting
     beyond TYPED_KEYS."""
-    import os
-
     env = os.environ if environ is None else environ
     if single_user or not url.strip():
         return None

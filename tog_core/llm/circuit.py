@@ -23,7 +23,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from tog_core.llm.errors import LLMError, public_url
+from tog_core.errors import public_url
+from tog_core.llm.errors import LLMError
 
 __all__ = ["OPENS_ON", "Circuit", "Tripped", "failure_line", "failure_record", "KIND_WORDS"]
 

@@ -34,12 +34,13 @@ from typing import Any
 
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.budget import Deadline, call_cost, register_zero_cost
+from tog_core.errors import public_url
 from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
                                estimate_tokens)
 from tog_core.llm.errors import (ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format,
-                                  _scrub, public_url, scrub_logs, url_secrets)
+                                  _scrub, scrub_logs, url_secrets)
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",

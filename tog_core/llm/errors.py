@@ -19,7 +19,6 @@ from urllib.parse import parse_qsl, urlsplit
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-from tog_core.errors import public_url  # noqa: F401  (the LLM layer's callers read it here)
 from tog_core.llm._litellm import load_litellm
 
 __all__ = ["ERROR_KINDS", "LLMError", "NotCached"]

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from tog_core.graphrag.project import ProjectInfo
 from tog_core.home import tog_home
-from tog_core.llm.errors import public_url
+from tog_core.errors import public_url
 
 NONE = "none"
 LOCAL = "local"
