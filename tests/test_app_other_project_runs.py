@@ -169,6 +169,7 @@ def test_compare_says_a_run_of_another_project_is_drawn_without_its_types(two):
     at.switch_page("pages/runs.py").run()
     at.session_state[K.RUNS_TAB] = "Compare two runs"
     at.run()
+    at.selectbox(key=K.RUNS_A).set_value(mine).run()  # named: two runs made in one second list in either order
     at.selectbox(key=K.RUNS_B).set_value(rid).run()
     assert not at.exception, at.exception
     said = " ".join(c.value for c in at.caption)
