@@ -1,16 +1,20 @@
-"""Would another search agree? A confidence input measured, not shipped (docs/experiment-log.md, fourteenth stop).
+"""Would another search agree? The confidence input behind policy/agreement.py, measured and fitted
+(docs/experiment-log.md, fourteenth and fifteenth stops).
 
     python bench/agreement.py dump VARIANT [SET ...]   # the free-text sets as the app searches them, one change
     python bench/agreement.py fit VARIANT [--input=prob|same]   # bench/fit_ranker.py's tables, with that input added
+    python bench/agreement.py fit erel --write   # ... and the product's agreement confidence into ranker.json
 
-VARIANT is `embedding` (relations and entities scored by the packaged e5 instead of BM25), `w2` or `w4` (width 2 or
-4). `dump` writes the variant's candidates and features beside fit_ranker's dumps ($TOG_HOME/cache/
+VARIANT is `erel` (relations scored by the packaged e5 instead of BM25, entities by BM25: the product's second
+search), `embedding` (both stages by e5: on the nineteen sets byte for byte the same searches as `erel`), `w2` or `w4`
+(width 2 or 4). `dump` writes the variant's candidates and features beside fit_ranker's dumps ($TOG_HOME/cache/
 ranker-features-VARIANT/); run `python bench/fit_ranker.py dump` first for the product's own. `fit` ranks each
 variant's candidates by a ranking model that never saw the scored set (fitted without it on the dev sets; the one fitted
 on every dev set for the sets outside the fit), gives every product candidate the variant's probability for it
 (`prob`, 0 when the variant does not reach it) or whether it is the variant's first answer (`same`), and prints
 fit_ranker's left-out and outside tables with the confidence fitted on one input more: the top candidate's. The ranking
-is the product's, so first answers and first three do not move; the AUROC columns say what the input adds.
+is the product's, so first answers and first three do not move; the AUROC columns say what the input adds. `--write`
+(with `erel` and `prob` only) stores the confidence fitted on every dev set as the free-text model's `agree`.
 """
 from __future__ import annotations
 
@@ -22,11 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import fit_ranker as fr  # first: makes tog_core importable
+import numpy as np
 
 from tog_core.bench.kgqa import KGQAConfig  # noqa: E402
-from tog_core.policy import ranking  # noqa: E402
+from tog_core.policy import agreement, ranking  # noqa: E402
 
-VARIANTS: dict[str, dict[str, Any]] = {"embedding": {"pruner": "embedding"}, "w2": {"width": 2}, "w4": {"width": 4}}
+VARIANTS: dict[str, dict[str, Any]] = {"embedding": {"pruner": "embedding"}, "w2": {"width": 2}, "w4": {"width": 4},
+                                       "erel": {"pruner": "embedding", "entity_pruner": "bm25"}}
+PRODUCT = "erel"  # policy/agreement.py's second search
+assert VARIANTS[PRODUCT] == {"pruner": agreement.PRUNER, "entity_pruner": agreement.FITTED_WITH}
 INPUTS = {"prob": "vp", "same": "vsame"}  # --input: the candidate feature the variant gives
 FAMILY = "free"  # typed graphs' default pruner is already the embedder
 
@@ -81,7 +89,7 @@ def variant_probs(model: ranking.Model, cands: list[dict[str, Any]]) -> tuple[di
     return {c["title"]: float(p[i]) for i, c in enumerate(cands)}, first
 
 
-def fit(variant: str, feature: str) -> None:
+def fit(variant: str, feature: str, write: bool = False) -> None:
     """fit_ranker's tables of the free-text family, the confidence given `top_<feature>` as one input more."""
     into = fr.OUT.parent / f"{fr.OUT.name}-with-{variant}"
     shutil.rmtree(into, ignore_errors=True)
@@ -101,8 +109,31 @@ def fit(variant: str, feature: str) -> None:
     fr.SURE, ranking.sure_row = (*ranking.SURE_FEATURES, f"top_{feature}"), sure_row
     try:
         fr.main_fit(write=False)
+        if write:
+            write_agree(variant, feature)
     finally:
         fr.OUT, fr.FAMILIES, fr.SURE, ranking.sure_row = saved
+
+
+def write_agree(variant: str, feature: str) -> None:
+    """The free-text model's `agree` confidence in ranker.json: fitted on every dev set (fit_ranker's `fit`, with the
+    input added), each set's variant ranked by a ranking model that never saw it. Only over the shipped ranking: the
+    ranking fitted here must be the one ranker.json holds, else nothing is written."""
+    if (variant, feature) != (PRODUCT, "vp"):
+        sys.exit(f"not written: the product's second search is `{PRODUCT}`, and the confidence reads its probability "
+                 "(--input=prob)")
+    names, rule_first = fr.FAMILIES[FAMILY]
+    features = tuple(f for f in ranking.FEATURES if f not in fr.UNUSED[FAMILY])
+    full = fr.fit(fr.load(names, features), rule_first, signed=FAMILY in fr.SIGNED, features=features)
+    shipped = json.loads(ranking.MODEL_FILE.read_text(encoding="utf-8"))
+    now = ranking.Model.from_dict(shipped[FAMILY])
+    if now.features != full.features or not np.allclose(now.weights, full.weights, atol=2e-6):
+        sys.exit("not written: the ranking fitted on these dumps is not the shipped one (run `python "
+                 "bench/fit_ranker.py fit --write` on fresh dumps first)")
+    shipped[FAMILY]["agree"] = {"sure": full.sure.to_dict(), "low": round(full.low, 4)}
+    ranking.MODEL_FILE.write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote the agreement confidence into {ranking.MODEL_FILE.name}: "
+          + " ".join(f"{f}={w:+.2f}" for f, w in zip(full.sure.features, full.sure.weights)) + f" low={full.low}")
 
 
 if __name__ == "__main__":
@@ -115,6 +146,6 @@ if __name__ == "__main__":
         dump(args[1], args[2:])
     else:
         chosen = [a.split("=", 1)[1] for a in args[2:] if a.startswith("--input=")] or ["prob"]
-        if chosen[0] not in INPUTS or any(not a.startswith("--input=") for a in args[2:]):
-            sys.exit(f"fit VARIANT [--input={'|'.join(INPUTS)}]")
-        fit(args[1], INPUTS[chosen[0]])
+        if chosen[0] not in INPUTS or any(not a.startswith("--input=") and a != "--write" for a in args[2:]):
+            sys.exit(f"fit VARIANT [--input={'|'.join(INPUTS)}] [--write]")
+        fit(args[1], INPUTS[chosen[0]], write="--write" in args[2:])

@@ -379,9 +379,25 @@ def main_fit(write: bool, only: str | None = None) -> None:
         sys.exit(f"not written: the sets {', '.join(undumped)} are not dumped; run "
                  f"`python bench/fit_ranker.py dump {' '.join(undumped)}` first")
     if write:
+        keep_agree(out)
         ranking.MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         where = ranking.MODEL_FILE
         print(f"wrote {where.relative_to(ROOT) if where.is_relative_to(ROOT) else where}")
+
+
+def keep_agree(out: dict[str, Any]) -> None:
+    """The shipped agreement confidence (bench/agreement.py) kept in each family's new model whose ranking and
+    confidence are what it was fitted over; else it is left out, and the output says how to fit it again."""
+    shipped = json.loads(ranking.MODEL_FILE.read_text(encoding="utf-8")) if ranking.MODEL_FILE.exists() else {}
+    for family, new in out.items():
+        old = shipped.get(family) or {}
+        if "agree" not in old or "agree" in new:
+            continue
+        if all(old.get(k) == new.get(k) for k in ("features", "weights", "mean", "scale", "sure")):
+            new["agree"] = old["agree"]
+        else:
+            print(f"the {family} model's agreement confidence was fitted over another ranking: left out; fit it again "
+                  "with `python bench/agreement.py fit erel --write`")
 
 
 def fit_options(args: list[str]) -> tuple[bool, str | None]:

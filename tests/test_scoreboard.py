@@ -294,3 +294,25 @@ def test_agreement_gives_each_candidate_the_variants_probability_from_a_model_th
     assert "outside the fit, scored by the model fitted on every set above" in out
     assert (fr.SURE, fr.OUT, fr.ranking.sure_row.__name__) == (sure, out_dir, "sure_row") and "top_vp" not in \
         fr.ranking.sure_row([0.5, 0.2], [{}, {}])
+
+
+def test_fit_ranker_keeps_the_agreement_confidence_only_over_the_ranking_it_was_fitted_on(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """A refit that gives the same model keeps the shipped `agree` (bench/agreement.py's); one that changes the
+    ranking leaves it out and says how to fit it again."""
+    fr = load("fit_ranker")
+    _fake_dumps(fr, tmp_path, seed=2)
+    model_file = tmp_path / "ranker.json"
+    monkeypatch.setattr(fr, "OUT", tmp_path)
+    monkeypatch.setattr(fr, "FAMILIES", {"free": (["a", "b"], False)})
+    monkeypatch.setattr(fr.ranking, "MODEL_FILE", model_file)
+    fr.main_fit(write=True)
+    agree = {"sure": {"features": ["top_vp"], "weights": [1.0], "intercept": 0.0, "mean": [0.0], "scale": [1.0]},
+             "low": 0.6}
+    model_file.write_text(json.dumps({"free": {**json.loads(model_file.read_text())["free"], "agree": agree}}))
+    fr.main_fit(write=True)
+    assert json.loads(model_file.read_text())["free"]["agree"] == agree
+    _fake_dumps(fr, tmp_path, seed=3)  # other dumps: another ranking
+    fr.main_fit(write=True)
+    assert "agree" not in json.loads(model_file.read_text())["free"]
+    assert "fit it again with `python bench/agreement.py fit erel --write`" in capsys.readouterr().out

@@ -29,6 +29,7 @@ from typing import Any
 
 from tog_core.errors import UsageError
 from tog_core.llm.factory import LOCAL, NONE, ModelChoice, ModelChoiceError, build_embedder, build_llm, choose_model
+from tog_core.policy import agreement
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.scorers import CHEAP, NEEDS_EMBEDDER, SCORERS, one_of
 from tog_core.tog.engine import ToGEngine
@@ -185,4 +186,5 @@ def build_engine(spec: RunSpec | Plan, *, graph: Any, info: Any | None = None, l
     engine = ToGEngine(graph, llm=llm, embedder=embedder, config=cfg, policy=policy,
                        # resolved: a run made from `demo` is found under the project's full path (the app's list)
                        project=project or (str(Path(info.path).expanduser().resolve()) if info is not None else ""))
+    engine.before_answer = agreement.second_search  # where it applies (agreement.why_not): the confidence reads it
     return Built(engine=engine, choice=choice, plan=replace(p, choice=choice))

@@ -18,7 +18,7 @@ from tog_core.policy import explain, naming, ranking, retrieval, textunits
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
-from tog_core.tog.choice import found_words, place_words
+from tog_core.tog.choice import found_words, place_words, second_search_words
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
@@ -37,6 +37,7 @@ class CheapAnswers:
     answer_model: bool
     retrieved: int
     text_found: int
+    second_search: bool
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]]
 
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:  # CheapPolicy's
@@ -69,7 +70,7 @@ class CheapAnswers:
                state.depth, self.retrieved, self.text_found,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
                tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
-               (dropped := person_dropped(state)), state.forced, person_stopped(state))
+               (dropped := person_dropped(state)), state.forced, person_stopped(state), state.second)
         if key in self._ranked:
             return self._ranked[key]
         out = self._rank(ctx, state, paths, dropped)
@@ -90,16 +91,22 @@ class CheapAnswers:
             return chain_ends(paths, rule)
         ranked = ranking.rank(cands, model)
         n = len(ranked)
-        sure = model.confidence(ranked)
+        # with a second search (policy/agreement.py), the confidence also reads how sure that search is of this answer
+        second = state.second.prob(ranked[0].entity) if state.second is not None and model.agree else None
+        sure, low = model.confidence(ranked, second), model.low if second is None else model.agree_low
+        agreed = "" if state.second is None or second is None else second_search_words(
+            state.second.place(ranked[0].entity), second,
+            ctx.graph.title(state.second.probs[0][0]) if state.second.probs else None)
         set_aside = ranking.names_set_aside([c.features for c in ranked])
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),
-                             score=round(c.prob, 4), low=model.low, sentence=c.sentence, found=found,
+                             score=round(c.prob, 4), low=low, sentence=c.sentence, found=found,
                              why=_why(i, n, bool(c.features.get("is_pick")), model.rule_first,
                                       c.features.get("type_fit", 0.0))
                              + (f"; {found_why(found)}" if found else "")
                              + ("; the question names it: context, ranked after the others"
-                                if set_aside and c.features.get("named") else "") + (f"; {r}" if r else ""))
+                                if set_aside and c.features.get("named") else "") + (f"; {r}" if r else "")
+                             + (f"; {agreed}" if i == 0 and agreed else ""))
                 for i, (c, r, found) in enumerate(zip(ranked, said, map(_found, ranked)))]
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,

@@ -99,28 +99,39 @@ class Model:
     # on the sets left out (typed graphs: MetaQA 0.887 rule, 0.833 ranked)
     rule_first: bool = False
     note: str = ""
+    # the confidence when a second search by another pruner was made (policy/agreement.py): `sure` with one input
+    # more, that search's probability for the first answer (`top_vp`), and its own threshold (bench/agreement.py)
+    agree: Sureness | None = None
+    agree_low: float = 0.5
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Model:
         names = tuple(d["features"])
+        agree = d.get("agree") or {}
         return cls(features=names, weights=np.asarray(d["weights"], float), mean=np.asarray(d["mean"], float),
                    scale=np.asarray(d["scale"], float), low=float(d["low"]),
                    sure=Sureness.from_dict(d["sure"]) if d.get("sure") else None,
-                   rule_first=bool(d.get("rule_first", False)), note=str(d.get("note", "")))
+                   rule_first=bool(d.get("rule_first", False)), note=str(d.get("note", "")),
+                   agree=Sureness.from_dict(agree["sure"]) if agree else None, agree_low=float(agree.get("low", 0.5)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "weights": [round(float(x), 6) for x in self.weights],
                 "mean": [round(float(x), 6) for x in self.mean], "scale": [round(float(x), 6) for x in self.scale],
                 "low": round(self.low, 4), "sure": self.sure.to_dict() if self.sure else None,
-                "rule_first": self.rule_first, "note": self.note}
+                "rule_first": self.rule_first, "note": self.note,
+                **({"agree": {"sure": self.agree.to_dict(), "low": round(self.agree_low, 4)}} if self.agree else {})}
 
-    def confidence(self, ranked: Sequence[RankedEntity]) -> float:
-        """How sure the first of `ranked` (best first, with probabilities) is right."""
+    def confidence(self, ranked: Sequence[RankedEntity], second: float | None = None) -> float:
+        """How sure the first of `ranked` (best first, with probabilities) is right; `second`: a second search's
+        probability for it, read where the model has an `agree` confidence."""
         if not ranked:
             return 0.0
         if self.sure is None:
             return ranked[0].prob
-        return self.sure.probability(sure_row([c.prob for c in ranked], [c.features for c in ranked]))
+        row = sure_row([c.prob for c in ranked], [c.features for c in ranked])
+        if second is not None and self.agree is not None:
+            return self.agree.probability({**row, "top_vp": second})
+        return self.sure.probability(row)
 
     def matrix(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         return design(rows, self.features)

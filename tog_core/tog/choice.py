@@ -164,3 +164,18 @@ def threshold_words(trace: Trace) -> str:
     LLM, else the fixed one of the rule choice's hand-made confidence (an LLM's search does not use the ranker)."""
     return ("the threshold fitted with the answer ranker" if without_llm(trace.config) else
             "the fixed threshold of the confidence used beside an LLM")
+
+
+SECOND_SEARCH = "a second search reading the relations with e5 instead of BM25"  # policy/agreement.py
+
+
+def second_search_words(place: int | None, probability: float | None, first: str | None) -> str:
+    """What the second search (policy/agreement.py; the trace's `second_search`) says of the answer: where it puts it
+    (`place`, 1: first; None: it does not reach it), its probability for it, and its own first answer's title."""
+    p = f"its probability {probability:.2f}" if probability is not None else ""
+    if place == 1:
+        return f"{SECOND_SEARCH} also puts it first" + (f" ({p})" if p else "")
+    if place is None:
+        return f"{SECOND_SEARCH} does not reach it" + (f" (it answers {first})" if first else "")
+    nth = {2: "second", 3: "third"}.get(place, f"{place}th")
+    return f"{SECOND_SEARCH} puts it {nth}" + (f" ({p}; it answers {first})" if first else f" ({p})" if p else "")

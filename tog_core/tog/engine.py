@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from typing import Any
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import CHEAP, make_scorer, one_of
@@ -56,6 +56,9 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         self.config = config or EngineConfig()
         self.policy: SearchPolicy = policy if policy is not None else FaithfulPolicy()
         self.clock = clock
+        # what runs on a stopped search before its answer is written (compose.build_engine sets the LLM-free
+        # policy's second search, policy/agreement.py); None: nothing
+        self.before_answer: Callable[[ToGEngine, State], Awaitable[State]] | None = None
         self.project = project
         cfg = self.config
         deps = dict(llm=llm, embedder=embedder, seed=cfg.seed, temperature=cfg.temperature_exploration,
@@ -299,6 +302,8 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
             return state
         if not state.done:
             state = self.stop(state)
+        if self.before_answer is not None:
+            state = await self.before_answer(self, state)
         emit = on_token or (lambda _t: None)
         if self.llm is None or not state.paths or not any(p.hops for p in state.paths):
             text = self.compose_answer(state)

@@ -23,7 +23,7 @@ class FastPairs:
     _path_score: Any
     _reach: Any
     _account: Any
-    _entity_text: Any
+    entity_text: Any
     _chain_texts: Any
     _hop_label: Any
 
@@ -47,7 +47,7 @@ class FastPairs:
                 for r, o in zip(g.ridxs, g.others):
                     seen.setdefault(o, r)
                 pairs += [(g, o, r) for o, r in list(seen.items())[: cfg.entities_per_relation]]
-            texts = [f"{g.text} — {self._entity_text(o)}" for g, o, _ in pairs]
+            texts = [f"{g.text} — {self.entity_text(o)}" for g, o, _ in pairs]
             keep, pre = await self._prefiltered(ScoreRequest(question=state.question, stage="pairs", anchor="",
                                                              texts=texts), cfg.pairs_per_path)
             notes.append(f"{self.graph.title(p.end)}: {len(pairs)} pairs" + (f", {len(keep)} kept by {pre.scored_by}"
@@ -56,7 +56,7 @@ class FastPairs:
         step = Step(depth=state.depth, stage="entities", note="fast mode; " + "; ".join(notes))
         if not items:
             return Proposal(step=step, payload=())
-        texts = [f"{self.graph.title(state.paths[i].end)} — {g.text} — {self._entity_text(o)}" for i, g, o, _ in items]
+        texts = [f"{self.graph.title(state.paths[i].end)} — {g.text} — {self.entity_text(o)}" for i, g, o, _ in items]
         res = await self.entity_scorer.score(ScoreRequest(question=state.question, stage="pairs", anchor="",
                                                           texts=texts, chains=self._chain_texts(state.paths)))
         self._account(step, res, where="frontier")

@@ -12,7 +12,7 @@ from tog_core.llm.usage import Usage, total
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import read as read_question
 from tog_core.tog.policy import LOW_CONFIDENCE, AnswerChoice
-from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, State
+from tog_core.tog.state import BeamPath, Hop, RelChoice, Search, SecondSearch, State
 from tog_core.tog.trace import DepthPlan, Link, Trace
 
 
@@ -109,7 +109,18 @@ class Recording:
                      answer_by=state.answer_by, stop_reason=state.stop_reason, stats=stats, run_id=run_id,
                      created_at=created_at or now_iso(), error=state.error, state=self.snapshot(state),
                      plan=state.plan_record.to_dict() if state.plan_record else None,
-                     reading=state.reading.to_dict() if state.reading else None)
+                     reading=state.reading.to_dict() if state.reading else None,
+                     second_search=self.second_record(state.second, choice.entity if choice else None))
+
+    def second_record(self, second: SecondSearch | None, answer: int | None) -> dict[str, Any] | None:
+        """The trace's `second_search`: the other pruner's first answer, and its probability for this answer."""
+        if second is None:
+            return None
+        first = self.graph.entity(second.probs[0][0]) if second.probs else None
+        return {"pruner": second.pruner, "answer": first.title if first else None,
+                "answer_entity_id": first.id if first else None,
+                "probability": round(second.prob(answer), 4) if answer is not None else None,
+                "place": second.place(answer) if answer is not None else None, "wall_s": round(second.wall_s, 3)}
 
     def candidate_record(self, c: AnswerChoice) -> dict[str, Any]:
         """One entry of the trace's `candidates`: the entity, its score, its chain by titles and ids, the sentence."""
@@ -145,6 +156,9 @@ class Recording:
                            "edges": [[g.relationship(r).id, g.entity(o).id] for r, o in zip(rc.ridxs, rc.others)]}
                           for rc in state.relations],
             "extra_usage": list(state.extra_usage),
+            **({"second_search": {"pruner": state.second.pruner, "wall_s": state.second.wall_s,
+                                  "probs": [[g.entity(e).id, p] for e, p in state.second.probs]}}
+               if state.second is not None else {}),
         }
 
     def restore(self, trace: Trace | dict[str, Any]) -> State:
@@ -185,9 +199,20 @@ class Recording:
         return State(question=t.question, seeds=tuple(t.seeds), paths=paths, depth=snap["depth"], stage=snap["stage"],
                      relations=rels, steps=tuple(t.steps), stop_reason=t.stop_reason, answer=t.answer,
                      answer_by=t.answer_by, extra_usage=usage, error=t.error,
-                     other_searches=others,
+                     other_searches=others, second=self._second_of(snap.get("second_search")),
                      reading=reading_of(t) or read_question(t.question, [x.title for x in t.seeds], graph=g),
                      **hops_of(DepthPlan.from_dict(t.plan) if t.plan else None))
+
+    def _second_of(self, saved: Any) -> SecondSearch | None:
+        """The snapshot's second search; None when it has none or it does not read (an entity not in this project
+        drops that entry: its probability reads as 0)."""
+        if not isinstance(saved, dict) or not isinstance(saved.get("probs"), list):
+            return None
+        try:
+            probs = tuple((i, float(p)) for eid, p in saved["probs"] if (i := self.graph.find(str(eid))) is not None)
+            return SecondSearch(pruner=str(saved.get("pruner", "")), probs=probs, wall_s=float(saved.get("wall_s", 0)))
+        except (TypeError, ValueError):
+            return None
 
     def policy_change(self, config: dict[str, Any]) -> str:
         """How the search policy a saved run recorded differs from this engine's, in words ("" when it does not, or

@@ -61,7 +61,7 @@ class StageProposals(EdgeRules):
     prefilter: Any
     _chain_texts: Any  # texts.py
     _hop_label: Any
-    _entity_text: Any
+    entity_text: Any
 
     # ------------------------------------------------------------------ 1. relation exploration
     def _groups(self, state: State, i: int, nbrs: dict[int, Any] | None = None) -> list[RelChoice]:
@@ -232,14 +232,14 @@ class StageProposals(EdgeRules):
             rels = {rc.key for rc, _, _ in items}
             if llm_scorer and len(rels) == 1:
                 req = ScoreRequest(question=state.question, stage="entities", anchor=items[0][0].text,
-                                   texts=[self._entity_text(o) for _, o, _ in items], chains=chains)
+                                   texts=[self.entity_text(o) for _, o, _ in items], chains=chains)
             elif llm_scorer:
                 src = self.graph.title(state.paths[i].end)
                 req = ScoreRequest(question=state.question, stage="pairs", anchor="", chains=chains,
-                                   texts=[f"{src} — {rc.text} — {self._entity_text(o)}" for rc, o, _ in items])
+                                   texts=[f"{src} — {rc.text} — {self.entity_text(o)}" for rc, o, _ in items])
             else:
                 req = ScoreRequest(question=state.question, stage="entities", anchor="",
-                                   texts=[f"{rc.text} — {self._entity_text(o)}" for rc, o, _ in items])
+                                   texts=[f"{rc.text} — {self.entity_text(o)}" for rc, o, _ in items])
             return await self.entity_scorer.score(req)
 
         keys = list(by_call)

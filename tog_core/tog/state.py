@@ -201,6 +201,24 @@ class Search:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SecondSearch:
+    """The same question searched again with another pruner (policy/agreement.py): each entity its answer list holds,
+    best first, with the answer ranker's probability for it. The confidence reads how sure it is of the first answer."""
+
+    pruner: str
+    probs: tuple[tuple[int, float], ...]  # (entity, probability), best first
+    wall_s: float = 0.0
+
+    def prob(self, entity: int) -> float:
+        """Its probability for `entity`; 0 when it does not reach it."""
+        return next((p for e, p in self.probs if e == entity), 0.0)
+
+    def place(self, entity: int) -> int | None:
+        """Where `entity` is in its answer list (1: first); None when it does not reach it."""
+        return next((k for k, (e, _) in enumerate(self.probs, 1) if e == entity), None)
+
+
+@dataclass(frozen=True, kw_only=True)
 class RelChoice:
     """A kept relation group of one beam path: the edges sharing one label and direction."""
 
@@ -247,6 +265,9 @@ class State:
     # -- engine input: how the question was read (tog_core/reading: topics, asked type, relation phrases, hops,
     # words), made once per question when the search starts; the LLM-free policy reads it instead of the wording
     reading: QuestionReading | None = None
+    # -- engine input: the question searched again by another pruner before the answer (policy/agreement.py), read by
+    # the answer's confidence; None until then, or where none is made
+    second: SecondSearch | None = None
 
     @property
     def done(self) -> bool:

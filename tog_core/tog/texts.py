@@ -33,6 +33,6 @@ class ChainTexts:
             return self.graph.descriptions([ridx])[0] or text
         return text
 
-    def _entity_text(self, idx: int) -> str:
+    def entity_text(self, idx: int) -> str:
         e = self.graph.entity(idx)
         return f"{e.title} — {e.description}" if e.description else e.title

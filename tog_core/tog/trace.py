@@ -188,6 +188,11 @@ class Trace:
     # how the question was read (QuestionReading.to_dict(): language, topics, spans, asked, asked_named, phrases,
     # near, far, hops, words, by, fallback, edited); None in traces written before it
     reading: dict[str, Any] | None = None
+    # the question searched again by another pruner, read by the confidence (policy/agreement.py): {"pruner", "answer"
+    # (its first answer's title, None when it found none), "answer_entity_id", "probability" (its probability for
+    # this trace's answer; 0 when it does not reach it), "place" (where this answer is in its list; None: absent),
+    # "wall_s"}; None when none was made (an LLM, a typed graph, another pruner) or in traces written before it
+    second_search: dict[str, Any] | None = None
 
     def is_guess(self) -> bool:
         """Whether the answer is a guess: its confidence below the threshold in force (both known)."""
