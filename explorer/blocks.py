@@ -33,7 +33,7 @@ ss = st.session_state
 STAGE_WORDS = {"linking": "finding the topic entities", "reading": "reading the question",
                "planning": "trying each number of hops",
                "relations": "scoring relations", "entities": "scoring entities", "evaluate": "judging the chains",
-               "answer": "writing the answer"}
+               "answer": "answering (with no LLM, a second search checks the answer first)"}
 
 
 # why an answer on no kept chain was found, by its `found` kind (tog/choice.FOUND_HOW); a kind not here says nothing
@@ -128,7 +128,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
     the person asks for the answer at n hops instead of the number the search kept. `guess_said`: the page already
     said above that the answer is a guess (no second warning)."""
     view = V.answer_view(t)
-    conf = V.confidence_line(view)
+    conf = V.md_text(V.confidence_line(view))  # names titles: the second search's answer
     early = is_unfinished(t) and bool(view["entity"])  # no answer yet: what its best chain reaches, claiming nothing
     if early:
         st.markdown(f"**Not an answer yet:** the run stopped before it answered ({V.md_text(where_stopped(t))}). "

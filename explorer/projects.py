@@ -8,6 +8,7 @@ engines on it; explorer/shell.py's sidebar opens it.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import weakref
@@ -84,14 +85,16 @@ def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo |
 
 
 def _warm_descriptions(graph: GraphStore) -> None:
-    """Read every entity description into the answer ranking's index (policy/retrieval.py) in the background, so the
-    first question does not wait for it, nor reads them from a store that may have gone away since."""
-    from tog_core.policy import retrieval
+    """In the background, so the first questions do not wait for them: read every entity description into the answer
+    ranking's index (policy/retrieval.py), then embed what the second search reads at each entity into e5's cache
+    (policy/agreement.warm: several seconds a question until it is done)."""
+    from tog_core.policy import agreement, retrieval
 
     def build() -> None:
         try:
             retrieval.index_of(graph)
-        except Exception:  # noqa: BLE001  — the first answer builds it again and its error is the run's
+            asyncio.run(agreement.warm(graph))
+        except Exception:  # noqa: BLE001  — a question does the same work itself, and its error is the run's
             pass
 
     threading.Thread(target=build, name="tog-warm-descriptions", daemon=True).start()

@@ -19,7 +19,7 @@ from tog_core.render.chains import answer_chain_index, answer_own_chain, found_o
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.runs.index import same_project  # here for the pages; the CLI reads it from runs
-from tog_core.tog.choice import PersonAnswer, changed_search, changed_words
+from tog_core.tog.choice import PersonAnswer, changed_search, changed_words, second_search_words
 from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import Proposal
 from tog_core.tog.trace import Seed, Trace, outcome_change
@@ -68,8 +68,8 @@ def answer_view(trace: Trace) -> dict[str, Any]:
     scores = [float(c[-1].score or 0) for c in chains]
     return {"entity": entity, "by": trace.answer_by or "", "hops": hops, "changed": changed_search(trace),
             "confidence": None if value is None else float(value), "low": None if low is None else bool(low),
-            "why": why, "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends])
-                                   if e != entity],
+            "why": why, "second": second_view(trace.second_search),
+            "others": [e for e in dict.fromkeys([*(str(c.get("title")) for c in ranked), *ends]) if e != entity],
             "chain_scores": scores, "chain_index": pick,
             # the answer's own chain is none of the run's: it comes from a number of hops searched before the run ...
             "from_trial": came is None and bool(own) and not found,
@@ -90,7 +90,17 @@ def confidence_line(view: dict[str, Any]) -> str:
     changed = view.get("changed") or ""
     return f"confidence {view['confidence']:.2f}" + (f" ({word})" if word else "") + \
         (f": {view['why']}" if view["why"] else "") + \
+        (f"; {view['second']}" if view.get("second") else "") + \
         (f"; {changed_words(changed)}" if changed else "")
+
+
+def second_view(second: Any) -> str:
+    """The trace's `second_search` in words ("" when it has none, or an unreadable one)."""
+    if not isinstance(second, dict) or not second.get("pruner"):
+        return ""
+    place, p, first = second.get("place"), second.get("probability"), second.get("answer")
+    return second_search_words(place if isinstance(place, int) else None,
+                               float(p) if isinstance(p, (int, float)) else None, str(first) if first else None)
 
 
 # ---------------------------------------------------------------------------------------------- explore
