@@ -3,7 +3,9 @@ is the search it claims to be, what the confidence and the trace make of it, res
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -15,7 +17,7 @@ from tog_core.graphrag.open import open_graph
 from tog_core.graphrag.pg_common import StoreError
 from tog_core.policy import agreement, depths, ranking
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import SecondSearch
+from tog_core.tog.state import Callbacks, SecondSearch
 from tog_core.tog.trace import Trace
 
 TYPED = typed_graph([("Jaws", "directed_by", "Steven Spielberg"), ("Duel", "directed_by", "Steven Spielberg")])
@@ -36,14 +38,16 @@ def free_engine(demo, **spec) -> ToGEngine:
     return build_engine(RunSpec(model="none", **spec), graph=graph, info=info).engine
 
 
-def test_the_second_search_is_a_search_with_its_relations_read_by_e5(demo, tog_home):
+@pytest.mark.parametrize("question", [QUESTION, "Who founded the Lanternwright Guild?"])
+def test_the_second_search_is_a_search_with_its_relations_read_by_e5(demo, tog_home, question):
     eng = free_engine(demo)
-    st = run(eng)
+    # the app ranks every state it saves: the second search must not be handed that ranking from the policy's cache
+    st = run(eng, question, callbacks=Callbacks(on_state=eng.answer_candidates))
     assert st.second is not None and st.second.pruner == "embedding" and st.second.probs
     # the same question searched as `--pruner embedding --entity-pruner bm25` does, from the same topic entities
     other = free_engine(demo, relation_pruner="embedding", entity_pruner="bm25")
     other.before_answer = None
-    theirs = other.answer_candidates(run(other, seeds=list(st.seeds)))
+    theirs = other.answer_candidates(run(other, question, seeds=list(st.seeds)))
     assert [c.entity for c in theirs] == [e for e, _ in st.second.probs]
     assert [c.score for c in theirs] == pytest.approx([p for _, p in st.second.probs])
 
@@ -83,20 +87,43 @@ def test_a_saved_run_keeps_its_second_search_through_resume(demo, tog_home):
     assert again.second == back.second and calls == [back.second]
 
 
+class FailedStore:
+    """A graph whose store failed a read a moment ago (PgGraphStore.last_failure)."""
+
+    def __init__(self, graph):
+        self.graph, self.last_failure = graph, time.monotonic()
+
+    def __getattr__(self, name):
+        return getattr(self.graph, name)
+
+
 @pytest.mark.parametrize("how, reason", [
     ("llm", "an LLM takes part"), ("pruner", "pruned by another scorer than bm25"), ("off", "off"),
-    ("forced", "no answer of the search's own")])
+    ("forced", "no answer of the search's own"), ("stopped", "a person steered the search"),
+    ("dropped", "a person steered the search"), ("error", "the search hit an error"),
+    ("store", "the graph's store failed a moment ago")])
 def test_no_second_search_where_its_confidence_was_not_fitted(demo, tog_home, how, reason):
     from tog_core.tog.state import FORCED_ANSWER
 
     eng = free_engine(demo, **({"relation_pruner": "embedding"} if how == "pruner" else {}))
-    if how == "llm":
-        eng.llm = object()  # why_not reads only that an LLM takes part
     if how == "off":
         eng.policy = replace(eng.policy, second_search=False)
+    if how == "store":
+        eng.graph = FailedStore(eng.graph)
+    eng.before_answer = None  # the search alone, to the answer stage
     st = asyncio.run(depths.start(eng, QUESTION))
+    if how == "dropped":  # the person unticks the relation the search kept first, then lets it go on
+        prop = asyncio.run(eng.propose(st))
+        st = eng.apply(st, prop, prop.auto_choice() - {sorted(prop.auto_choice())[0]})
+        assert st.steps[-1].overrides
+    st = run(eng, state=st) if how != "stopped" else eng.stop(run(eng, state=st))
+    assert st.second is None and any(p.hops for p in st.paths)
     if how == "forced":
         st = st.with_(extra_usage=({"fallback": FORCED_ANSWER, "stage": "answer"},))
+    if how == "error":
+        st = st.with_(stop_reason="error", error="the store went away")
+    if how == "llm":
+        eng.llm = object()  # why_not reads only that an LLM takes part
     assert agreement.why_not(eng, st) == reason
     assert asyncio.run(agreement.second_search(eng, st)).second is None
 
@@ -108,12 +135,14 @@ def test_no_second_search_on_a_typed_graph(tog_home):
     assert eng.trace(st).second_search is None
 
 
-def test_a_failed_second_search_is_a_named_fallback_and_the_confidence_reads_without_it(demo, tog_home, monkeypatch):
+@pytest.mark.parametrize("error", [StoreError("the store went away"), sqlite3.OperationalError("database is locked")])
+def test_a_failed_second_search_is_a_named_fallback_and_the_confidence_reads_without_it(demo, tog_home, monkeypatch,
+                                                                                         error):
     eng = free_engine(demo)
     st = asyncio.run(depths.start(eng, QUESTION))
 
     async def gone(*_a, **_k):
-        raise StoreError("the store went away")
+        raise error
 
     real_start = depths.start
     monkeypatch.setattr(depths, "start", gone)
@@ -122,7 +151,7 @@ def test_a_failed_second_search_is_a_named_fallback_and_the_confidence_reads_wit
     assert done.second is None and done.answer
     t = eng.trace(done)
     assert [f["name"] for f in t.stats["other_fallbacks"]] == [agreement.FAILED]
-    assert "the store went away" in t.stats["other_fallbacks"][0]["detail"]
+    assert str(error) in t.stats["other_fallbacks"][0]["detail"]
     assert t.low_confidence == ranking.shipped_model(False).low and t.second_search is None
 
 
@@ -168,3 +197,27 @@ def test_the_app_says_what_the_second_search_found_and_escapes_its_answer(demo, 
     assert V.second_view(t.second_search).endswith("puts it second (its probability 0.12; it answers Mara)")
     t.second_search = None
     assert "second search" not in V.confidence_line(V.answer_view(t))
+
+
+@pytest.mark.parametrize("setting, warmed", [(None, True), ("0", False)])
+def test_the_app_warms_an_opened_project_unless_told_not_to(demo, tog_home, monkeypatch, setting, warmed):
+    from explorer import projects
+    from tog_core.policy import retrieval
+
+    got = []
+
+    async def warm(graph, **_k):
+        got.append(graph)
+        return 0
+
+    monkeypatch.setattr(agreement, "warm", warm)
+    monkeypatch.setattr(retrieval, "index_of", lambda graph: None)
+    if setting is None:
+        monkeypatch.delenv("TOG_WARM", raising=False)  # tests/conftest.py sets 0 for the other tests
+    else:
+        monkeypatch.setenv("TOG_WARM", setting)
+    projects._warm_descriptions(demo[1])
+    for t in threading.enumerate():
+        if t.name == "tog-warm-descriptions":
+            t.join(30)
+    assert got == ([demo[1]] if warmed else [])

@@ -11,6 +11,8 @@ Thread-safe: one store is shared by every session of a process; each query borro
 """
 from __future__ import annotations
 
+import time
+
 from typing import Any
 from collections.abc import Sequence
 
@@ -101,6 +103,7 @@ class PgGraphStore:
         self._all_titles: list[str] | None = None
         self._last_batch: tuple[bytes, list[tuple[Any, ...]]] | None = None
         self._degrees: np.ndarray | None = None
+        self.last_failure: float | None = None  # time.monotonic() of the last read that failed on the server
         self._pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), open=True, name=f"tog:{name}",
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
                                             "application_name": "tog-explorer"})
@@ -117,6 +120,7 @@ class PgGraphStore:
             raise StoreError(f"graph {self.name!r} was re-imported or dropped in {self.url} since it was opened — "
                              "open it again") from None
         except psycopg.OperationalError as err:
+            self.last_failure = time.monotonic()  # read by optional work that would wait on a store gone away
             raise StoreError(f"store {self.url}: {scrub(str(err).strip(), self._secret_url)[:300]}") from None
 
     def close(self) -> None:
