@@ -18,7 +18,7 @@ from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
-from tog_core.runs.index import same_project  # here for the pages; the CLI reads it from runs
+from tog_core.runs.index import same_project, same_question  # noqa: F401  (here for the pages; the CLI reads them from runs)
 from tog_core.tog.choice import PersonAnswer, changed_search, changed_words, second_search_words
 from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import Proposal
@@ -289,11 +289,6 @@ def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: st
             row = {"project": project_label(r.project), **row}
         rows.append(row)
     return rows
-
-
-def same_question(a: str, b: str) -> bool:
-    """Whether two questions are the same as asked (spaces and line breaks aside)."""
-    return " ".join(a.split()) == " ".join(b.split())
 
 
 def made_on(trace: Trace, project: str) -> bool:

@@ -160,9 +160,9 @@ def _restore(engine: Any, saved: Trace, store_url: str | None, question: str = "
     continues its own), or a run of another project, is a usage error saying what to run instead."""
     import shlex
 
-    from tog_core.runs.index import same_project
+    from tog_core.runs.index import same_project, same_question
 
-    if question.strip() and " ".join(question.split()) != " ".join(saved.question.split()):
+    if question.strip() and not same_question(question, saved.question):
         raise UsageError(f"--resume {saved.run_id} continues the run's own question ({cut(saved.question, 120)!r}), "
                          f"not {cut(question, 120)!r}: drop the question argument to resume, or leave --resume out "
                          "to ask a new one")

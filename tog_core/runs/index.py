@@ -23,6 +23,11 @@ INDEX_DIR = ".index"
 INDEX_VERSION = 1
 
 
+def same_question(a: str, b: str) -> bool:
+    """Whether two questions are the same as asked (spaces and line breaks aside): a run continues its own."""
+    return " ".join(a.split()) == " ".join(b.split())
+
+
 def same_project(recorded: str, current: str) -> bool:
     """Whether a run recorded under `recorded` belongs to the project at `current` (a resolved path). Runs saved
     before paths were resolved may name the project relative to wherever they were made (`demo`, `data/demo`):
