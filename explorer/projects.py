@@ -80,11 +80,11 @@ def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo |
     from tog_core.graphrag.open import open_graph
 
     info, graph = open_graph(resolved_path, store=url or None)
-    _warm_descriptions(graph)
+    _warm_project(graph)
     return info, graph
 
 
-def _warm_descriptions(graph: GraphStore) -> None:
+def _warm_project(graph: GraphStore) -> None:
     """In the background, so the first questions do not wait for them: read every entity description into the answer
     ranking's index (policy/retrieval.py), then embed what the second search reads at each entity into e5's cache
     (policy/agreement.warm: several seconds a question until it is done; TOG_WARM=0 leaves it out)."""
@@ -100,7 +100,7 @@ def _warm_descriptions(graph: GraphStore) -> None:
         except Exception:  # noqa: BLE001  — a question does the same work itself, and its error is the run's
             pass
 
-    threading.Thread(target=build, name="tog-warm-descriptions", daemon=True).start()
+    threading.Thread(target=build, name="tog-warm-project", daemon=True).start()
 
 
 _LATEST: dict[tuple[str, str], str] = {}  # (path, store) -> the fingerprint last loaded, shared by every session

@@ -216,8 +216,8 @@ def test_the_app_warms_an_opened_project_unless_told_not_to(demo, tog_home, monk
         monkeypatch.delenv("TOG_WARM", raising=False)  # tests/conftest.py sets 0 for the other tests
     else:
         monkeypatch.setenv("TOG_WARM", setting)
-    projects._warm_descriptions(demo[1])
+    projects._warm_project(demo[1])
     for t in threading.enumerate():
-        if t.name == "tog-warm-descriptions":
+        if t.name == "tog-warm-project":
             t.join(30)
     assert got == ([demo[1]] if warmed else [])

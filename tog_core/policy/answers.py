@@ -94,9 +94,9 @@ class CheapAnswers:
         # with a second search (policy/agreement.py), the confidence also reads how sure that search is of this answer
         second = state.second.prob(ranked[0].entity) if state.second is not None and model.agree else None
         sure, low = model.confidence(ranked, second), model.low if second is None else model.agree_low
-        agreed = "" if state.second is None or second is None else second_search_words(
+        agreed = "" if second is None or state.second is None else second_search_words(
             state.second.place(ranked[0].entity), second,
-            ctx.graph.title(state.second.probs[0][0]) if state.second.probs else None)
+            None if state.second.first is None else ctx.graph.title(state.second.first))
         set_aside = ranking.names_set_aside([c.features for c in ranked])
         said = explain.reasons(model, [c.features for c in ranked], [ctx.graph.title(c.entity) for c in ranked])
         return [AnswerChoice(path=c.path, hop=len(c.path.hops), confidence=round(sure if i == 0 else c.prob, 3),

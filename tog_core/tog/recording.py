@@ -116,7 +116,7 @@ class Recording:
         """The trace's `second_search`: the other pruner's first answer, and its probability for this answer."""
         if second is None:
             return None
-        first = self.graph.entity(second.probs[0][0]) if second.probs else None
+        first = self.graph.entity(second.first) if second.first is not None else None
         return {"pruner": second.pruner, "answer": first.title if first else None,
                 "answer_entity_id": first.id if first else None,
                 "probability": round(second.prob(answer), 4) if answer is not None else None,

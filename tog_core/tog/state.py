@@ -213,6 +213,11 @@ class SecondSearch:
         """Its probability for `entity`; 0 when it does not reach it."""
         return next((p for e, p in self.probs if e == entity), 0.0)
 
+    @property
+    def first(self) -> int | None:
+        """Its first answer; None when it found none."""
+        return self.probs[0][0] if self.probs else None
+
     def place(self, entity: int) -> int | None:
         """Where `entity` is in its answer list (1: first); None when it does not reach it."""
         return next((k for k, (e, _) in enumerate(self.probs, 1) if e == entity), None)
