@@ -201,3 +201,42 @@ def test_a_background_embedding_gives_way_to_a_question():
     mine = [k for k, (who, _) in enumerate(calls) if who != "warm"]
     assert len(mine) == 4 and mine == list(range(mine[0], mine[0] + 4))  # no warm batch between the question's
     assert mine[0] <= 2  # it waited for at most the warm batch under way
+
+
+def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_ends_the_encoding():
+    import threading
+
+    from tog_core.llm.embed import BETWEEN_BATCH, LocalEmbedder, between_batches
+
+    batches: list[int] = []
+
+    class Fake:
+        def encode(self, chunk, query):
+            batches.append(len(chunk))
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    emb = LocalEmbedder()
+    emb._model = Fake()
+    calls: list[str] = []
+    with between_batches(lambda: calls.append(threading.current_thread().name)):
+        out = emb.embed([f"t{i}" for i in range(3 * BETWEEN_BATCH + 1)])
+        assert out.shape == (3 * BETWEEN_BATCH + 1, LocalEmbedder.DIM)
+        assert batches == [BETWEEN_BATCH] * 3 + [1] and len(calls) == 3  # between batches, not after the last
+        other = threading.Thread(target=lambda: emb.embed([f"u{i}" for i in range(3 * BETWEEN_BATCH)]))
+        other.start()
+        other.join()
+        assert len(calls) == 3  # another thread (the app's warm) never calls the run's hook
+
+    class Stopped(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stopped
+
+    batches.clear()
+    with between_batches(stop), pytest.raises(Stopped):
+        emb.embed([f"v{i}" for i in range(5 * BETWEEN_BATCH)])
+    assert batches == [BETWEEN_BATCH]
+    batches.clear()
+    emb.embed([f"w{i}" for i in range(5 * BETWEEN_BATCH)])  # the block is over: no hook, the embedder's own batches
+    assert batches == [emb.batch_size, 5 * BETWEEN_BATCH - emb.batch_size]

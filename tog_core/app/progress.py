@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable
 
+from tog_core.llm import embed
 from tog_core.runs.fallback import SAVE_ERRORS
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.recording import now_iso
@@ -68,17 +69,20 @@ def failed(state: State, err: BaseException) -> State:
 
 
 async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] | None) -> Any:
-    """Await `work()` while `on_tick(elapsed)` runs every TICK_S. Whatever on_tick raises (Streamlit's
-    interrupt when the person presses Stop) ends the work and is raised here, never lost in the ticker."""
+    """Await `work()` while `on_tick(elapsed)` runs every TICK_S, also while the local embedder blocks the event loop
+    (embed.between_batches). Whatever on_tick raises (Streamlit's interrupt when the person presses Stop) ends the
+    work and is raised here, never lost in the ticker."""
     if on_tick is None:
         return await work()
-    main, raised, t0 = asyncio.current_task(), [], time.perf_counter()
+    main, t0 = asyncio.current_task(), time.perf_counter()
+    raised: list[BaseException] = []
 
     async def tick() -> None:
         try:
             while True:
                 await asyncio.sleep(TICK_S)
-                on_tick(time.perf_counter() - t0)
+                last[0] = time.perf_counter()
+                on_tick(last[0] - t0)
         except asyncio.CancelledError:
             raise
         except BaseException as err:  # noqa: BLE001 - handed to the main task, re-raised there
@@ -86,9 +90,16 @@ async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] 
             if main is not None:
                 main.cancel()
 
+    def between() -> None:  # the event loop is blocked while e5 encodes: the tick is given from inside
+        if time.perf_counter() - last[0] >= TICK_S:
+            last[0] = time.perf_counter()
+            on_tick(last[0] - t0)
+
+    last = [t0]
     ticker = asyncio.create_task(tick())
     try:
-        return await work()
+        with embed.between_batches(between):
+            return await work()
     except asyncio.CancelledError:
         if raised:
             raise raised[0] from None

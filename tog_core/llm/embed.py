@@ -14,6 +14,7 @@ Models load lazily on first use; every class is safe to share between threads.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import importlib.util
 import os
@@ -23,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -142,7 +143,8 @@ class LocalEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         background = getattr(_THREAD, "background", False)
-        step = BACKGROUND_BATCH if background else self.batch_size
+        between = None if background else _between()
+        step = BACKGROUND_BATCH if background else min(self.batch_size, BETWEEN_BATCH) if between else self.batch_size
         if not background:
             with _COUNT:
                 _FOREGROUND[0] += 1
@@ -154,6 +156,8 @@ class LocalEmbedder:
                 with self._lock:
                     vecs = self._load().encode(chunk, kind == "query")
                 out[i : i + len(chunk)] = np.asarray(vecs, dtype=np.float32).reshape(len(chunk), -1)
+                if between is not None and i + step < len(texts):
+                    between()  # what it raises (a person's Stop) ends the encoding here
         finally:
             if not background:
                 with _COUNT:
@@ -165,6 +169,29 @@ BACKGROUND_BATCH = 8  # texts a background thread encodes at a time: about a sec
 _THREAD = threading.local()
 _FOREGROUND = [0]  # calls of threads not in the background, encoding or waiting to
 _COUNT = threading.Lock()
+
+
+BETWEEN_BATCH = 16  # texts encoded between two calls of a `between_batches` hook: about two seconds, at worst
+_BETWEEN: contextvars.ContextVar[tuple[int, Callable[[], None]] | None] = contextvars.ContextVar(
+    "tog_embed_between_batches", default=None)
+
+
+@contextlib.contextmanager
+def between_batches(hook: Callable[[], None]) -> Iterator[None]:
+    """Within this block (and the asyncio tasks it starts), a long local encoding calls `hook()` after every
+    BETWEEN_BATCH texts, in the thread that set it only. The app's run ticker goes here: a search's event loop is
+    blocked while e5 encodes, so without it a person's Stop waited for the whole encoding (16 s on a cold
+    question); what the hook raises ends the encoding there."""
+    token = _BETWEEN.set((threading.get_ident(), hook))
+    try:
+        yield
+    finally:
+        _BETWEEN.reset(token)
+
+
+def _between() -> Callable[[], None] | None:
+    got = _BETWEEN.get()
+    return got[1] if got is not None and got[0] == threading.get_ident() else None
 
 
 @contextlib.contextmanager
