@@ -141,10 +141,13 @@ def local_client(project_path: str) -> Any:
 
 def store() -> Any:
     """The run store: PostgreSQL when a store URL is set (one shared pool, this session's user id) with the files
-    under TOG_HOME behind it while it cannot be reached (FallbackRunStore), else the files."""
+    under TOG_HOME behind it while it cannot be reached (FallbackRunStore), else the files. With `TOG_RUN_OWNER`
+    (app/owner.py), the asking person's runs only, in both; a request that names nobody stops the page, saying why."""
+    who = owner()
     url = projects.store_url()
+    local = RunStore().for_owner(who) if who is not None else RunStore()
     if not url:
-        return RunStore()
+        return local
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     from tog_core.graphrag.pg_common import StoreError
@@ -153,12 +156,43 @@ def store() -> Any:
     ctx = get_script_run_ctx()
     outage = _outage(url)
     if outage.down():  # failed a moment ago: not asked again before its retry time
-        return FallbackRunStore(None, outage=outage)
+        return FallbackRunStore(None, local, outage=outage)
     try:
         pg = _pg_runs(url)
     except StoreError as err:  # not even reachable to open: the files, and the reason
-        return FallbackRunStore(None, outage=outage, opening_error=err)
-    return FallbackRunStore(pg.for_user(ctx.session_id if ctx else ""), outage=outage)
+        return FallbackRunStore(None, local, outage=outage, opening_error=err)
+    view = pg.for_user(who, only=True) if who is not None else pg.for_user(ctx.session_id if ctx else "")
+    return FallbackRunStore(view, local, outage=outage)
+
+
+def owner() -> str | None:
+    """Whose runs the pages show and save (app/owner.py), None when runs are everyone's. A bad `TOG_RUN_OWNER`, or a
+    request that names nobody, is said on the page, which stops: no run is listed or saved for a person unknown."""
+    import os
+
+    from tog_core.app.owner import run_owner
+    from tog_core.errors import UsageError
+
+    try:
+        return run_owner(os.environ, _request_headers(), _signed_in())
+    except UsageError as err:
+        st.error(V.md_text(err))
+        st.stop()
+        raise  # unreachable: st.stop raises
+
+
+def _request_headers() -> dict[str, str]:
+    try:
+        return dict(st.context.headers)
+    except Exception:  # noqa: BLE001 - no request (a bare script run, AppTest): no headers
+        return {}
+
+
+def _signed_in() -> Any:
+    try:
+        return st.user
+    except Exception:  # noqa: BLE001 - Streamlit without its sign-in
+        return None
 
 
 PG_TIMEOUT_S = 5.0  # wait for a pooled connection to the run store before saving the run locally instead

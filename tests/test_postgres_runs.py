@@ -73,6 +73,34 @@ def test_run_store_lists_by_project_and_user_newest_first(pg_url, demo_pg):
     ann.close()
 
 
+def test_a_per_person_view_sees_saves_and_deletes_only_its_persons_runs(pg_url, demo_pg):
+    """Runs kept per person (TOG_RUN_OWNER, app/owner.py): a `for_user(..., only=True)` view lists, opens, saves over
+    and deletes its person's runs only; another's run is "no saved run", and its row is left as it was."""
+    base = PgRunStore(pg_url, user="")
+    ann, bob = base.for_user("ann-only", only=True), base.for_user("bob-only", only=True)
+    eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="p-only")
+    for store, rid in ((ann, "only-ann"), (bob, "only-bob")):
+        store.save(eng.trace(eng.start("Who founded the Lanternwright Guild?"), run_id=rid))
+    assert [r.run_id for r in ann.list()] == ["only-ann"] and [r.run_id for r in ann.list(user="bob-only")] == [
+        "only-ann"]  # a per-person view lists its own whatever it is asked
+    assert [r.run_id for r in bob.list(project="p-only")] == ["only-bob"]
+    assert {r.run_id for r in base.list(project="p-only")} == {"only-ann", "only-bob"}  # the operator's view: all
+    with pytest.raises(FileNotFoundError):
+        ann.load("only-bob")
+    taken = eng.trace(eng.start("Which ship did Ivo Brask captain?"), run_id="only-bob")
+    with pytest.raises(FileExistsError, match="belongs to another person"):
+        ann.save(taken)
+    ann.delete("only-bob")
+    assert bob.load("only-bob").question == "Who founded the Lanternwright Guild?"
+    with psycopg.connect(pg_url) as conn:  # a hand-damaged run of bob's is not named in ann's problems
+        conn.execute("DELETE FROM tog.steps WHERE run_id = 'only-bob'")
+        conn.execute("UPDATE tog.runs SET n_steps = 3 WHERE run_id = 'only-bob'")
+    assert ann.problems() == [] and bob.problems() == ["only-bob: 0 of 3 steps stored"]
+    bob.delete("only-bob")
+    assert bob.list() == [] and [r.run_id for r in ann.list()] == ["only-ann"]
+    base.close()
+
+
 def test_run_store_lists_unfinished_runs_with_their_steps_without_reading_them(pg_url, demo_pg):
     """Saved runs hides a run with no steps and no answer: the list must carry the step count (it said 0 for every
     run before), where an unfinished run stopped, and whether it can be resumed; and a stamp that changes on save."""

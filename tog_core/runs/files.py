@@ -8,6 +8,7 @@ a reader never sees a half-written file (temp file + fsync + os.replace). A dama
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import re
 import threading
@@ -28,6 +29,7 @@ from tog_core.tog.trace import Trace
 
 __all__ = ["RunStore", "RunSummary", "atomic_write_text", "new_run_id", "tog_home"]  # the last three from home.py
 
+PEOPLE = "people"  # <runs>/people/<digest>/: each person's runs when they are kept apart (for_owner)
 _RUN_ID = re.compile(r"[A-Za-z0-9_\-]{1,80}\Z")  # with .match: the whole id (`$` let "id\n" through)
 
 
@@ -35,6 +37,13 @@ class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else tog_home() / "runs"
         self._lock = threading.Lock()
+
+    def for_owner(self, owner: str) -> RunStore:
+        """One person's runs (app/owner.py, `TOG_RUN_OWNER`): a store under <root>/people/<digest of the owner>/, apart
+        from the shared runs in <root> and from every other person's. The folder name is a digest, so no identity a
+        proxy sends can name a path, and the runs' files do not show whose they are."""
+        digest = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:32]
+        return RunStore(self.root / PEOPLE / digest)
 
     def path(self, run_id: str) -> Path:
         if not _RUN_ID.match(run_id):

@@ -73,6 +73,7 @@ class PgRunStore:
         self.url = redact(url)
         self._secret_url = url
         self.user = user
+        self.only = False  # for_user(..., only=True): this user's runs only
         self._timeout = timeout  # seconds to wait for a pooled connection (a server that went away: StoreError)
         try:
             with connect(url) as conn, conn.transaction():
@@ -85,11 +86,12 @@ class PgRunStore:
                                     kwargs={"autocommit": True, "connect_timeout": 10, "client_encoding": "UTF8",
                                             "application_name": "tog-explorer"})
 
-    def for_user(self, user: str) -> PgRunStore:
+    def for_user(self, user: str, *, only: bool = False) -> PgRunStore:
         """The same store (same connection pool) recording another user/session: one pool per process, one
-        view per session. Close only the store the views were made from."""
+        view per session. Close only the store the views were made from. `only`: the view lists, opens, saves over
+        and deletes that user's runs only (runs kept per person: app/owner.py); another's run is "no saved run"."""
         view = copy.copy(self)
-        view.user = user
+        view.user, view.only = user, only
         return view
 
     def close(self) -> None:
@@ -136,21 +138,25 @@ class PgRunStore:
                cfg.get("width"), cfg.get("depth"), str(cfg.get("pruner", "")), str(cfg.get("model", "")),
                d.get("parent_run"), len(steps), _json(d))
         with self._conn() as conn, conn.transaction():
-            self._write_run(conn, run)
+            if not self._write_run(conn, run):  # a run id another person's run holds: nothing of it is touched
+                raise FileExistsError(f"run {rid} belongs to another person in {self.url}; ask again to save a new run")
             self._write_steps(conn, rid, steps)
             self._write_overrides(conn, rid, steps)
         return rid
 
-    def _write_run(self, conn: Any, run: tuple[Any, ...]) -> None:
-        conn.execute(f"""INSERT INTO {S}.runs (run_id, project, user_id, question, created_at, answer, stop_reason,
-                llm_calls, cost_usd, width, depth, pruner, model, parent_run, n_steps, trace)
+    def _write_run(self, conn: Any, run: tuple[Any, ...]) -> bool:
+        """Insert or update the run's row; False when `only` and the row is another user's (left as it is)."""
+        cur = conn.execute(f"""INSERT INTO {S}.runs (run_id, project, user_id, question, created_at, answer,
+                stop_reason, llm_calls, cost_usd, width, depth, pruner, model, parent_run, n_steps, trace)
             VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
             ON CONFLICT (run_id) DO UPDATE SET project = EXCLUDED.project, user_id = EXCLUDED.user_id,
                 question = EXCLUDED.question, created_at = EXCLUDED.created_at, updated_at = now(),
                 answer = EXCLUDED.answer, stop_reason = EXCLUDED.stop_reason, llm_calls = EXCLUDED.llm_calls,
                 cost_usd = EXCLUDED.cost_usd, width = EXCLUDED.width, depth = EXCLUDED.depth,
                 pruner = EXCLUDED.pruner, model = EXCLUDED.model, parent_run = EXCLUDED.parent_run,
-                n_steps = EXCLUDED.n_steps, trace = EXCLUDED.trace""", run)
+                n_steps = EXCLUDED.n_steps, trace = EXCLUDED.trace"""
+                           + (f" WHERE {S}.runs.user_id = EXCLUDED.user_id" if self.only else ""), run)
+        return cur.rowcount != 0
 
     def _write_steps(self, conn: Any, rid: str, steps: list[dict[str, Any]]) -> None:
         conn.execute(f"DELETE FROM {S}.steps WHERE run_id = %s AND n >= %s", (rid, len(steps)))
@@ -170,16 +176,24 @@ class PgRunStore:
                                       "VALUES (%s, %s, %s, %s, %s, %s, %s)", [_no_nul(r) for r in rows])
 
     def delete(self, run_id: str) -> None:
+        mine, args = self._mine(self._check_id(run_id))
         with self._conn() as conn:
-            conn.execute(f"DELETE FROM {S}.runs WHERE run_id = %s", (self._check_id(run_id),))
+            conn.execute(f"DELETE FROM {S}.runs WHERE run_id = %s" + mine, args)
+
+    def _mine(self, rid: str, column: str = "user_id") -> tuple[str, tuple[str, ...]]:
+        """The SQL condition (and its arguments, after the run id) that keeps a `for_user(..., only=True)` view to its
+        user's runs."""
+        return (f" AND {column} = %s", (rid, self.user)) if self.only else ("", (rid,))
 
     # ------------------------------------------------------------ reading
     def load(self, run_id: str) -> Trace:
         rid = self._check_id(run_id)
+        mine, args = self._mine(rid, "r.user_id")
         with self._conn() as conn:
             row = conn.execute(f"""SELECT r.trace, COALESCE((SELECT jsonb_agg(s.step ORDER BY s.n) FROM {S}.steps s
-                                   WHERE s.run_id = r.run_id), '[]'::jsonb) FROM {S}.runs r WHERE r.run_id = %s""",
-                               (rid,)).fetchone()
+                                   WHERE s.run_id = r.run_id), '[]'::jsonb) FROM {S}.runs r
+                                   WHERE r.run_id = %s""" + mine,
+                               args).fetchone()
         if row is None:
             raise FileNotFoundError(f"no saved run {rid} in {self.url}")
         d, steps = row
@@ -189,8 +203,11 @@ class PgRunStore:
             raise ValueError(f"run {rid} in {self.url}: not a readable trace ({err})") from None
 
     def list(self, project: str | None = None, user: str | None = None) -> list[RunSummary]:
-        """Runs newest first, of one project and/or one user when given. `path` is the run id (not a file)."""
+        """Runs newest first, of one project and/or one user when given (a `for_user(..., only=True)` view: its
+        user's, whatever `user` says). `path` is the run id (not a file)."""
         where, args = [], []
+        if self.only:
+            user = self.user
         if project is not None:
             where.append("project = %s")
             args.append(project)
@@ -216,10 +233,12 @@ class PgRunStore:
 
     def problems(self) -> builtins.list[str]:
         """Runs whose stored steps do not match the count their row records (only hand edits can do that)."""
+        mine = " WHERE r.user_id = %s" if self.only else ""
         with self._conn() as conn:
             rows = conn.execute(f"""SELECT r.run_id, r.n_steps, count(s.n) FROM {S}.runs r
-                                    LEFT JOIN {S}.steps s USING (run_id) GROUP BY r.run_id, r.n_steps
-                                    HAVING count(s.n) <> r.n_steps ORDER BY r.run_id""").fetchall()
+                                    LEFT JOIN {S}.steps s USING (run_id){mine} GROUP BY r.run_id, r.n_steps
+                                    HAVING count(s.n) <> r.n_steps ORDER BY r.run_id""",
+                                (self.user,) if self.only else ()).fetchall()
         return [f"{rid}: {have} of {want} steps stored" for rid, want, have in rows]
 
 

@@ -1,0 +1,116 @@
+"""Runs kept per person on a shared deployment (`TOG_RUN_OWNER`, tog_core/app/owner.py): who is asking, read from
+an authenticating proxy's header or Streamlit's sign-in; each person's runs in a folder of their own; the app's
+pages list, open and save only the asking person's runs, and a request that names nobody gets none. The PostgreSQL
+store's per-person view: tests/test_postgres_runs.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from test_app_hardening import QUESTION, ask, session, texts
+from tog_core.app.owner import OwnerUnknown, owner_setting, run_owner
+from tog_core.app.session import K
+from tog_core.errors import UsageError
+from tog_core.runs.files import PEOPLE, RunStore
+from tog_core.tog.trace import Trace
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = {"TOG_RUN_OWNER": "header:X-Forwarded-User"}
+
+
+@pytest.fixture(autouse=True)
+def home(app_home):
+    return app_home
+
+
+def test_the_setting_takes_a_header_or_streamlits_sign_in_and_refuses_anything_else():
+    assert owner_setting({}) is None and owner_setting({"TOG_RUN_OWNER": "  "}) is None
+    assert owner_setting(HEADER) == ("header", "X-Forwarded-User")
+    assert owner_setting({"TOG_RUN_OWNER": "Header: X-Auth-Request-Email "}) == ("header", "X-Auth-Request-Email")
+    assert owner_setting({"TOG_RUN_OWNER": "st.user"}) == ("st.user", "")
+    for bad in ("X-Forwarded-User", "header:", "header:two words", "cookie:session", "st.users"):
+        with pytest.raises(UsageError, match="TOG_RUN_OWNER") as err:
+            owner_setting({"TOG_RUN_OWNER": bad})
+        assert "header:NAME" in str(err.value) and "st.user" in str(err.value)
+
+
+def test_the_owner_is_the_header_in_any_case_or_the_signed_in_person():
+    assert run_owner({}, {"X-Forwarded-User": "ann"}) is None  # unset: runs are everyone's
+    assert run_owner(HEADER, {"x-forwarded-user": " ann@example.org "}) == "ann@example.org"
+    signed = {"TOG_RUN_OWNER": "st.user"}
+    assert run_owner(signed, {}, {"is_logged_in": True, "email": "bob@example.org", "sub": "b-1"}) == "bob@example.org"
+    assert run_owner(signed, {}, {"is_logged_in": True, "sub": "b-1"}) == "b-1"
+
+
+@pytest.mark.parametrize("environ, headers, user, said", [
+    (HEADER, {}, None, "X-Forwarded-User header names nobody"),
+    (HEADER, {"X-Forwarded-User": "  "}, None, "names nobody"),
+    (HEADER, {"X-Forwarded-User": "ann\nbob"}, None, "not a name the app keeps runs under"),
+    (HEADER, {"X-Forwarded-User": "a" * 257}, None, "not a name"),
+    ({"TOG_RUN_OWNER": "st.user"}, {}, {"is_logged_in": False}, "sign in first"),
+    ({"TOG_RUN_OWNER": "st.user"}, {}, None, "sign-in (st.user) names nobody"),
+])
+def test_a_request_that_names_nobody_gets_no_runs_and_is_told_the_fix(environ, headers, user, said):
+    with pytest.raises(OwnerUnknown, match="TOG_RUN_OWNER") as err:
+        run_owner(environ, headers, user)
+    assert said in str(err.value) and "no run can be listed or saved" in str(err.value)
+
+
+def _trace(run_id: str, question: str = "Who?") -> Trace:
+    return Trace.from_dict({"run_id": run_id, "question": question, "project": "/p", "created_at": "2026-11-30T10:00",
+                            "answer": "Someone", "steps": [], "config": {}})
+
+
+def test_each_persons_runs_are_apart_from_everyone_elses_and_from_the_shared_ones(tmp_path):
+    shared = RunStore(tmp_path / "runs")
+    ann, bob = shared.for_owner("ann@example.org"), shared.for_owner("bob@example.org")
+    shared.save(_trace("shared-1"))
+    ann.save(_trace("ann-1"))
+    bob.save(_trace("bob-1"))
+    assert [r.run_id for r in shared.list()] == ["shared-1"]
+    assert [r.run_id for r in ann.list()] == ["ann-1"] and [r.run_id for r in bob.list()] == ["bob-1"]
+    with pytest.raises(FileNotFoundError):
+        ann.load("bob-1")
+    ann.delete("bob-1")  # another person's id: nothing of theirs is touched
+    assert bob.load("bob-1").answer == "Someone"
+    assert ann.root.parent == tmp_path / "runs" / PEOPLE and "ann" not in ann.root.name  # a digest, not the name
+    assert shared.for_owner("../../etc").root.parent == ann.root.parent  # no identity names a path
+    assert RunStore(tmp_path / "runs").for_owner("ann@example.org").list()[0].run_id == "ann-1"  # the same each time
+
+
+def _as(monkeypatch, who: str | None) -> None:
+    import explorer.ui as ui
+
+    monkeypatch.setattr(ui, "_request_headers", lambda: {} if who is None else {"x-forwarded-user": who})
+
+
+def test_the_app_lists_opens_and_saves_only_the_asking_persons_runs(monkeypatch, home):
+    for k, v in HEADER.items():
+        monkeypatch.setenv(k, v)
+    _as(monkeypatch, "ann")
+    at = ask(session(ROOT / "demo"), QUESTION)
+    run_id = at.session_state[K.ASK_TRACE].run_id
+    assert [r.run_id for r in RunStore().for_owner("ann").list()] == [run_id] and RunStore().list() == []
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception and QUESTION in list(at.dataframe[0].value["question"])
+
+    _as(monkeypatch, "bob")  # another person, the same server
+    other = session(ROOT / "demo")
+    other.switch_page("pages/runs.py").run()
+    assert not other.exception and QUESTION not in texts(other)
+    assert not other.dataframe or QUESTION not in list(other.dataframe[0].value["question"])
+    linked = AppTest.from_file(str(ROOT / "pages" / "ask.py"), default_timeout=90)  # ann's run's address, as bob
+    linked.session_state[K.PROJECT_INPUT] = str(ROOT / "demo")
+    linked.session_state[K.MODEL] = "none"
+    linked.query_params["run"] = run_id
+    linked.run()
+    assert not linked.exception and "is not saved here" in texts(linked) and K.ASK_TRACE not in linked.session_state
+
+    _as(monkeypatch, None)  # around the proxy: no header
+    nobody = session(ROOT / "demo")
+    nobody.switch_page("pages/runs.py").run()
+    assert not nobody.exception
+    assert any("X-Forwarded-User header names nobody" in e.value.replace("\\", "") for e in nobody.error), texts(nobody)
+    assert QUESTION not in texts(nobody).replace("X-Forwarded-User header names nobody", "")

@@ -1,0 +1,81 @@
+"""Whose runs these are: on a deployment several people share, each person's runs kept apart (`TOG_RUN_OWNER`).
+
+Unset (the default), the app has no accounts and every run is everyone's (docs/operations.md). Set, each request
+must say who is asking, and the run store the pages get lists, opens, resumes, exports and deletes only that
+person's runs and records new ones as theirs (runs/files.RunStore.for_owner, runs/postgres.PgRunStore.for_user):
+
+* `TOG_RUN_OWNER=header:X-Forwarded-User` — the header an authenticating proxy in front of the app sets (oauth2-proxy,
+  a corporate gateway). Only safe when nobody can reach the app but through that proxy: a header is whatever the
+  client sends;
+* `TOG_RUN_OWNER=st.user` — Streamlit's own sign-in (`[auth]` in .streamlit/secrets.toml, `st.login`): the signed-in
+  person's e-mail, else their subject id.
+
+A request that names nobody gets no run store at all (`OwnerUnknown`, said on the page): falling back to the shared
+runs would show everyone's questions to whoever reached the app around the proxy. Streamlit-free: explorer/ui.py
+passes the request's headers and `st.user`.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tog_core.errors import UsageError
+
+SETTING = "TOG_RUN_OWNER"
+OWNER_MAX = 256  # characters of an identity kept (a longer header is refused, not cut: two people could share a cut)
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}\Z")  # an HTTP token (RFC 9110 field name)
+
+
+class OwnerUnknown(UsageError):
+    """Runs are kept per person, and this request does not say who is asking: the message says what to fix."""
+
+
+def owner_setting(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """("header", name) or ("st.user", "") from `TOG_RUN_OWNER`, None when unset. A value of another form is a
+    UsageError naming the setting and the two forms it takes (never ignored: the runs would be shared)."""
+    raw = (environ.get(SETTING) or "").strip()
+    if not raw:
+        return None
+    if raw == "st.user":
+        return ("st.user", "")
+    kind, _, name = raw.partition(":")
+    if kind.strip().lower() == "header" and _HEADER_NAME.match(name.strip()):
+        return ("header", name.strip())
+    raise UsageError(f"{SETTING}={raw[:80]!r} is not a setting the app reads: set it to header:NAME (the header an "
+                     "authenticating proxy sets, e.g. header:X-Forwarded-User) or to st.user (Streamlit's sign-in), "
+                     "or unset it to share every run")
+
+
+def run_owner(environ: Mapping[str, str], headers: Mapping[str, str] | None, user: Any = None) -> str | None:
+    """Who is asking, as runs are recorded under it; None when runs are not kept per person. `headers`: the request's
+    (any case); `user`: Streamlit's `st.user` (a mapping with `is_logged_in`, `email`, `sub`). Raises OwnerUnknown
+    when runs are kept per person and the request names nobody."""
+    setting = owner_setting(environ)
+    if setting is None:
+        return None
+    kind, name = setting
+    if kind == "header":
+        want = name.lower()
+        value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == want), "")
+        where = f"the {name} header"
+        fix = f"open the app through the proxy that signs people in and sets {name}"
+    else:
+        value = ""
+        if user is not None and _get(user, "is_logged_in"):
+            value = str(_get(user, "email") or _get(user, "sub") or "")
+        where = "Streamlit's sign-in (st.user)"
+        fix = "sign in first (st.login), with [auth] set in .streamlit/secrets.toml"
+    value = value.strip()
+    if not value or len(value) > OWNER_MAX or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        problem = "names nobody" if not value else "is not a name the app keeps runs under"
+        raise OwnerUnknown(f"This app keeps each person's runs apart ({SETTING}), and {where} {problem} for this "
+                           f"request, so no run can be listed or saved: {fix}.")
+    return value
+
+
+def _get(user: Any, key: str) -> Any:
+    try:
+        return user.get(key) if hasattr(user, "get") else getattr(user, key, None)
+    except Exception:  # noqa: BLE001 - st.user raises on attributes its provider does not give
+        return None
