@@ -170,15 +170,28 @@ def owner() -> str | None:
     request that names nobody, is said on the page, which stops: no run is listed or saved for a person unknown."""
     import os
 
-    from tog_core.app.owner import run_owner
+    from tog_core.app.owner import OwnerUnknown, owner_setting, run_owner
     from tog_core.errors import UsageError
 
     try:
         return run_owner(os.environ, _request_headers(), _signed_in())
     except UsageError as err:
         st.error(V.md_text(err))
+        if isinstance(err, OwnerUnknown) and owner_setting(os.environ) == ("st.user", ""):
+            st.button("Sign in", key="tog_sign_in", on_click=_sign_in, icon=":material/login:")
+            if why := st.session_state.pop("tog_sign_in_error", ""):
+                st.error(V.md_text(why))
         st.stop()
         raise  # unreachable: st.stop raises
+
+
+def _sign_in() -> None:
+    try:
+        st.login()
+    except Exception as err:  # noqa: BLE001 - no [auth] in secrets.toml: said under the button
+        st.session_state["tog_sign_in_error"] = (f"Signing in is not set up on this server ({err.__class__.__name__}: "
+                                                 f"{str(err)[:200]}); the operator sets [auth] in "
+                                                 ".streamlit/secrets.toml.")
 
 
 def _request_headers() -> dict[str, str]:

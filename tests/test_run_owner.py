@@ -114,3 +114,15 @@ def test_the_app_lists_opens_and_saves_only_the_asking_persons_runs(monkeypatch,
     assert not nobody.exception
     assert any("X-Forwarded-User header names nobody" in e.value.replace("\\", "") for e in nobody.error), texts(nobody)
     assert QUESTION not in texts(nobody).replace("X-Forwarded-User header names nobody", "")
+
+
+def test_with_streamlits_sign_in_a_person_not_signed_in_is_offered_it_and_told_when_it_is_not_set_up(monkeypatch):
+    monkeypatch.setenv("TOG_RUN_OWNER", "st.user")
+    at = session(ROOT / "demo")
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception
+    assert any("sign in first" in e.value for e in at.error)
+    [b] = [b for b in at.button if b.label == "Sign in"]
+    b.click()
+    at.run()  # no [auth] in this test's secrets: said under the button, no traceback
+    assert not at.exception and any("Signing in is not set up" in e.value for e in at.error), texts(at)
