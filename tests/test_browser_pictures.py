@@ -245,3 +245,47 @@ def test_a_tooltip_open_over_a_live_picture_goes_with_it(chromium):
     page.wait_for_timeout(300)
     assert not frame.evaluate(shown)
     page.close()
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["page", "live"])
+def test_the_wheel_over_a_picture_scrolls_the_page_and_ctrl_wheel_zooms_it(chromium, live):
+    """A picture that took every wheel turn for its zoom held the page still whenever the pointer crossed it (a
+    newcomer's "Continue does nothing after scrolling to the picture": the page had not scrolled back). The wheel
+    now scrolls the page; Ctrl + wheel zooms about the pointer; both in a standalone picture and a live one."""
+    from test_viz import make_trace
+
+    from tog_core.render.live import live_shell
+    from tog_core.render.viz import frontier_html
+
+    page = chromium.new_page(viewport={"width": 900, "height": 600})
+    page.set_content('<div style="height:500px">above</div><iframe id="pic" style="width:880px;height:500px;border:0">'
+                     '</iframe><div style="height:1500px">below</div>')
+    html = live_shell() if live else frontier_html(make_trace(), clickable=True)
+    page.evaluate("(html) => { document.getElementById('pic').srcdoc = html; }", html)
+    page.wait_for_function("() => { const w = document.getElementById('pic').contentWindow;"
+                           " return w && typeof w.network !== 'undefined'; }")
+    frame = next(f for f in page.frames if f != page.main_frame)
+    if live:
+        page.evaluate("(pic) => document.getElementById('pic').contentWindow.postMessage({tog: 'draw', picture: pic},"
+                      " '*')", frontier_html(make_trace(), clickable=True, for_live=True))
+    frame.wait_for_function("() => Object.keys(network.getPositions()).length > 0")
+    page.wait_for_timeout(800)
+    page.evaluate("() => window.scrollTo(0, 300)")
+    page.wait_for_timeout(200)
+    scale = frame.evaluate("() => network.getScale()")
+    r = page.evaluate("() => { const b = document.getElementById('pic').getBoundingClientRect();"
+                      " return {x: b.left + b.width / 2, y: b.top + b.height / 2}; }")
+    page.mouse.move(r["x"], r["y"] + 60)  # over the picture's canvas
+    page.mouse.wheel(0, 400)
+    page.wait_for_timeout(400)
+    assert page.evaluate("() => window.scrollY") > 450  # the page scrolled on
+    assert frame.evaluate("() => network.getScale()") == pytest.approx(scale)  # the picture did not zoom
+    page.evaluate("() => window.scrollTo(0, 300)")
+    page.wait_for_timeout(200)
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -300)
+    page.keyboard.up("Control")
+    page.wait_for_timeout(400)
+    assert frame.evaluate("() => network.getScale()") > scale * 1.3  # zoomed in
+    assert page.evaluate("() => window.scrollY") == 300  # and the page stayed where it was
+    page.close()

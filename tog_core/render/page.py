@@ -46,6 +46,8 @@ body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#2
  box-sizing:border-box}
 .tog-legend .ln{display:inline-block;width:22px;border-top:2px dashed #adb5bd;vertical-align:3px;margin-right:4px}
 .tog-legend .note{color:#495057;font-style:italic}
+.tog-legend .zoom{margin-left:auto;color:#868e96;font-size:12px}
+.tog-legend .zoom+#tog-fit{margin-left:0}
 #tog-fit{margin-left:auto;font:inherit;padding:1px 10px;border:1px solid #ced4da;border-radius:4px;background:#fff;
  cursor:pointer}
 div.vis-tooltip{white-space:pre-wrap;max-width:440px;font-size:12px;font-family:inherit}
@@ -86,6 +88,17 @@ _FIT = """<script>
   }
   network.on("dragStart", function () { moved = true; });
   network.on("zoom", function () { moved = true; });
+  // Ctrl/⌘ + wheel (and a touchpad's pinch, which the browser sends as one) zooms about the pointer; the wheel
+  // alone is left to the browser, which scrolls the app's page (vis' own zoom is off: vis_options)
+  el.addEventListener("wheel", function (e) {
+    if (!(e.ctrlKey || e.metaKey)) { return; }
+    e.preventDefault();
+    var box = el.getBoundingClientRect(), at = {x: e.clientX - box.left, y: e.clientY - box.top};
+    var old = network.getScale(), scale = Math.min(10, Math.max(0.05, old * Math.exp(-e.deltaY * 0.002)));
+    var p = network.DOMtoCanvas(at), c = network.getViewPosition(), k = old / scale;
+    network.moveTo({scale: scale, position: {x: p.x + (c.x - p.x) * k, y: p.y + (c.y - p.y) * k}, animation: false});
+    moved = true;
+  }, {passive: false});
   document.addEventListener("click", function (e) {  // the legend's Fit button (a live picture redraws its legend)
     if (e.target && e.target.id === "tog-fit") { moved = false; last = ""; sized(); fit(); }
   });
@@ -184,7 +197,9 @@ def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
         "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.5}},
                   "font": {"size": EDGE_FONT, "align": "top", "color": "#495057", "strokeWidth": 3},
                   "smooth": {"enabled": n_edges <= 150, "type": "continuous"}},
-        "interaction": {"hover": True, "tooltipDelay": 150},
+        # the wheel scrolls the page; Ctrl/⌘ + wheel zooms (_FIT): a picture that took every wheel turn for its
+        # zoom held the page still whenever the pointer crossed it
+        "interaction": {"hover": True, "tooltipDelay": 150, "zoomView": False},
         "layout": {"randomSeed": 7, "improvedLayout": n_nodes <= 100},
         "physics": {"enabled": physics, "solver": "forceAtlas2Based",
                     "forceAtlas2Based": {"gravitationalConstant": -70, "springLength": 130, "avoidOverlap": 0.3},

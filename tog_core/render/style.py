@@ -86,13 +86,18 @@ def swatch(colour: str, *, border: str | None = None, ring: bool = False) -> str
     return f'<i class="sw" style="{style}"></i>'
 
 
+ZOOM_HINT = "Ctrl + wheel (⌘ + wheel on a Mac, or a pinch) zooms about the pointer; the wheel alone scrolls the page"
+
+
 def legend(items: Iterable[str], note: str = "", *, fit_button: bool = True) -> str:
     """items are trusted HTML fragments built here; note is plain text (escaped)."""
     parts = [f"<span>{p}</span>" for p in items]
     if note:
         parts.append(f'<span class="note">{_html.escape(note)}</span>')
     if fit_button:
-        parts.append('<button id="tog-fit" type="button" title="Fit the whole picture in view">Fit</button>')
+        # the wheel scrolls the page over a picture; zooming takes Ctrl or ⌘ (render/page.py _FIT)
+        parts.append(f'<span class="zoom" title="{ZOOM_HINT}">Ctrl + wheel: zoom</span>'
+                     '<button id="tog-fit" type="button" title="Fit the whole picture in view">Fit</button>')
     return '<div class="tog-legend">' + "".join(parts) + "</div>"
 
 
