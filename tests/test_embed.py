@@ -240,3 +240,35 @@ def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_e
     batches.clear()
     emb.embed([f"w{i}" for i in range(5 * BETWEEN_BATCH)])  # the block is over: no hook, the embedder's own batches
     assert batches == [emb.batch_size, 5 * BETWEEN_BATCH - emb.batch_size]
+
+
+def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_done_again(tmp_path):
+    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
+
+    batches: list[int] = []
+
+    class Fake:
+        def encode(self, chunk, query):
+            batches.append(len(chunk))
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    inner = LocalEmbedder()
+    inner._model = Fake()
+    cache = CachedEmbedder(inner, tmp_path)
+    calls = [0]
+
+    class Stopped(Exception):
+        pass
+
+    def stop_at_the_second() -> None:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise Stopped
+
+    texts = [f"t{i}" for i in range(5 * BETWEEN_BATCH)]
+    with between_batches(stop_at_the_second), pytest.raises(Stopped):
+        cache.embed(texts)
+    assert len(cache) == 2 * BETWEEN_BATCH  # the two batches encoded before the Stop are kept
+    batches.clear()
+    assert cache.embed(texts).shape == (5 * BETWEEN_BATCH, LocalEmbedder.DIM)
+    assert sum(batches) == 3 * BETWEEN_BATCH  # only the rest is encoded when the run is answered

@@ -374,16 +374,23 @@ class CachedEmbedder:
         for k, t in zip(keys, texts):
             if k not in found and k not in missing:
                 missing[k] = t
-        if missing:
-            vecs = self.inner.embed(list(missing.values()), kind=kind)
+        # the local model inside a run (between_batches): kept batch by batch, so what a person's Stop interrupts is
+        # not encoded again when the run is answered from what it found (a remote embedder keeps its own batches)
+        hook, items = _between() if isinstance(self.inner, LocalEmbedder) else None, list(missing.items())
+        step = BETWEEN_BATCH if hook is not None else max(1, len(items))
+        for i in range(0, len(items), step):
+            part = items[i : i + step]
+            vecs = self.inner.embed([t for _, t in part], kind=kind)
             rows = []
-            for k, v in zip(missing.keys(), vecs):
+            for (k, _), v in zip(part, vecs):
                 v = np.ascontiguousarray(v, dtype=np.float32)
                 found[k] = v
                 rows.append((k, int(v.shape[0]), v.tobytes()))
             with self._lock:
                 with self._conn:  # one transaction: all rows or none
                     self._conn.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?, ?)", rows)
+            if hook is not None and i + step < len(items):
+                hook()
         with self._lock:
             self.misses += len(missing)
             self.hits += len(texts) - len(missing)
