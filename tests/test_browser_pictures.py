@@ -289,3 +289,42 @@ def test_the_wheel_over_a_picture_scrolls_the_page_and_ctrl_wheel_zooms_it(chrom
     assert frame.evaluate("() => network.getScale()") > scale * 1.3  # zoomed in
     assert page.evaluate("() => window.scrollY") == 300  # and the page stayed where it was
     page.close()
+
+
+EDGE_LABELS = """() => {
+  const out = [];
+  for (const id of Object.keys(network.body.edges)) {
+    const e = network.body.edges[id];
+    if (!e.options.label || !e.labelModule.size || !e.labelModule.size.width) { continue; }
+    const s = e.labelModule.size, a = network.canvasToDOM({x: s.left, y: s.top}),
+          b = network.canvasToDOM({x: s.left + s.width, y: s.top + s.height});
+    out.push({id: id, label: String(e.options.label), box: [a.x, a.y, b.x, b.y]});
+  }
+  return out;
+}"""
+
+
+def test_compare_labels_every_link_apart_where_both_runs_fan_out_of_the_topic(chromium, tmp_path):
+    """Two runs whose chains leave the topic for five different entities: every link carries its relation text,
+    and no two of those texts, nor a text and an entity's name, are drawn over each other (they crossed near the
+    topic when written along the links: a newcomer's review)."""
+    from tog_core.render.chains import compare_html
+
+    def link(a, b, rel):
+        return {"source": a, "source_id": a, "relation": rel, "target": b, "target_id": b, "relationship_id": a + b,
+                "text_unit_ids": [], "score": 1.0}
+
+    def run(ends):
+        return {"question": "Who is Tiny Tim's father?", "seeds": [{"id": "TINY TIM", "title": "TINY TIM"}],
+                "chains": [[link("TINY TIM", e, f"Tiny Tim and {e.title()} are linked in some long sentence")]
+                           for e in ends]}
+
+    a = run(["BOB CRATCHIT", "CHURCH", "FATHER"])
+    b = run(["BOB CRATCHIT", "EBENEZER SCROOGE", "BOB CRATCHIT'S FAMILY"])
+    page = _fitted(chromium, compare_html(a, b, types={}), 1000, 460)
+    edges, got = page.evaluate(EDGE_LABELS), page.evaluate(LABELS)
+    _shot(page, tmp_path, "compare_fan.png")
+    assert len(edges) == 5 and len(got["labels"]) == 6
+    assert _overlapping(edges) == 0, edges
+    both = edges + got["labels"]
+    assert _overlapping(both) == 0, [(x["label"], [round(v) for v in x["box"]]) for x in both]

@@ -31,6 +31,7 @@ EDGE_LABELS_ALL = 8  # links drawn with their relation text when the chains have
 ONLY_A = "#1c7ed6"
 ONLY_B = "#e8590c"
 SHARED = "#495057"
+COMPARE_WIDER = 1.8  # the compare picture's hops this much further apart: its level link labels need the room
 
 
 def walk(chain: list[dict[str, Any]], seed_ids: set[str]) -> list[tuple[str, str]]:
@@ -279,6 +280,7 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
             which = ("A" if key in ends_a else "") + ("B" if key in ends_b else "")
             n = _node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=True,
                       extra=f"\nanswer of run {' and '.join(which)}" if which else "")
+            n["x"] = round(n["x"] * COMPARE_WIDER)
             if which:
                 n["color"]["border"] = {"A": ONLY_A, "B": ONLY_B}.get(which, SHARED)
                 n["borderWidth"] = 5
@@ -287,20 +289,28 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
                 n["borderWidth"], n["size"] = 1, 13
             nodes.append(n)
     edges = []
+    parallel: defaultdict[frozenset[str], int] = defaultdict(int)
     for (s, t, rel), e in links.items():
         sides = e["sides"]
         colour, name = (SHARED, "both runs") if sides == {"a", "b"} else \
             ((ONLY_A, "only run A") if sides == {"a"} else (ONLY_B, "only run B"))
         link = e["link"]
-        edges.append({"from": ids[s], "to": ids[t], "arrows": arrows(_stored_forward(link, s)), "label": short(rel, 36),
+        k = parallel[frozenset((s, t))]
+        parallel[frozenset((s, t))] += 1
+        edges.append({"from": ids[s], "to": ids[t], "arrows": arrows(_stored_forward(link, s)), "label": short(rel, 32),
                       "title": plain(rel, 400) + f"\n{name} · hop {e['hop'] + 1}", "width": 3 if len(sides) == 2 else 2,
                       "dashes": sides == {"b"}, "color": {"color": colour},
-                      "smooth": {"enabled": True, "type": "curvedCW" if sides == {"b"} else "curvedCCW",
-                                 "roundness": 0.0 if len(sides) == 2 else 0.15}})
+                      # straight unless another link joins the same two entities: links bowed opposite ways by run
+                      # brought their labels together where neighbouring rows met
+                      "smooth": {"enabled": True, "type": "curvedCW" if k % 2 else "curvedCCW",
+                                 "roundness": 0.15 * ((k + 1) // 2)}})
     d = path_diff(a, b)
     items = (type_items(types.get(k, "") for k in place) if types is not None else []) + [
         f'<i class="ln" style="border-top:3px solid {SHARED}"></i>both runs ({len(d["shared"])})',
         f'<i class="ln" style="border-top:3px solid {ONLY_A}"></i>only run A ({len(d["only_a"])})',
         f'<i class="ln" style="border-top:3px dashed {ONLY_B}"></i>only run B ({len(d["only_b"])})']
     opts = vis_options(len(nodes), len(edges), physics=False)
+    # both runs' links fan out of the same nodes, every one labelled: labels written along steep links crossed each
+    # other near the topic; level, on a white ground, they sit half a row apart
+    opts["edges"]["font"].update(align="horizontal", background="rgba(255,255,255,0.85)")
     return build_page(nodes, edges, opts, height=height, legend_html=legend(items), title="ToG runs compared")
