@@ -194,9 +194,12 @@ def _sign_in() -> None:
                                                  ".streamlit/secrets.toml.")
 
 
-def _request_headers() -> dict[str, str]:
+def _request_headers() -> dict[str, list[str]]:
+    """Every header of the request with every value it was sent with (a proxy appending its header to one the
+    client sent makes two: app/owner.py refuses that)."""
     try:
-        return dict(st.context.headers)
+        h = st.context.headers
+        return {k: list(h.get_all(k)) for k in h.keys()}
     except Exception:  # noqa: BLE001 - no request (a bare script run, AppTest): no headers
         return {}
 

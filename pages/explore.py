@@ -18,6 +18,7 @@ shell.ensure()  # a deep link on a fresh server runs this page without app.py
 
 info, graph = projects.need_project()
 st.title("Explore step by step")
+ui.owner()  # runs kept per person (TOG_RUN_OWNER): nobody searches before the page knows whose run it saves
 if (withheld := ui.key_notice()):
     st.info(withheld)
 ex = E.current()  # this session's, or the run in the address (a reloaded page), continued

@@ -251,7 +251,7 @@ def test_a_tooltip_open_over_a_live_picture_goes_with_it(chromium):
 def test_the_wheel_over_a_picture_scrolls_the_page_and_ctrl_wheel_zooms_it(chromium, live):
     """A picture that took every wheel turn for its zoom held the page still whenever the pointer crossed it (a
     newcomer's "Continue does nothing after scrolling to the picture": the page had not scrolled back). The wheel
-    now scrolls the page; Ctrl + wheel zooms about the pointer; both in a standalone picture and a live one."""
+    now scrolls the page; Ctrl + wheel zooms (vis, as a pinch does); both in a standalone picture and a live one."""
     from test_viz import make_trace
 
     from tog_core.render.live import live_shell
@@ -286,8 +286,9 @@ def test_the_wheel_over_a_picture_scrolls_the_page_and_ctrl_wheel_zooms_it(chrom
     page.mouse.wheel(0, -300)
     page.keyboard.up("Control")
     page.wait_for_timeout(400)
-    assert frame.evaluate("() => network.getScale()") > scale * 1.3  # zoomed in
+    assert frame.evaluate("() => network.getScale()") > scale * 1.05  # zoomed in (vis: a step a turn)
     assert page.evaluate("() => window.scrollY") == 300  # and the page stayed where it was
+    assert frame.evaluate("() => network.interactionHandler.options.zoomView") is True  # a touch pinch zooms too
     page.close()
 
 

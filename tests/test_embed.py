@@ -206,7 +206,7 @@ def test_a_background_embedding_gives_way_to_a_question():
 def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_ends_the_encoding():
     import threading
 
-    from tog_core.llm.embed import BETWEEN_BATCH, LocalEmbedder, between_batches
+    from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, LocalEmbedder, between_batches
 
     batches: list[int] = []
 
@@ -227,7 +227,7 @@ def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_e
         other.join()
         assert len(calls) == 3  # another thread (the app's warm) never calls the run's hook
 
-    class Stopped(Exception):
+    class Stopped(BaseException):  # as Streamlit's StopException is
         pass
 
     def stop() -> None:
@@ -236,14 +236,14 @@ def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_e
     batches.clear()
     with between_batches(stop), pytest.raises(Stopped):
         emb.embed([f"v{i}" for i in range(5 * BETWEEN_BATCH)])
-    assert batches == [BETWEEN_BATCH]
+    assert batches == [BETWEEN_BATCH] and _FOREGROUND[0] == 0
     batches.clear()
     emb.embed([f"w{i}" for i in range(5 * BETWEEN_BATCH)])  # the block is over: no hook, the embedder's own batches
     assert batches == [emb.batch_size, 5 * BETWEEN_BATCH - emb.batch_size]
 
 
 def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_done_again(tmp_path):
-    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
+    from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
 
     batches: list[int] = []
 
@@ -257,7 +257,7 @@ def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_do
     cache = CachedEmbedder(inner, tmp_path)
     calls = [0]
 
-    class Stopped(Exception):
+    class Stopped(BaseException):
         pass
 
     def stop_at_the_second() -> None:
@@ -269,6 +269,41 @@ def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_do
     with between_batches(stop_at_the_second), pytest.raises(Stopped):
         cache.embed(texts)
     assert len(cache) == 2 * BETWEEN_BATCH  # the two batches encoded before the Stop are kept
+    assert _FOREGROUND[0] == 0 and cache.misses == 2 * BETWEEN_BATCH
     batches.clear()
     assert cache.embed(texts).shape == (5 * BETWEEN_BATCH, LocalEmbedder.DIM)
     assert sum(batches) == 3 * BETWEEN_BATCH  # only the rest is encoded when the run is answered
+
+
+def test_a_warm_does_not_slip_a_batch_between_a_runs_cached_batches(tmp_path):
+    """Inside a run the cache encodes 16 texts a call; the warm (in_background) still waits for the whole call."""
+    import threading
+    import time
+
+    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches, in_background
+
+    calls: list[str] = []
+
+    class Slow:
+        def encode(self, chunk, query):
+            calls.append(threading.current_thread().name)
+            time.sleep(0.01)
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    inner = LocalEmbedder()
+    inner._model = Slow()
+    cache = CachedEmbedder(inner, tmp_path)
+
+    def warm():
+        with in_background():
+            inner.embed([f"w{i}" for i in range(400)])
+
+    t = threading.Thread(target=warm, name="warm")
+    t.start()
+    while not calls:
+        time.sleep(0.001)
+    with between_batches(lambda: time.sleep(0.02)):  # a hook that takes a moment, as the app's ticker does
+        cache.embed([f"q{i}" for i in range(6 * BETWEEN_BATCH)])
+    t.join()
+    mine = [k for k, who in enumerate(calls) if who != "warm"]
+    assert len(mine) == 6 and mine == list(range(mine[0], mine[0] + 6))  # no warm batch among the run's

@@ -98,6 +98,9 @@ def test_a_per_person_view_sees_saves_and_deletes_only_its_persons_runs(pg_url, 
     assert ann.problems() == [] and bob.problems() == ["only-bob: 0 of 3 steps stored"]
     bob.delete("only-bob")
     assert bob.list() == [] and [r.run_id for r in ann.list()] == ["only-ann"]
+    cli = base.for_user("operator")  # the CLI's --resume saves ann's run: it stays ann's
+    cli.save(cli.load("only-ann"))
+    assert [r.run_id for r in ann.list()] == ["only-ann"] and cli.list(user="operator") == []
     base.close()
 
 

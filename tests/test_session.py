@@ -316,11 +316,9 @@ def test_stop_reaches_a_run_while_the_local_embedder_blocks_its_event_loop(home)
 
     progress.TICK_S, old = 0.05, progress.TICK_S
     try:
-        t0 = _time.perf_counter()
         with pytest.raises(Stop):
             run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
-        assert _time.perf_counter() - t0 < 1.0
-        assert set(encoded) == {BETWEEN_BATCH} and len(encoded) < 20
+        assert set(encoded) == {BETWEEN_BATCH} and len(encoded) < 20  # stopped after a few of its 40 batches
         encoded.clear()
         emb.embed([f"relation {i}" for i in range(40 * BETWEEN_BATCH)])  # outside a run: the embedder's own batches
         assert encoded == [64] * 10

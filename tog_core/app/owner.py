@@ -16,11 +16,14 @@ passes the request's headers and `st.user`.
 """
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tog_core.errors import UsageError
+
+log = logging.getLogger(__name__)
 
 SETTING = "TOG_RUN_OWNER"
 OWNER_MAX = 256  # characters of an identity kept (a longer header is refused, not cut: two people could share a cut)
@@ -47,28 +50,39 @@ def owner_setting(environ: Mapping[str, str]) -> tuple[str, str] | None:
                      "or unset it to share every run")
 
 
-def run_owner(environ: Mapping[str, str], headers: Mapping[str, str] | None, user: Any = None) -> str | None:
+def run_owner(environ: Mapping[str, str], headers: Mapping[str, str | Sequence[str]] | None,
+              user: Any = None) -> str | None:
     """Who is asking, as runs are recorded under it; None when runs are not kept per person. `headers`: the request's
-    (any case); `user`: Streamlit's `st.user` (a mapping with `is_logged_in`, `email`, `sub`). Raises OwnerUnknown
-    when runs are kept per person and the request names nobody."""
+    (any case; a list holds every value a header was sent with); `user`: Streamlit's `st.user` (a mapping with
+    `is_logged_in`, `email`, `email_verified`, `sub`). Raises OwnerUnknown when runs are kept per person and the
+    request names nobody, or names someone twice. Its words do not name the header (the person reading them reached
+    the app around the proxy): the log does, for the operator."""
     setting = owner_setting(environ)
     if setting is None:
         return None
     kind, name = setting
     if kind == "header":
         want = name.lower()
-        value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == want), "")
-        where = f"the {name} header"
-        fix = f"open the app through the proxy that signs people in and sets {name}"
+        sent = [v for k, vs in (headers or {}).items() if str(k).lower() == want
+                for v in ([vs] if isinstance(vs, str) else list(vs))]
+        value = str(sent[0]) if len(sent) == 1 else ""
+        if len(sent) > 1:  # a proxy that appends its header to the client's: which one is the proxy's is unknown
+            log.warning("%s: the %s header came %d times in one request; no runs for it", SETTING, name, len(sent))
+        elif not value.strip():
+            log.warning("%s: a request without the %s header; no runs for it", SETTING, name)
+        where = "the sign-in in front of this app"
+        fix = "open the app through the address your organisation gave you, where you sign in"
     else:
         value = ""
         if user is not None and _get(user, "is_logged_in"):
-            value = str(_get(user, "email") or _get(user, "sub") or "")
+            # an address the provider has not verified could be anyone's: the provider's own id for the person then
+            verified = _get(user, "email_verified") is not False
+            value = str((_get(user, "email") if verified else None) or _get(user, "sub") or "")
         where = "Streamlit's sign-in (st.user)"
         fix = "sign in first (st.login), with [auth] set in .streamlit/secrets.toml"
     value = value.strip()
     if not value or len(value) > OWNER_MAX or any(ord(c) < 32 or ord(c) == 127 for c in value):
-        problem = "names nobody" if not value else "is not a name the app keeps runs under"
+        problem = "does not say who is asking" if not value else "names someone the app cannot keep runs under"
         raise OwnerUnknown(f"This app keeps each person's runs apart ({SETTING}), and {where} {problem} for this "
                            f"request, so no run can be listed or saved: {fix}.")
     return value

@@ -145,10 +145,7 @@ class LocalEmbedder:
         background = getattr(_THREAD, "background", False)
         between = None if background else _between()
         step = BACKGROUND_BATCH if background else min(self.batch_size, BETWEEN_BATCH) if between else self.batch_size
-        if not background:
-            with _COUNT:
-                _FOREGROUND[0] += 1
-        try:
+        with _foreground():  # a warm (background) waits between its batches while this thread encodes
             for i in range(0, len(texts), step):
                 while background and _FOREGROUND[0]:
                     time.sleep(0.05)
@@ -158,10 +155,6 @@ class LocalEmbedder:
                 out[i : i + len(chunk)] = np.asarray(vecs, dtype=np.float32).reshape(len(chunk), -1)
                 if between is not None and i + step < len(texts):
                     between()  # what it raises (a person's Stop) ends the encoding here
-        finally:
-            if not background:
-                with _COUNT:
-                    _FOREGROUND[0] -= 1
         return _normalise(out)
 
 
@@ -192,6 +185,22 @@ def between_batches(hook: Callable[[], None]) -> Iterator[None]:
 def _between() -> Callable[[], None] | None:
     got = _BETWEEN.get()
     return got[1] if got is not None and got[0] == threading.get_ident() else None
+
+
+@contextlib.contextmanager
+def _foreground() -> Iterator[None]:
+    """This thread counts as encoding (or about to) for the whole block, as one LocalEmbedder.embed call does:
+    a warm in_background() waits until it ends."""
+    if getattr(_THREAD, "background", False):
+        yield
+        return
+    with _COUNT:
+        _FOREGROUND[0] += 1
+    try:
+        yield
+    finally:
+        with _COUNT:
+            _FOREGROUND[0] -= 1
 
 
 @contextlib.contextmanager
@@ -375,25 +384,29 @@ class CachedEmbedder:
             if k not in found and k not in missing:
                 missing[k] = t
         # the local model inside a run (between_batches): kept batch by batch, so what a person's Stop interrupts is
-        # not encoded again when the run is answered from what it found (a remote embedder keeps its own batches)
+        # not encoded again when the run is answered from what it found (a remote embedder keeps its own batches);
+        # counted as one foreground call throughout, so the warm does not slip a batch in between
         hook, items = _between() if isinstance(self.inner, LocalEmbedder) else None, list(missing.items())
         step = BETWEEN_BATCH if hook is not None else max(1, len(items))
-        for i in range(0, len(items), step):
-            part = items[i : i + step]
-            vecs = self.inner.embed([t for _, t in part], kind=kind)
-            rows = []
-            for (k, _), v in zip(part, vecs):
-                v = np.ascontiguousarray(v, dtype=np.float32)
-                found[k] = v
-                rows.append((k, int(v.shape[0]), v.tobytes()))
+        try:
+            with _foreground() if hook is not None else contextlib.nullcontext():
+                for i in range(0, len(items), step):
+                    part = items[i : i + step]
+                    vecs = self.inner.embed([t for _, t in part], kind=kind)
+                    rows = []
+                    for (k, _), v in zip(part, vecs):
+                        v = np.ascontiguousarray(v, dtype=np.float32)
+                        found[k] = v
+                        rows.append((k, int(v.shape[0]), v.tobytes()))
+                    with self._lock:
+                        with self._conn:  # one transaction: all rows or none
+                            self._conn.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?, ?)", rows)
+                    if hook is not None and i + step < len(items):
+                        hook()
+        finally:
             with self._lock:
-                with self._conn:  # one transaction: all rows or none
-                    self._conn.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?, ?)", rows)
-            if hook is not None and i + step < len(items):
-                hook()
-        with self._lock:
-            self.misses += len(missing)
-            self.hits += len(texts) - len(missing)
+                self.misses += sum(k in found for k in missing)
+                self.hits += len(texts) - len(missing)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -88,17 +88,11 @@ _FIT = """<script>
   }
   network.on("dragStart", function () { moved = true; });
   network.on("zoom", function () { moved = true; });
-  // Ctrl/⌘ + wheel (and a touchpad's pinch, which the browser sends as one) zooms about the pointer; the wheel
-  // alone is left to the browser, which scrolls the app's page (vis' own zoom is off: vis_options)
+  // the wheel alone is the page's: stopped here, before vis' canvas hears it, and not prevented, so the browser
+  // scrolls the app's page; Ctrl/⌘ + wheel (a touchpad's pinch arrives as one) and a touch pinch reach vis' own zoom
   el.addEventListener("wheel", function (e) {
-    if (!(e.ctrlKey || e.metaKey)) { return; }
-    e.preventDefault();
-    var box = el.getBoundingClientRect(), at = {x: e.clientX - box.left, y: e.clientY - box.top};
-    var old = network.getScale(), scale = Math.min(10, Math.max(0.05, old * Math.exp(-e.deltaY * 0.002)));
-    var p = network.DOMtoCanvas(at), c = network.getViewPosition(), k = old / scale;
-    network.moveTo({scale: scale, position: {x: p.x + (c.x - p.x) * k, y: p.y + (c.y - p.y) * k}, animation: false});
-    moved = true;
-  }, {passive: false});
+    if (!(e.ctrlKey || e.metaKey)) { e.stopPropagation(); }
+  }, true);
   document.addEventListener("click", function (e) {  // the legend's Fit button (a live picture redraws its legend)
     if (e.target && e.target.id === "tog-fit") { moved = false; last = ""; sized(); fit(); }
   });
@@ -197,9 +191,9 @@ def vis_options(n_nodes: int, n_edges: int, *, physics: bool) -> dict[str, Any]:
         "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.5}},
                   "font": {"size": EDGE_FONT, "align": "top", "color": "#495057", "strokeWidth": 3},
                   "smooth": {"enabled": n_edges <= 150, "type": "continuous"}},
-        # the wheel scrolls the page; Ctrl/⌘ + wheel zooms (_FIT): a picture that took every wheel turn for its
-        # zoom held the page still whenever the pointer crossed it
-        "interaction": {"hover": True, "tooltipDelay": 150, "zoomView": False},
+        # vis zooms on Ctrl/⌘ + wheel and a pinch only; the wheel alone scrolls the page (_FIT): a picture that took
+        # every wheel turn for its zoom held the page still whenever the pointer crossed it
+        "interaction": {"hover": True, "tooltipDelay": 150},
         "layout": {"randomSeed": 7, "improvedLayout": n_nodes <= 100},
         "physics": {"enabled": physics, "solver": "forceAtlas2Based",
                     "forceAtlas2Based": {"gravitationalConstant": -70, "springLength": 130, "avoidOverlap": 0.3},

@@ -145,11 +145,13 @@ class PgRunStore:
         return rid
 
     def _write_run(self, conn: Any, run: tuple[Any, ...]) -> bool:
-        """Insert or update the run's row; False when `only` and the row is another user's (left as it is)."""
+        """Insert or update the run's row; False when `only` and the row is another user's (left as it is). A row
+        keeps the user who first saved it: the CLI's --resume, or a deployment sharing the store without per-person
+        runs, saves a person's run without taking it out of their list."""
         cur = conn.execute(f"""INSERT INTO {S}.runs (run_id, project, user_id, question, created_at, answer,
                 stop_reason, llm_calls, cost_usd, width, depth, pruner, model, parent_run, n_steps, trace)
             VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
-            ON CONFLICT (run_id) DO UPDATE SET project = EXCLUDED.project, user_id = EXCLUDED.user_id,
+            ON CONFLICT (run_id) DO UPDATE SET project = EXCLUDED.project,
                 question = EXCLUDED.question, created_at = EXCLUDED.created_at, updated_at = now(),
                 answer = EXCLUDED.answer, stop_reason = EXCLUDED.stop_reason, llm_calls = EXCLUDED.llm_calls,
                 cost_usd = EXCLUDED.cost_usd, width = EXCLUDED.width, depth = EXCLUDED.depth,
