@@ -307,3 +307,29 @@ def test_a_warm_does_not_slip_a_batch_between_a_runs_cached_batches(tmp_path):
     t.join()
     mine = [k for k, who in enumerate(calls) if who != "warm"]
     assert len(mine) == 6 and mine == list(range(mine[0], mine[0] + 6))  # no warm batch among the run's
+
+
+def test_a_remote_embedders_calls_hear_the_runs_hook_between_them(monkeypatch):
+    """A remote embedder (LiteLLM, against a server on 127.0.0.1) blocks the run's event loop as e5 does: inside a
+    run the hook is called between its calls, and what it raises ends the embedding before the next call."""
+    from tog_core.llm.embed import LiteLLMEmbedder, between_batches
+    from tog_core.testing.server import FakeOpenAIServer
+
+    monkeypatch.setenv("TOG_TEST_EMBED_KEY", "sk-test-embed")
+    with FakeOpenAIServer(lambda req: "unused") as srv:
+        emb = LiteLLMEmbedder("openai/text-embedding-3-small", api_base=srv.base_url,
+                              api_key_env="TOG_TEST_EMBED_KEY", batch_size=4)
+        heard: list[int] = []
+        with between_batches(lambda: heard.append(len(srv.embedding_requests))):
+            assert emb.embed([f"t{i}" for i in range(10)]).shape[0] == 10
+        assert heard == [1, 2] and len(srv.embedding_requests) == 3  # between the three calls, not after the last
+
+        class Stopped(BaseException):
+            pass
+
+        def stop() -> None:
+            raise Stopped
+
+        with between_batches(stop), pytest.raises(Stopped):
+            emb.embed([f"u{i}" for i in range(10)])
+        assert len(srv.embedding_requests) == 4  # one call, then the Stop

@@ -171,10 +171,9 @@ _BETWEEN: contextvars.ContextVar[tuple[int, Callable[[], None]] | None] = contex
 
 @contextlib.contextmanager
 def between_batches(hook: Callable[[], None]) -> Iterator[None]:
-    """Within this block (and the asyncio tasks it starts), a long local encoding calls `hook()` after every
-    BETWEEN_BATCH texts, in the thread that set it only. The app's run ticker goes here: a search's event loop is
-    blocked while e5 encodes, so without it a person's Stop waited for the whole encoding (16 s on a cold
-    question); what the hook raises ends the encoding there."""
+    """Within this block (and the asyncio tasks it starts), a long encoding calls `hook()` after every BETWEEN_BATCH
+    texts, in the thread that set it only: the app's run ticker, as e5 blocks the search's event loop (a person's
+    Stop waited for the whole encoding, up to 3.8 s a call on cold questions); what it raises ends the encoding."""
     token = _BETWEEN.set((threading.get_ident(), hook))
     try:
         yield
@@ -302,7 +301,11 @@ class LiteLLMEmbedder:
         texts = [prefix + (str(t) if str(t).strip() else " ") for t in texts]
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        parts = [self._call(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        parts, between = [], _between()  # inside a run, a person's Stop is heard between two calls
+        for i in range(0, len(texts), self.batch_size):
+            parts.append(self._call(texts[i : i + self.batch_size]))
+            if between is not None and i + self.batch_size < len(texts):
+                between()
         out = _normalise(np.concatenate(parts, axis=0))
         if out.shape[0] != len(texts):
             raise EmbeddingUnavailable(
