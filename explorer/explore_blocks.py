@@ -172,7 +172,7 @@ def overrides_and_back(engine: ToGEngine, ex: R.Exploration, trace: Trace) -> No
         elif ex.no_history:
             st.caption(f"This run continues from where it was saved; it cannot go back to an earlier depth: "
                        f"{V.md_text(ex.no_history)}.")
-        st.button("New question", on_click=lambda: (ss.__setitem__(K.EXPLORE, None), ss.pop(K.EXPLORE_EXPECT, None),
+        st.button("New question", on_click=lambda: (ss.update({K.EXPLORE: None, K.EXPLORE_EXPECT: ""}),
                                                     ui.put_in_address(None)))
 
 

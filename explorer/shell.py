@@ -111,8 +111,9 @@ def draw() -> None:
             try:
                 projects.load_project(wanted)
                 if ss.get(K.PROJECT_OK) not in (None, wanted):  # another project: what was typed for this one goes
-                    for k in (K.ASK_EXPECT, K.EXPLORE_EXPECT, K.EXPLORE_SEEDS, K.EXPLORE_LINKED, K.ASK_SEEDS):
+                    for k in (K.EXPLORE_SEEDS, K.EXPLORE_LINKED, K.ASK_SEEDS):
                         ss.pop(k, None)
+                    ss[K.ASK_EXPECT] = ss[K.EXPLORE_EXPECT] = ""  # set, not dropped: the boxes on screen empty too
                 ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{projects.store_url()}"
                 ss[K.RECENT] = with_recent(ss[K.RECENT], wanted)
                 if single_user():

@@ -43,8 +43,8 @@ if again:
 if asked and not question:
     st.warning("Type a question first.")
 elif asked:  # "Answer at N hops" asks again as the earlier run was set up
-    if not again and (shown := ss.get(K.ASK_TRACE)) and not V.same_question(shown.question, question):
-        ss.pop(K.ASK_EXPECT, None)  # "Why not X?" was asked of the other question
+    if (shown := ss.get(K.ASK_TRACE)) and not V.same_question(shown.question, again.question if again else question):
+        ss[K.ASK_EXPECT] = ""  # "Why not X?" was asked of the other question (set, not dropped: the box empties too)
     A.ask(progress, again or AskAgain(question=question), seeds, store)
 elif resume and (saved := A.load(store, resume)):
     A.resume(progress, resume, saved, store, project)

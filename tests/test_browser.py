@@ -251,3 +251,24 @@ def test_the_small_model_draft_is_opt_in_and_captioned(app_url, browser_page, tm
     page.get_by_role("button", name="Draft with the small local model").click()
     page.get_by_text("Draft by the small local model, not checked against the graph").wait_for(timeout=240_000)
     _shot(page, tmp_path, "ask-draft.png")
+
+
+def test_a_new_question_empties_the_why_not_box_on_screen(app_url, browser_page):
+    """The last question's "Why not …?" name was dropped from the session but stayed in the box on screen (a
+    newcomer's review), then came back with the next edit: the box is now set empty, which the browser shows."""
+    page = browser_page
+    ask_in_page(page, app_url, "Where was the founder of the Lanternwright Guild born?", "Tarnby")
+    why = page.get_by_role("textbox", name="Why not …? The answer you expected")
+    why.fill("Saltmere")
+    why.press("Enter")
+    page.get_by_text("Saltmere").nth(1).wait_for(timeout=30_000)
+    _idle(page)
+    box = page.get_by_role("textbox", name="Question")
+    box.fill("Who founded the Lanternwright Guild?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.get_by_role("heading", name="Mara Quell").wait_for(timeout=60_000)
+    _idle(page)
+    assert why.input_value() == ""
+    page.get_by_role("button", name="Ask", exact=True).click()  # asked again as it is: nothing comes back
+    _idle(page)
+    assert why.input_value() == ""
