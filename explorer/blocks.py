@@ -296,9 +296,12 @@ FORCE_WAITS = ("A new branch of this run with your override, waiting at the next
 
 
 def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable[[dict[str, Any]], None],
-                    force_help: str = FORCE_ANSWERS) -> list[dict[str, Any]]:
+                    force_help: str = FORCE_ANSWERS, pending: tuple[Step, set[str]] | None = None
+                    ) -> list[dict[str, Any]]:
     """"Why not X?": the person names the entities they expected; each is placed (final beam, where it was
-    lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis."""
+    lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis. `pending`:
+    Explore's step on screen, not yet in the trace, and the ids ticked in it: an expected entity among its
+    candidates is said to be there (tick it), not "never a candidate"."""
     text = st.text_input("Why not …? The answer you expected", key=key,
                          placeholder="an entity's name; several: separate them with ;",
                          help="Shows where the search dropped it, and lets you force it in and go on")
@@ -308,7 +311,10 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable
     diag = diagnose(ui.as_dict(t), names, graph)
     for i, d in enumerate(diag):
         words = V.md_text(diagnosis_text([d]))  # titles, labels: the graph's text
-        if not d["found"]:
+        here = V.pending_candidate(pending[0], pending[1], d.get("entity_id")) if pending and d["found"] else None
+        if here and not d["in_final_beam"]:
+            st.info(V.md_text(here))
+        elif not d["found"]:
             st.warning(words)
         elif d["in_final_beam"] or d.get("answer"):  # the answer itself (found off the kept chains): nothing lost
             st.success(words)

@@ -45,5 +45,6 @@ with st.container():
         B.answer_block(trace)
     E.overrides_and_back(engine, ex, trace)
     diag = B.diagnosis_block(trace, graph, key=K.EXPLORE_EXPECT, on_force=E.forcer(engine, ex, trace, model_info),
-                             force_help=B.FORCE_WAITS)
+                             force_help=B.FORCE_WAITS,
+                             pending=(ex.proposal.step, choice) if not state.done and ex.proposal else None)
 E.pictures_tabs(ex, graph, d, diag, choice)

@@ -395,3 +395,26 @@ def test_the_force_button_says_what_it_does_on_each_page_and_a_step_says_when_ti
     ask_page.text_input(key=K.ASK_EXPECT).set_value("Pell Ardent").run()
     [force] = [b for b in ask_page.button if b.label.startswith("Force")]
     assert force.help == FORCE_ANSWERS and "it is the answer" in force.help
+
+
+def test_why_not_an_entity_of_the_step_on_screen_says_it_is_there_to_tick():
+    """A newcomer typed the name of row 5 of the entity table in "Why not …?" and was told it was never a candidate:
+    the step on screen is not in the trace yet. It is now said to be a candidate there, with its row, and whether it
+    is ticked; Force in is not offered (a tick does it)."""
+    at = app(**{K.MODEL: "none"})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
+    at = click(at, "Start")
+    at = click(at, "Continue")
+    assert "Depth 1 · entities" in texts(at)
+    _, rows = _editor_rows(at)
+    unticked = rows.loc[~rows["keep"].astype(bool)]
+    ticked = rows.loc[rows["keep"].astype(bool)]
+    assert len(unticked) and len(ticked)
+    for row, said in ((unticked.iloc[0], "not ticked: tick it"), (ticked.iloc[0], "it is ticked")):
+        name = row["candidate"].split("  (via:")[0]
+        at.text_input(key=K.EXPLORE_EXPECT).set_value(name).run()
+        assert not at.exception, at.exception
+        notes = [i.value.replace("\\", "") for i in at.info if "is a candidate at this step" in i.value]
+        assert len(notes) == 1 and said in notes[0] and "never a candidate" not in texts(at), texts(at)
+        assert not [b for b in at.button if b.label.startswith("Force")]

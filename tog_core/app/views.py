@@ -21,7 +21,7 @@ from tog_core.render.support import answer_support  # noqa: F401  (the answer bl
 from tog_core.runs.index import same_project, same_question  # noqa: F401  (here for the pages; the CLI reads them from runs)
 from tog_core.tog.choice import PersonAnswer, changed_search, changed_words, second_search_words
 from tog_core.tog.policy import GUESS_WORDS
-from tog_core.tog.state import Proposal
+from tog_core.tog.state import Proposal, Step
 from tog_core.tog.trace import Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
@@ -116,6 +116,23 @@ def candidate_rows(proposal: Proposal, choice: set[str] | None = None) -> list[d
         rows.append({"keep": keep, "score": round(float(c.score), 3), "candidate": what,
                      "from": c.source_entity, "reason": c.reason, "scored by": c.scored_by, "id": c.id})
     return rows
+
+
+def pending_candidate(step: Step, ticked: set[str], entity_id: Any) -> str | None:
+    """What "Why not X?" says of an entity that is a candidate of the step on screen (Explore's, not yet in the trace,
+    where the diagnosis would call it never a candidate): its row and whether it is ticked. None when it is not one."""
+    if step.stage != "entities" or not entity_id:
+        return None
+    rows = sorted(step.candidates, key=lambda c: (-float(c.score), not c.auto_kept))
+    at = next((k for k, c in enumerate(rows) if str(c.target_id) == str(entity_id)), None)
+    if at is None:
+        return None
+    c = rows[at]
+    where = (f"“{c.target or c.label}” is a candidate at this step (depth {step.depth} · entities, row {at + 1} of "
+             f"{len(rows)}, score {float(c.score):.3f}, via “{c.relation or ''}”)")
+    if c.id in ticked:
+        return where + ": it is ticked, so Continue keeps it."
+    return where + ", not ticked: tick it in the table above and press Continue to keep it."
 
 
 def choice_from_rows(rows: Iterable[dict[str, Any]]) -> set[str]:
