@@ -49,9 +49,13 @@ def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
         st.error(md_text(err))
     st.markdown("**Answer candidates**, the search's answer first. Is the right one here? Click "
                 "“This is the answer”: it is saved with the run as your choice, apart from the search's answer.")
-    st.caption("Each card's weight is its share of the ranking (the weights add up to at most 1: the rest is "
-               "“none of these”); the confidence above is a separate estimate of how often a first answer like "
-               "this one is right.")
+    if is_forced(trace):  # a person's answer: neither ranked nor given a confidence
+        st.caption("You forced the first one in: it has no weight and no confidence, the search did not rank it; "
+                   "the others are what this branch's search found.")
+    else:
+        st.caption("Each card's weight is its share of the ranking (the weights add up to at most 1: the rest is "
+                   "“none of these”); the confidence above is a separate estimate of how often a first answer like "
+                   "this one is right.")
     choice_note(trace)
     if P.choice_line(trace):
         st.button("Clear my choice", key=f"pick_clear_{trace.run_id}", icon=":material/undo:",

@@ -335,6 +335,9 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     said = texts(at)
     assert "You forced Saltmere in: the answer is read from the chain(s) that reach it" in said
     assert "Fallback: " not in said and "forced_answer" not in said
+    captions = [c.value for c in at.caption]  # no weights or confidence said of the cards (a newcomer's review)
+    assert any("You forced the first one in" in c for c in captions)
+    assert not any("Each card's weight" in c for c in captions)
 
 
 def test_topic_entities_are_shown_with_did_you_mean_and_can_be_changed():
