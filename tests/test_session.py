@@ -277,6 +277,8 @@ def test_the_ticker_reports_time_and_hands_an_interrupt_to_the_run(home):
         with pytest.raises(Stop):  # raised inside the ticker, it ends the run instead of being lost
             run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
         assert _time.perf_counter() - t0 < 2.0
+        [r] = RunStore().list()  # saved again at the press: its time runs up to the Stop, not to its last step
+        assert RunStore().load(r.run_id).stats["wall_s"] >= 0.4
     finally:
         progress.TICK_S = old
 

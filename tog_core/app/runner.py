@@ -85,7 +85,18 @@ def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = No
         if not last:
             raise
         return saver.save(failed(last[0], err))
+    except BaseException:  # Stop (Streamlit's interrupt): saved again, so the run's time runs up to the press
+        if last:
+            _saved_quietly(saver, last[0])
+        raise
     return saver.save(state)
+
+
+def _saved_quietly(saver: Saver, state: State) -> None:
+    try:
+        saver.save(state)
+    except Exception:  # noqa: BLE001 - the interruption goes on whatever the save does; the last step is saved
+        log.warning("the run %s could not be saved again when it was stopped", saver.run_id, exc_info=True)
 
 
 def is_unfinished(trace: Trace) -> bool:
@@ -125,6 +136,9 @@ def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks
         state = asyncio.run(with_ticker(work, given.on_tick))
     except Exception as err:
         return saver.save(failed(last[0], err))
+    except BaseException:  # Stop, as in run_question
+        _saved_quietly(saver, last[0])
+        raise
     return saver.save(state)
 
 
