@@ -51,7 +51,8 @@ def start_block(graph: GraphStore) -> None:
     q = st.text_input("Question", key=K.EXPLORE_QUESTION,
                       placeholder="Type a question about the entities of this project")
     found = [s.title for s in link_question(q, graph)] if q.strip() else []
-    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH, placeholder="type a name to add it")
+    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH,
+                         placeholder="type a name: the matches join the list below, pick them there")
     options = list(dict.fromkeys(ss.get(K.EXPLORE_SEEDS, []) + found +
                                  [t for _, t, _ in search_entities(graph, term, limit=10)]))
     if ss.get(K.EXPLORE_LINKED) != q:  # a new question: start from its linked entities
