@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_viz import URL, VIS_URLS, make_trace
@@ -261,3 +262,12 @@ def test_both_exports_repeat_the_caveat_of_a_confidence_on_a_changed_search():
     assert "your choices at a step" in export_markdown(t)  # (this trace holds a person's override)
     t["confidence"] = None
     assert "may be too high" not in export_markdown(t) + export_html(t)  # no confidence claimed: nothing to qualify
+
+
+@pytest.mark.parametrize("reason, said", [("sufficient", "judged enough to answer (sufficient)"),
+                                          ("user", "stopped by you (user)"), ("weird_new_reason", "weird_new_reason")])
+def test_the_exports_say_why_a_run_stopped_in_the_apps_words(reason, said):
+    t = make_trace()
+    t["stop_reason"] = reason
+    assert f"| stop reason | {said} |" in export_markdown(t).replace("\\", "")  # markdown escapes ( ) _
+    assert f"stop reason {said}" in export_html(t)

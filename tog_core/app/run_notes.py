@@ -8,18 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tog_core.tog.choice import threshold_words
+from tog_core.tog.choice import STOP_WORDS, stop_words, threshold_words  # noqa: F401 - the pages read them here
 from tog_core.tog.state import FORCED_ANSWER
 from tog_core.tog.trace import Trace
-
-# why a search stopped, in plain words (the trace's stop_reason names stay as they are)
-STOP_WORDS = {"sufficient": "judged enough to answer", "max_depth": "reached the maximum depth",
-              "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
-
-
-def stop_words(reason: str | None) -> str:
-    return STOP_WORDS.get(reason or "", reason or "unfinished")
-
 
 def usage_words(usage: dict[str, Any] | None) -> str:
     """LLM calls, tokens and cost; "no LLM calls" when none was made (a run without a model has no bill)."""

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index
-from tog_core.tog.choice import changed_search, changed_words, found_words, without_llm
+from tog_core.tog.choice import changed_search, changed_words, found_words, stop_words, without_llm
 from tog_core.render.frontier_items import overridden_ids
 
 _SECRET_KEY = re.compile(r"(?i)^(?:.*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|authorization|"
@@ -170,3 +170,12 @@ def confidence_caveat(trace: dict[str, Any]) -> str:
     except (KeyError, TypeError, ValueError):  # a trace of another version: nothing claimed
         return ""
     return f"The confidence ({float(trace['confidence']):.2f}) is {changed_words(changed)}." if changed else ""
+
+
+def stop_line(reason: Any) -> str:
+    """Why the run stopped, in the app's words with the trace's name after it ("judged enough to answer
+    (sufficient)"); "–" for none."""
+    if not reason:
+        return "–"
+    words = stop_words(str(reason))
+    return words if words == str(reason) else f"{words} ({reason})"

@@ -14,7 +14,8 @@ from typing import Any
 from tog_core.render.chains import chains_html
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_rows, supports,
-                                           used_chain, own_answer_chain, config_split, confidence_caveat)
+                                           used_chain, own_answer_chain, config_split, confidence_caveat,
+                                           stop_line)
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -94,7 +95,7 @@ def export_html(trace: dict[str, Any]) -> str:
     by = t.get("answer_by") or ""
     parts = [f"<h1>{_hc(t.get('question'), QUESTION_MAX, long)}</h1>",
              f"<p class=\"muted\">project {_h(t.get('project'), LABEL_MAX)} · run {_h(t.get('run_id') or '–', 80)} · "
-             f"stop reason {_h(t.get('stop_reason') or '–', 80)}</p>"]
+             f"stop reason {_h(stop_line(t.get('stop_reason')), 120)}</p>"]
     if t.get("error"):
         parts.append(f"<p><strong>Error:</strong> {_hc(t.get('error'), TEXT_MAX, long)}</p>")
     parts.append("<h2>Answer</h2>")

@@ -14,7 +14,7 @@ from typing import Any
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_overrides,
                                            step_rows, supports, used_chain, own_answer_chain, config_split,
-                                           confidence_caveat)
+                                           confidence_caveat, stop_line)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
 from tog_core.tog.trace import outcome_change
@@ -79,8 +79,9 @@ def export_markdown(trace: dict[str, Any]) -> str:
     t = public_trace(trace)
     long = LongTexts(t)
     out = [f"# {_mc(t.get('question'), QUESTION_MAX, long)}", ""]
-    meta = [["project", t.get("project")], ["run", t.get("run_id")], ["created", t.get("created_at")],
-            ["stop reason", t.get("stop_reason")], ["branched from", t.get("parent_run")]]
+    meta: list[list[Any]] = [["project", t.get("project")], ["run", t.get("run_id")], ["created", t.get("created_at")],
+                             ["stop reason", stop_line(t.get("stop_reason")) if t.get("stop_reason") else None],
+                             ["branched from", t.get("parent_run")]]
     out += _table(["field", "value"], [r for r in meta if r[1] not in (None, "")]) + [""]
     if t.get("error"):
         out += [f"**Error:** {_mc(t.get('error'), TEXT_MAX, long)}", ""]

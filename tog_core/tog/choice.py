@@ -159,6 +159,15 @@ def changed_words(changed: str) -> str:
     return f"fitted on searches left as set by default, and this one was changed ({changed}): it may be too high"
 
 
+# why a search stopped, in plain words (the trace's stop_reason names stay as they are): the app and the exports
+STOP_WORDS = {"sufficient": "judged enough to answer", "max_depth": "reached the maximum depth",
+              "no_candidates": "nothing further to follow", "user": "stopped by you", "error": "failed"}
+
+
+def stop_words(reason: str | None) -> str:
+    return STOP_WORDS.get(reason or "", reason or "unfinished")
+
+
 def threshold_words(trace: Trace) -> str:
     """Which threshold a guess fell below, in words: the answer ranker's (fitted on the dev sets) on a run without an
     LLM, else the fixed one of the rule choice's hand-made confidence (an LLM's search does not use the ranker)."""
