@@ -271,3 +271,11 @@ def test_the_exports_say_why_a_run_stopped_in_the_apps_words(reason, said):
     t["stop_reason"] = reason
     assert f"| stop reason | {said} |" in export_markdown(t).replace("\\", "")  # markdown escapes ( ) _
     assert f"stop reason {said}" in export_html(t)
+
+
+def test_a_reversed_link_in_the_composed_answer_is_explained_where_the_exports_show_it():
+    t = make_trace()
+    t["answer"] = "Most likely answer: E. Chain: A —[founded]→ B —[lives in]← E"
+    assert "stored the other way" in export_markdown(t) and "stored the other way" in export_html(t)
+    t["answer"] = "Most likely answer: E. Chain: A —[founded]→ B —[lives in]→ E"
+    assert "stored the other way" not in export_markdown(t) and "stored the other way" not in export_html(t)

@@ -179,3 +179,13 @@ def stop_line(reason: Any) -> str:
         return "–"
     words = stop_words(str(reason))
     return words if words == str(reason) else f"{words} ({reason})"
+
+
+ARROW_NOTE = ("In the answer's chains, “—[relation]→” follows a relationship the way the graph stores it and "
+              "“—[relation]←” one stored the other way (read it from right to left); the chains below follow the walk "
+              "from the topic entity.")
+
+
+def arrow_note(answer: Any) -> str:
+    """What a "←" in the composed answer's chains means ("" when it has none): the lists of links below say "→"."""
+    return ARROW_NOTE if isinstance(answer, str) and "]←" in answer else ""

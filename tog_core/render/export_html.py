@@ -15,7 +15,7 @@ from tog_core.render.chains import chains_html
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_rows, supports,
                                            used_chain, own_answer_chain, config_split, confidence_caveat,
-                                           stop_line)
+                                           stop_line, arrow_note)
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
@@ -103,6 +103,8 @@ def export_html(trace: dict[str, Any]) -> str:
         parts.append(f"<p class=\"muted\">{_h(ANSWER_BY.get(by, by))}.</p>")
     parts.append(f"<div class=\"answer\">{_hc(long.inside(as_text(t.get('answer') or '(no answer)')), TEXT_MAX, long)}"
                  "</div>")
+    if note := arrow_note(t.get("answer")):
+        parts.append(f"<p class=\"muted\">{_h(note)}</p>")
     if caveat := confidence_caveat(t):
         parts.append(f"<p class=\"muted\">{_h(caveat)}</p>")
     if mine := PersonAnswer.from_dict(t.get("person_answer")):

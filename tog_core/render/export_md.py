@@ -14,7 +14,7 @@ from typing import Any
 from tog_core.render.export_common import (ANSWER_BY, INVISIBLE, LABEL_MAX, PERSON_NOTE, QUESTION_MAX, STEP_COLUMNS,
                                            TEXT_MAX, LongTexts, as_text, evidence_of, public_trace, step_overrides,
                                            step_rows, supports, used_chain, own_answer_chain, config_split,
-                                           confidence_caveat, stop_line)
+                                           confidence_caveat, stop_line, arrow_note)
 from tog_core.tog.choice import PersonAnswer
 from tog_core.tog.diagnosis import diagnosis_text
 from tog_core.tog.trace import outcome_change
@@ -98,6 +98,8 @@ def export_markdown(trace: dict[str, Any]) -> str:
     elif by:
         out += [f"*{md(ANSWER_BY.get(by, by))}.*", ""]
     out += [_mc_block(t.get("answer"), TEXT_MAX, long) or "*(no answer)*", ""]
+    if note := arrow_note(t.get("answer")):
+        out += [f"*{md(note)}*", ""]
     if caveat := confidence_caveat(t):
         out += [f"*{md(caveat)}*", ""]
     if mine := PersonAnswer.from_dict(t.get("person_answer")):
