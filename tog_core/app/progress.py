@@ -76,13 +76,17 @@ async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] 
         return await work()
     main, t0 = asyncio.current_task(), time.perf_counter()
     raised: list[BaseException] = []
+    last = [t0]  # when the tick was last given, by the ticker or between the embedder's batches
+
+    def give() -> None:
+        last[0] = time.perf_counter()
+        on_tick(last[0] - t0)
 
     async def tick() -> None:
         try:
             while True:
                 await asyncio.sleep(TICK_S)
-                last[0] = time.perf_counter()
-                on_tick(last[0] - t0)
+                give()
         except asyncio.CancelledError:
             raise
         except BaseException as err:  # noqa: BLE001 - handed to the main task, re-raised there
@@ -92,10 +96,8 @@ async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] 
 
     def between() -> None:  # the event loop is blocked while e5 encodes: the tick is given from inside
         if time.perf_counter() - last[0] >= TICK_S:
-            last[0] = time.perf_counter()
-            on_tick(last[0] - t0)
+            give()
 
-    last = [t0]
     ticker = asyncio.create_task(tick())
     try:
         with embed.between_batches(between):

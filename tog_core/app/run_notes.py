@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tog_core.tog.choice import STOP_WORDS, stop_words, threshold_words  # noqa: F401 - the pages read them here
+from tog_core.tog.choice import stop_words, threshold_words  # stop_words: the pages read it here too
 from tog_core.tog.state import FORCED_ANSWER
 from tog_core.tog.trace import Trace
 

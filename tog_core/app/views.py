@@ -12,17 +12,17 @@ from dataclasses import asdict
 from typing import Any
 from collections.abc import Iterable
 
-from tog_core.app.run_notes import STOP_WORDS, stop_words, usage_words
+from tog_core.app.run_notes import stop_words, usage_words
 from tog_core.app.session import project_label
 from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import answer_chain_index, answer_own_chain, found_off_chain, naming_chain_index, walk
 from tog_core.render.evidence import evidence, support_span, with_evidence  # noqa: F401  (the pages use them here)
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.runs.index import same_project, same_question  # noqa: F401  (here for the pages; the CLI reads them from runs)
-from tog_core.tog.choice import PersonAnswer, changed_search, changed_words, second_search_words
+from tog_core.tog.choice import STOP_WORDS, PersonAnswer, changed_search, changed_words, second_search_words
 from tog_core.tog.policy import GUESS_WORDS
 from tog_core.tog.state import Proposal, Step
-from tog_core.tog.trace import Seed, Trace, outcome_change
+from tog_core.tog.trace import Candidate, Seed, Trace, outcome_change
 
 SEARCH_CUTOFF = 72.0  # graph browser: fuzzy scores (0-100, rapidfuzz WRatio) below this are "no match"
 
@@ -105,12 +105,17 @@ def second_view(second: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------- explore
 
+def table_order(step: Step) -> list[Candidate]:
+    """A step's candidates in the order of Explore's table, best first; equal scores: the ones the search keeps first
+    (a tie at the cut-off is broken by what the reason names)."""
+    return sorted(step.candidates, key=lambda c: (-float(c.score), not c.auto_kept))
+
+
 def candidate_rows(proposal: Proposal, choice: set[str] | None = None) -> list[dict[str, Any]]:
     """One row per candidate for the editable table, best first: keep pre-set to `choice` (default: the
     automatic choice)."""
     rows = []
-    # equal scores: the ones the search keeps first (a tie at the cut-off is broken by what the reason names)
-    for c in sorted(proposal.step.candidates, key=lambda c: (-float(c.score), not c.auto_kept)):
+    for c in table_order(proposal.step):
         what = c.label if c.kind != "entity" else f"{c.target or c.label}  (via: {c.relation or ''})"
         keep = bool(c.auto_kept) if choice is None else c.id in choice
         rows.append({"keep": keep, "score": round(float(c.score), 3), "candidate": what,
@@ -123,7 +128,7 @@ def pending_candidate(step: Step, ticked: set[str], entity_id: Any) -> str | Non
     where the diagnosis would call it never a candidate): its row and whether it is ticked. None when it is not one."""
     if step.stage != "entities" or not entity_id:
         return None
-    rows = sorted(step.candidates, key=lambda c: (-float(c.score), not c.auto_kept))
+    rows = table_order(step)  # the row numbers the table shows
     at = next((k for k, c in enumerate(rows) if str(c.target_id) == str(entity_id)), None)
     if at is None:
         return None
