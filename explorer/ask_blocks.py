@@ -15,6 +15,7 @@ from explorer import pick
 from explorer import projects
 from explorer import ui
 from explorer.reading import reading_block
+from tog_core.app import force as F
 from tog_core.app import runner as R
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
@@ -183,7 +184,7 @@ def forcer(t: Trace, project: str, store: Any) -> Callable[[dict[str, Any]], Non
         engine, model_info, _ = ui.engine_or_stop(s)
         try:
             with st.spinner("Replaying the run with your override…"):
-                ex = R.force_in(engine, s, t, f, store, follow=True, model_info=model_info)
+                ex = F.force_in(engine, s, t, f, store, follow=True, model_info=model_info)
         except ValueError as err:
             st.error(f"Cannot force it in: {V.md_text(err)}")
             return

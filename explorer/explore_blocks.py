@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer import blocks as B
 from explorer import ui
+from tog_core.app import force as F
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.guide import step_words_markdown
@@ -82,6 +83,8 @@ def run_header(ex: R.Exploration, notes: list[str]) -> None:
     st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
                f" · width {ex.settings.width}, depth {ex.settings.depth}"
                + " · start: " + V.md_text(", ".join(V.seed_titles(state.seeds))) + "".join(f" · {n}" for n in notes))
+    if ex.forced:  # what the press of "Force X in" kept, and what to do next
+        st.info(V.md_text(ex.forced), icon=":material/call_split:")
     now = ui.settings()
     if not state.done and (now.width, now.depth) != (ex.settings.width, ex.settings.depth):
         st.info(f"The sidebar now says width {now.width}, depth {now.depth}; this run keeps width "
@@ -182,7 +185,7 @@ def forcer(engine: ToGEngine, ex: R.Exploration, trace: Trace,
     """What "force it in" does here: a new exploration with the person's override, on the next run of the page."""
     def force(f: dict[str, Any]) -> None:
         try:
-            ss[K.EXPLORE] = R.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
+            ss[K.EXPLORE] = F.force_in(engine, ex.settings, trace, f, ui.store(), follow=False, model_info=model_info)
         except ValueError as err:
             st.error(f"Cannot force it in: {V.md_text(err)}")
             return

@@ -331,7 +331,11 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     # the person's answer: no confidence claimed for it, its candidate says whose it is, a note not a fallback
     assert t["confidence"] is None and t["candidates"][0]["title"] == "Saltmere"
     assert t["candidates"][0]["why"] == "forced in by you"
-    assert all(c["chain"][-1]["target"] == "Saltmere" for c in t["candidates"])  # only chains cut at it
+    # its chain is cut at it; the search's other candidates follow it, not dropped (a newcomer's review)
+    assert t["candidates"][0]["chain"][-1]["target"] == "Saltmere"
+    others = [c["title"] for c in t["candidates"][1:]]
+    assert "Lantern's Promise" in others and "Saltmere" not in others
+    assert [m.value for m in at.markdown if m.value.startswith("**2. ")]
     said = texts(at)
     assert "You forced Saltmere in: the answer is read from the chain(s) that reach it" in said
     assert "Fallback: " not in said and "forced_answer" not in said

@@ -288,8 +288,13 @@ def test_explore_why_not_forces_it_in_and_waits_at_the_next_stage():
     old, at = force_in(at, K.EXPLORE)
     ex = at.session_state[K.EXPLORE]
     assert ex.parent_run == old and not ex.state.done
-    assert "Depth 1 · entities" in texts(at)  # the forced relation was kept; the person goes on from here
-    assert any("Kestrel Telescope" in c for c in _editor_rows(at)[1]["candidate"])
+    # one press keeps the whole way (Corin Vell → Kestrel Telescope → Tarnby Lensworks → Pell Ardent), each link the
+    # person's override, and waits for the person once Pell Ardent is in the beam
+    assert "Depth 3 · evaluate" in texts(at)
+    assert "Pell Ardent is in the beam now" in texts(at) and "Pell Ardent: in the final beam" in texts(at)
+    forced = [o for s in ex.state.steps for o in s.overrides if o.get("forced") == "Pell Ardent"]
+    assert {"Kestrel Telescope", "Pell Ardent"} <= {o["label"] for o in forced}  # Tarnby Lensworks: kept anyway
+    assert all(o["kept"] and not o["auto_kept"] for o in forced)
 
 
 def test_a_new_question_or_another_project_starts_without_the_last_why_not(tmp_path):

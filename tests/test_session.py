@@ -329,7 +329,7 @@ def test_stop_reaches_a_run_while_the_local_embedder_blocks_its_event_loop(home)
 
 
 def test_force_in_follows_the_route_to_the_expected_entity(home):
-    from tog_core.app.runner import force_in
+    from tog_core.app.force import force_in
     from tog_core.tog.diagnosis import diagnose
 
     eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=2, relation_pruner="bm25",
@@ -344,8 +344,8 @@ def test_force_in_follows_the_route_to_the_expected_entity(home):
     assert after["parent_run"] == tr["run_id"] and after["answer"]
     assert any(o["kept"] and not o["auto_kept"] for s in after["steps"] for o in s["overrides"])
     assert RunStore().load(ex.run_id).parent_run == tr["run_id"]
-    waiting = force_in(eng, Settings(), run, d["force"], None, follow=False)  # Explore: the person goes on
-    assert not waiting.state.done and len(waiting.state.steps) == d["force"]["step"] + 1
+    waiting = force_in(eng, Settings(), run, d["force"], None, follow=False)  # Explore: waits once Lyon is kept
+    assert not waiting.state.done and waiting.state.stage == "evaluate" and "Lyon is in the beam now" in waiting.forced
 
 
 def test_replay_refuses_a_run_the_search_no_longer_offers(home):

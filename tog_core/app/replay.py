@@ -1,5 +1,5 @@
 """Replaying a saved run: its steps applied again from its topic entities, each with the choice it recorded, to
-rebuild the states it went through (runner.explore_from_trace: "Back to depth" on a reopened run; runner.force_in:
+rebuild the states it went through (runner.explore_from_trace: "Back to depth" on a reopened run; force.force_in:
 "why not X?" replayed up to the step where X was lost).
 
 Without an LLM the scores cost nothing to recompute. With one, a step whose call failed when the run was made fails

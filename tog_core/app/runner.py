@@ -10,15 +10,14 @@ every step and the ticker are progress.py:
 * `resume_question` — an unfinished saved run continues where it stopped, under the same run id;
 * `Exploration` + `explore_*` — the human-in-the-loop page: one stage at a time, every state kept so
   "back to depth k" can branch (the old branch stays its own saved run, the new one names `parent_run`);
-* `force_in` — the "why not X?" override: the run is replayed (replay.py) to the step where the expected
-  entity was lost, the candidate is kept by a person's override, and the search goes on from there.
+"Force X in", the "why not X?" override, is force.py (it makes an `Exploration` too).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable
 
@@ -30,7 +29,7 @@ from tog_core.policy import depths
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.recording import now_iso
-from tog_core.tog.state import FORCED_ANSWER, Callbacks, Proposal, Seed, State
+from tog_core.tog.state import Callbacks, Proposal, Seed, State
 from tog_core.tog.trace import Trace
 
 log = logging.getLogger(__name__)
@@ -157,6 +156,7 @@ class Exploration:
     model_info: dict[str, Any] = field(default_factory=dict)
     unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
     no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
+    forced: str = ""  # what a press of "Force X in" did and what to press next (force.force_in), for the page
     # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
@@ -282,90 +282,3 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
                       branched_at=len(kept[-1].steps), model_info=ex.model_info)
     new.saver(engine, store).save(new.state)
     return new
-
-
-# ---------------------------------------------------------------------------------------------- force in
-
-def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:
-    """The candidates that follow the route from where it stands (`at`: {"node", "pos"}); advances `at` when an
-    entity of the route is taken. Evaluate: "continue" while the route is not finished."""
-    if at["pos"] >= len(route):
-        return set()
-    rel_id, ent_id = route[at["pos"]]
-    out = set()
-    for c in prop.step.candidates:
-        if prop.step.stage == "relations" and c.source_id == at["node"] and rel_id in (c.relationship_ids or []):
-            out.add(c.id)
-        elif prop.step.stage == "entities" and c.source_id == at["node"] and c.target_id == ent_id:
-            out.add(c.id)
-    if prop.step.stage == "evaluate":
-        out = {"continue"} & {c.id for c in prop.step.candidates}
-    return out
-
-
-def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any]) -> State:
-    """The state to answer from after forcing an entity in: the chains that reach it, each cut at it (so it is the
-    answer), recorded as a named fallback; when none reaches it, the state as it is with the reason recorded."""
-    idx = engine.graph.find(target_id) if target_id else None
-    if idx is None:
-        return state
-    name = engine.graph.title(idx)
-    cut = [replace(p, hops=p.hops[: next(k for k, h in enumerate(p.hops) if h.dst == idx) + 1])
-           for p in state.paths if idx in {h.dst for h in p.hops}]
-    cut = list({tuple((h.ridx, h.dst) for h in p.hops): p for p in cut}.values())  # the same prefix once
-    if cut:
-        note = {"stage": "answer", "fallback": FORCED_ANSWER, "wall_s": 0.0,
-                "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
-        # the person's entity answers: only the chains cut at it, each ending there (the note makes the ranking
-        # leave the depth trials' pool aside, policy/answers.person_allowed; they stay in the state for a replay)
-        return state.with_(stage="answer", paths=tuple(cut), hops_firm=True, extra_usage=state.extra_usage + (note,))
-    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
-            "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
-    return state.with_(extra_usage=state.extra_usage + (note,))
-
-
-def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any], store: RunStore | None,
-             *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
-    """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
-    `force["candidate_id"]` is kept besides what the run kept there (an override, recorded as such). With
-    `follow`, the search then goes on automatically and keeps, at every later stage, the candidate that
-    continues `force["route"]` (hops [relationship id, entity id] from `force["from_id"]`) until the expected
-    entity is reached, and answers; without, it waits at the next stage for the person."""
-    step_index, cand = int(force["step"]), str(force["candidate_id"])
-    states = replay(engine, trace, step_index)
-    ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.run_id or None,
-                     branched_at=step_index, model_info=model_info or {})
-    saver = ex.saver(engine, store)
-    route = list(force.get("route") or [])
-    at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
-    recorded = trace.steps[step_index].candidates if step_index < len(trace.steps) else []
-    first = True
-    while not ex.state.done and (first or follow):
-        prop = asyncio.run(engine.propose(ex.state))
-        offered = {c.id for c in prop.step.candidates}
-        if first:
-            if cand not in offered:
-                raise ValueError(f"“{force.get('label') or cand}” is not a candidate of step {step_index + 1} any more")
-            kept = {str(c.id) for c in recorded if c.kept} & offered
-            choice = (kept or prop.auto_choice()) | {cand}
-            if prop.step.stage == "evaluate":
-                choice = {cand}
-        else:
-            choice = prop.auto_choice()
-        extra = _route_choice(prop, route, at) if route else set()
-        if prop.step.stage == "evaluate" and route and at["pos"] >= len(route) and "sufficient" in offered:
-            extra = {"sufficient"}  # the route reached the expected entity: answer there
-        if prop.step.stage == "evaluate" and extra:
-            choice = extra
-        else:
-            choice |= extra
-        if prop.step.stage == "entities" and extra:
-            at["node"], at["pos"] = route[at["pos"]][1], at["pos"] + 1
-        ex.states.append(engine.apply(ex.state, prop, choice))
-        saver.save(ex.state)
-        first = False
-    if follow:
-        target = str(force.get("entity_id") or (route[-1][1] if route else force.get("from_id") or ""))
-        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
-        saver.save(ex.state)
-    return ex

@@ -23,7 +23,7 @@ For each expected title one entry:
   entities and kept candidates; the deepest when several are as near); `lost` is where the first hop of that
   route was dropped (the relation or the entity candidate), or why it was never offered (max depth, stopped
   as sufficient, cut before scoring by the pre-filter or the degree filter).
-`force` names the candidate whose override would put the route back (runner.force_in applies it); None when the
+`force` names the candidate whose override would put the route back (app/force.force_in applies it); None when the
 route needs more hops than the run's maximum depth (no override within it reaches X: its note says the depth).
 """
 from __future__ import annotations

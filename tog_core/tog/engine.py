@@ -255,12 +255,31 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         return out[:limit]
 
     def answer_choice(self, state: State) -> AnswerChoice | None:
-        """The entity the answer names, chosen by the policy over every entity of the kept chains."""
+        """The entity the answer names, chosen by the policy over every entity of the kept chains (a person's forced
+        entity when there is one)."""
+        if state.forced_entity is not None:
+            ranked = self.answer_candidates(state)
+            return ranked[0] if ranked else None
         return self.policy.choose_answer(self, state, self.best_paths(state))
 
     def answer_candidates(self, state: State) -> list[AnswerChoice]:
-        """The ordered answer list, the answer first (the policy's rank_answers)."""
-        return self.policy.rank_answers(self, state, self.best_paths(state))
+        """The ordered answer list, the answer first (the policy's rank_answers); a person's forced entity first, the
+        search's other candidates after it in the policy's order."""
+        ranked = self.policy.rank_answers(self, state, self.best_paths(state))
+        mine = self._forced_end(state)
+        if mine is None:
+            return ranked
+        first = [c for c in ranked if c.entity == mine][:1] or [
+            c for c in self.policy.rank_answers(self, state, self._paths_to(state, mine)) if c.entity == mine][:1]
+        return first + [c for c in ranked if c.entity != mine] if first else ranked
+
+    def _forced_end(self, state: State) -> int | None:
+        eid = state.forced_entity
+        return self.graph.find(eid) if eid is not None else None
+
+    def _paths_to(self, state: State, entity: int) -> list[BeamPath]:
+        """The kept chains that end at `entity` (a forced answer's: cut at it)."""
+        return [p for p in self.best_paths(state) if p.hops and p.hops[-1].dst == entity]
 
     def compose_answer(self, state: State) -> str:
         """The LLM-free answer: the chosen entity, its chain, the other candidates, marked as not written by a
@@ -312,8 +331,9 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         from tog_core.llm.client import LLMError
 
         t0 = self.clock()
-        msgs = prompts.answer_prompt(state.question, self._chain_texts(self.best_paths(state)),
-                                     self.evidence_texts(state))
+        mine = self._forced_end(state)  # a person's forced answer: the LLM reads the chains that end at it
+        chains = (self._paths_to(state, mine) if mine is not None else []) or self.best_paths(state)
+        msgs = prompts.answer_prompt(state.question, self._chain_texts(chains), self.evidence_texts(state))
         shown: list[str] = []
 
         def tee(piece: str) -> None:

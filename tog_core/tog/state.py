@@ -284,6 +284,14 @@ class State:
         answers, read from the chains cut at it alone, and no confidence is claimed for it."""
         return any(u.get("fallback") == FORCED_ANSWER for u in self.extra_usage)
 
+    @property
+    def forced_entity(self) -> str | None:
+        """The GraphRAG id of the entity a person forced in as the answer: the answer list puts it first, the search's
+        other candidates after it. None when nobody forced one, or in a state saved before the id was recorded (its
+        chains are then those cut at the entity alone)."""
+        return next((str(u["entity_id"]) for u in reversed(self.extra_usage)
+                     if u.get("fallback") == FORCED_ANSWER and u.get("entity_id")), None)
+
     def with_(self, **kw: Any) -> State:
         return replace(self, **kw)
 

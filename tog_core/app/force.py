@@ -1,0 +1,156 @@
+""""Force X in", the "why not X?" override, free of Streamlit: the run is replayed (replay.py) to the step where the
+expected entity was lost, the candidate is kept by a person's override, and every link of the diagnosed route from
+there to the entity is kept too (tog/diagnosis.py's `force`), each recorded as the person's override. On Ask the
+search then goes on to the end and answers the entity, the search's other candidates after it; on Explore it waits
+for the person once the entity is in the beam.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+from tog_core.app.replay import replay
+from tog_core.app.runner import Exploration
+from tog_core.app.session import Settings
+from tog_core.runs.files import RunStore, new_run_id
+from tog_core.tog.state import FORCED_ANSWER, Proposal, State
+from tog_core.tog.trace import Trace
+
+
+def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:
+    """The candidates that follow the route from where it stands (`at`: {"node", "pos"}); advances `at` when an
+    entity of the route is taken. Evaluate: "continue" while the route is not finished."""
+    if at["pos"] >= len(route):
+        return set()
+    rel_id, ent_id = route[at["pos"]]
+    out = set()
+    for c in prop.step.candidates:
+        if prop.step.stage == "relations" and c.source_id == at["node"] and rel_id in (c.relationship_ids or []):
+            out.add(c.id)
+        elif prop.step.stage == "entities" and c.source_id == at["node"] and c.target_id == ent_id:
+            out.add(c.id)
+    if prop.step.stage == "evaluate":
+        out = {"continue"} & {c.id for c in prop.step.candidates}
+    return out
+
+
+def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any]) -> State:
+    """The state to answer from after forcing an entity in: the chains that reach it cut at it (so it is the answer,
+    recorded as a named fallback naming its id), the run's other chains kept after them, so the answer list holds the
+    search's other candidates after the person's (engine.answer_candidates); when no chain reaches it, the state as
+    it is with the reason recorded."""
+    idx = engine.graph.find(target_id) if target_id else None
+    if idx is None:
+        return state
+    name = engine.graph.title(idx)
+    cut = [replace(p, hops=p.hops[: next(k for k, h in enumerate(p.hops) if h.dst == idx) + 1])
+           for p in state.paths if idx in {h.dst for h in p.hops}]
+    cut = list({tuple((h.ridx, h.dst) for h in p.hops): p for p in cut}.values())  # the same prefix once
+    if cut:
+        others = tuple(p for p in state.paths if idx not in {h.dst for h in p.hops})
+        note = {"stage": "answer", "fallback": FORCED_ANSWER, "wall_s": 0.0, "entity_id": engine.graph.entity(idx).id,
+                "detail": f"you forced {name} in: the answer is read from the chain(s) that reach it"}
+        # the person's entity answers; the depth trials' pool stays aside (policy/answers.person_allowed: their chains
+        # did not take the person's choices), in the state for a replay
+        return state.with_(stage="answer", paths=tuple(cut) + others, hops_firm=True,
+                           extra_usage=state.extra_usage + (note,))
+    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
+            "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
+    return state.with_(extra_usage=state.extra_usage + (note,))
+
+
+def _mark_forced(state: State, ids: set[str], name: str) -> None:
+    """The overrides of the step just applied that forcing `name` in made: each says so (`"forced"`: the entity's
+    title), so the trace records the press as the person's one override, link by link."""
+    if state.steps:
+        for o in state.steps[-1].overrides:
+            if o.get("id") in ids:
+                o["forced"] = name
+
+
+def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any], store: RunStore | None,
+             *, follow: bool = True, model_info: dict[str, Any] | None = None) -> Exploration:
+    """A new branch of `trace` (saved after every step): replayed to step `force["step"]`, where
+    `force["candidate_id"]` is kept besides what the run kept there (an override, recorded as such). The search then
+    keeps, at every later stage, the candidate that continues `force["route"]` (hops [relationship id, entity id]
+    from `force["from_id"]`) until the expected entity is kept: each of those choices is the person's override too,
+    marked `"forced"` with the entity's title. With `follow` (Ask) the search goes on automatically to the end and
+    answers the expected entity; without (Explore) it waits for the person at the stage after the entity was kept.
+    When the route cannot be followed (a link no longer offered), Explore waits there: `Exploration.forced` says
+    what was forced and what to do next."""
+    step_index, cand = int(force["step"]), str(force["candidate_id"])
+    states = replay(engine, trace, step_index)
+    ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.run_id or None,
+                     branched_at=step_index, model_info=model_info or {})
+    saver = ex.saver(engine, store)
+    route = list(force.get("route") or [])
+    at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
+    recorded = trace.steps[step_index].candidates if step_index < len(trace.steps) else []
+    target = str(force.get("entity_id") or (route[-1][1] if route else force.get("from_id") or ""))
+    tidx = engine.graph.find(target) if target else None
+    name = engine.graph.title(tidx) if tidx is not None else str(force.get("label") or cand)
+    kept_links: list[str] = []
+    first, stalled = True, ""
+    while not ex.state.done and (first or follow or at["pos"] < len(route)):
+        prop = asyncio.run(engine.propose(ex.state))
+        offered = {c.id for c in prop.step.candidates}
+        forced_ids: set[str] = set()
+        if first:
+            if cand not in offered:
+                raise ValueError(f"“{force.get('label') or cand}” is not a candidate of step {step_index + 1} any more")
+            kept = {str(c.id) for c in recorded if c.kept} & offered
+            choice = (kept or prop.auto_choice()) | {cand}
+            forced_ids = {cand}
+            if prop.step.stage == "evaluate":
+                choice = {cand}
+        else:
+            choice = prop.auto_choice()
+        extra = _route_choice(prop, route, at) if route else set()
+        if prop.step.stage == "evaluate" and route and at["pos"] >= len(route) and "sufficient" in offered:
+            extra = {"sufficient"}  # the route reached the expected entity: answer there
+        if route and at["pos"] < len(route) and not extra and not first:
+            stalled = stalled or _stall_words(prop, route, at, engine)
+            if not follow:
+                break  # Explore: the person takes it from here, told where the route stopped
+        if prop.step.stage == "evaluate" and extra:
+            choice = extra
+        else:
+            choice |= extra
+        forced_ids |= extra
+        if prop.step.stage == "entities" and extra:
+            at["node"], at["pos"] = route[at["pos"]][1], at["pos"] + 1
+        ex.states.append(engine.apply(ex.state, prop, choice))
+        _mark_forced(ex.state, forced_ids, name)
+        kept_links += [f"“{c.label}” (depth {prop.step.depth}, {prop.step.stage})"
+                       for c in prop.step.candidates if c.id in forced_ids and c.id in choice and not c.auto_kept]
+        saver.save(ex.state)
+        first = False
+    if follow:
+        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
+        saver.save(ex.state)
+    elif ex.state.stage == "answer":  # the route ended the search (its last depth): answered, as Continue does
+        ex.states.append(asyncio.run(engine.answer(ex.state)))
+        saver.save(ex.state)
+        ex.stop_clock()
+    ex.forced = _forced_words(name, kept_links, stalled, reached=tidx is not None and any(
+        tidx in {h.dst for h in p.hops} for p in ex.state.paths))
+    return ex
+
+
+def _stall_words(prop: Proposal, route: list[list[str]], at: dict[str, Any], engine: Any) -> str:
+    """Where the route to the forced entity stopped, in words: the link the stage no longer offers."""
+    ent = engine.graph.find(route[at["pos"]][1])
+    where = engine.graph.title(ent) if ent is not None else route[at["pos"]][1]
+    return f"at depth {prop.step.depth} ({prop.step.stage}) the way on towards {where} is not offered"
+
+
+def _forced_words(name: str, links: list[str], stalled: str, *, reached: bool) -> str:
+    """What a press of "Force X in" did, for the page: the links it kept, whether X is in the beam, what next."""
+    kept = f"kept {'; '.join(links)}" if links else "kept what the run had kept there"
+    if stalled:
+        return (f"Forcing {name} in {kept}; then {stalled}, so the search waits here: tick the candidate that leads "
+                f"to {name} (ask “Why not …?” again to see it), or press Auto-finish.")
+    if reached:
+        return f"Forcing {name} in {kept}: {name} is in the beam now. Your overrides are listed below."
+    return f"Forcing {name} in {kept}."
