@@ -16,6 +16,7 @@ import streamlit as st
 
 from explorer import projects
 from explorer import ui
+from explorer.hold import hold_tabs
 from tog_core.app import views as V
 from tog_core.app.session import (
     DEPARTURES,
@@ -192,6 +193,7 @@ def draw() -> None:
             st.warning(f"These settings cannot run a search: {V.md_text(why)}")
         if single_user():  # kept for the next session on this machine (never the API key)
             remember_settings(ss)
+        hold_tabs()  # a tab switch keeps the page where the person is (explorer/hold.py)
 
 
 def settings_problem() -> str | None:
