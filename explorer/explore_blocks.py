@@ -106,9 +106,17 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
         st.stop()
     step, pkey = ex.proposal.step, ex.proposal_key()
     held = ss.get(K.EXPLORE_CHOICE) or {}
-    if held.get("key") != pkey:  # a new proposal: start from the automatic choice
-        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": set(ex.proposal.auto_choice()), "version": 0}
+    if held.get("key") != pkey:  # a new proposal: the automatic choice, or the person's ticks before going back
+        ids, whose = ex.start_ticks()
+        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": ids, "version": 0, "whose": whose}
     st.subheader(f"Depth {step.depth} · {step.stage}")
+    if held.get("whose") == "earlier":
+        st.info(f"Ticked as you chose it on run {ex.parent_run} before going back"
+                + (" (the automatic choice differs)" if held["ids"] != ex.proposal.auto_choice() else "")
+                + ": change the ticks, or press Continue to keep them.", icon=":material/undo:")
+    elif held.get("whose") == "changed":
+        st.info(f"This step offers other candidates than on run {ex.parent_run} (a choice above it changed), so it "
+                "starts from the automatic choice.", icon=":material/undo:")
     if step.note:
         st.caption(V.md_text(step.note))
     for f in step.fallbacks:
@@ -170,7 +178,9 @@ def overrides_and_back(engine: ToGEngine, ex: R.Exploration, trace: Trace) -> No
         back = ex.back_depths()
         if back:
             k = st.selectbox("Back to depth", back, key=K.EXPLORE_BACK, width=160)
-            if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth"):
+            if st.button("Re-run from there", help="This run stays saved; a new branch starts at that depth. Your "
+                         "choices before it are kept, and each step from it starts from your ticks while it offers "
+                         "the same candidates as before"):
                 ss[K.EXPLORE] = R.explore_back(engine, ex, k, ui.store())
                 st.rerun()
         elif ex.no_history:

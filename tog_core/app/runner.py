@@ -157,6 +157,9 @@ class Exploration:
     unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
     no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
     forced: str = ""  # what a press of "Force X in" did and what to press next (force.force_in), for the page
+    # the person's ticks on the branch this one went back from (explore_back), by (depth, stage): the candidates that
+    # step offered and those kept; a step offered exactly so again starts from them (start_ticks)
+    earlier: dict[tuple[int, str], tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
     # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
@@ -185,6 +188,17 @@ class Exploration:
         that is the current state itself."""
         return sorted({s.depth for s in self.states[:-1] if s.stage in ("relations", "entities")
                        and (not s.steps or s.steps[-1].stage == "evaluate")})
+
+    def start_ticks(self) -> tuple[set[str], str]:
+        """The ticks the pending proposal starts from, and whose: ("earlier") the person's ticks on the branch this
+        one went back from, when the step is offered exactly as it was there; else the automatic choice ("auto", or
+        "changed" when that branch had this step but offered other candidates: a choice above it differs)."""
+        assert self.proposal is not None, "propose first"
+        step = self.proposal.step
+        before = self.earlier.get((step.depth, step.stage))
+        if before is not None and before[0] == frozenset(c.id for c in step.candidates):
+            return set(before[1]), "earlier"
+        return set(self.proposal.auto_choice()), "auto" if before is None else "changed"
 
     def proposal_key(self) -> str:
         """Names the pending proposal (run, steps taken): the page keeps the person's choice under it."""
@@ -271,14 +285,20 @@ def explore_finish(engine: Any, ex: Exploration, store: RunStore | None, *, auto
 
 def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | None) -> Exploration:
     """Branch: a new run that starts again at the beginning of `depth`. The current run stays saved as it
-    is (its own run id); the new one records `parent_run` and how many steps it took over."""
+    is (its own run id); the new one records `parent_run` and how many steps it took over. What the person chose
+    before `depth` is kept (those steps are taken over); each step from there starts from their earlier ticks while
+    it is offered as before (`start_ticks`)."""
     idx = next((i for i, s in enumerate(ex.states) if s.depth == depth and s.stage in ("relations", "entities")
                 and (not s.steps or s.steps[-1].stage == "evaluate")), None)
     if idx is None or idx == len(ex.states) - 1:
         raise ValueError(f"depth {depth} was never started in this run")
     ex.saver(engine, store).save(ex.state)  # the old branch, complete as it stands
     kept = ex.states[: idx + 1]
+    # the person's ticks from that depth on stay with the branch: each step offered as before starts from them
+    earlier = {(s.depth, s.stage): (frozenset(c.id for c in s.candidates), frozenset(c.id for c in s.candidates
+                                                                                      if c.kept))
+               for s in ex.state.steps[len(kept[-1].steps):]}
     new = Exploration(settings=ex.settings, run_id=new_run_id(), states=kept, parent_run=ex.run_id,
-                      branched_at=len(kept[-1].steps), model_info=ex.model_info)
+                      branched_at=len(kept[-1].steps), model_info=ex.model_info, earlier=earlier)
     new.saver(engine, store).save(new.state)
     return new

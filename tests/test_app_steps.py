@@ -1,0 +1,66 @@
+"""AppTests of Explore's steps as a daily user meets them (a newcomer's review): "Back to depth" keeps the person's
+ticks, a relations table says why it ticks more relations than the width, and the sidebar's width and depth say
+their limits and when a number typed was refused."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from streamlit.testing.v1 import AppTest
+
+from test_app import QUESTION, app, click, texts
+from tog_core.app.session import K
+
+
+@pytest.fixture(autouse=True)
+def home(app_home):
+    return app_home
+
+
+def _rows(at: AppTest):
+    [ed] = at.data_editor
+    return ed, ed.value
+
+
+def _kept(rows) -> dict[str, bool]:
+    return {str(c).split("  (via")[0]: bool(k) for c, k in zip(rows["candidate"], rows["keep"])}
+
+
+def _explore(**sidebar) -> AppTest:
+    at = app(**{K.MODEL: "none", K.REL_PRUNER: "bm25", K.ENT_PRUNER: "bm25", **sidebar})
+    at.switch_page("pages/explore.py").run()
+    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
+    at = click(at, "Start")
+    assert not at.exception, at.exception
+    return at
+
+
+def test_back_to_a_depth_starts_each_step_from_the_persons_earlier_ticks():
+    """The person unticks Mara Quell at depth 1, goes on to depth 2, then goes back to depth 1: the branch's depth-1
+    steps start from what they ticked (Mara Quell still unticked, said so), not from the automatic choice."""
+    at = _explore()
+    at = click(at, "Continue")  # relations as proposed
+    ed, rows = _rows(at)
+    [mara] = [k for k in rows.index if str(rows.loc[k, "candidate"]).startswith("Mara Quell") and rows.loc[k, "keep"]]
+    at.session_state[ed.key] = {"edited_rows": {int(mara): {"keep": False}}, "added_rows": [], "deleted_rows": []}
+    at = click(at, "Continue")  # entities: Mara Quell dropped by the person
+    at = click(at, "Continue")  # evaluate
+    assert "Depth 2 · relations" in texts(at)
+    old = at.session_state[K.EXPLORE].run_id
+
+    at = click(at, "Re-run from there")  # back to depth 1 (the first depth offered)
+    assert not at.exception, at.exception
+    assert "Depth 1 · relations" in texts(at) and at.session_state[K.EXPLORE].parent_run == old
+    assert f"Ticked as you chose it on run {old} before going back" in texts(at)
+    at = click(at, "Continue")
+    _, rows = _rows(at)
+    assert "Depth 1 · entities" in texts(at)
+    assert _kept(rows)["Mara Quell"] is False  # the person's tick, kept
+    assert "(the automatic choice differs)" in texts(at)
+    at = click(at, "Continue")
+    trace = at.session_state[K.EXPLORE].state
+    assert [(o["label"], o["kept"]) for s in trace.steps for o in s.overrides] == [("Mara Quell", False)]
+
