@@ -110,6 +110,9 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
         ids, whose = ex.start_ticks()
         held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": ids, "version": 0, "whose": whose}
     st.subheader(f"Depth {step.depth} · {step.stage}")
+    if (kept_says := V.keep_words(step, ex.proposal.auto_choice(), width=engine.config.width,
+                                  relations_kept=engine.policy.relations_kept(engine))):
+        st.caption(kept_says)  # why 6 relations are ticked at width 3 (the policy's numbers, read here)
     if held.get("whose") == "earlier":
         st.info(f"Ticked as you chose it on run {ex.parent_run} before going back"
                 + (" (the automatic choice differs)" if held["ids"] != ex.proposal.auto_choice() else "")

@@ -64,3 +64,21 @@ def test_back_to_a_depth_starts_each_step_from_the_persons_earlier_ticks():
     trace = at.session_state[K.EXPLORE].state
     assert [(o["label"], o["kept"]) for s in trace.steps for o in s.overrides] == [("Mara Quell", False)]
 
+
+
+@pytest.mark.parametrize("width", [3, 2])
+def test_a_relations_step_says_why_it_ticks_more_relations_than_the_width(width):
+    """Without an LLM on the demo (GraphRAG free text) the policy keeps 2N relations of each entity, the beam N chains:
+    the table says so in the search's own numbers, which match the ticks (a newcomer saw 6 ticked at width 3)."""
+    at = _explore(**{K.WIDTH: width})
+    ex = at.session_state[K.EXPLORE]
+    _, rows = _rows(at)
+    ticked = int(rows["keep"].sum())
+    assert ticked == 2 * width  # one topic entity (Lanternwright Guild), with more relations than that
+    said = texts(at)
+    assert (f"At width {width} the search keeps up to {2 * width} relations of each entity (2× the width" in said
+            and f"the entity stage then keeps the best {width} chains" in said)
+    assert f"Ticked by the automatic choice: {ticked} relations of 1 entity." in said
+    assert ex.settings.width == width
+    at = click(at, "Continue")
+    assert f"At width {width} the beam keeps the best {width} chains" in texts(at)

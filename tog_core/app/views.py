@@ -140,6 +140,24 @@ def pending_candidate(step: Step, ticked: set[str], entity_id: Any) -> str | Non
     return where + ", not ticked: tick it in the table above and press Continue to keep it."
 
 
+def keep_words(step: Step, auto: set[str], *, width: int, relations_kept: int) -> str:
+    """How many candidates the stage keeps, and why, from the numbers of this run's search: a relations step keeps up
+    to `relations_kept` (the policy's) of each entity, which may be more than the width N of chains the entity stage
+    keeps; an entities step keeps N chains. `auto`: the automatic choice, ticked before the person edits it."""
+    if step.stage == "relations":
+        ents = len({c.source_id for c in step.candidates})
+        more = (f" ({relations_kept // width if relations_kept % width == 0 else round(relations_kept / width, 1)}× "
+                "the width: without an LLM the search reads GraphRAG's free-text relations loosely, so it keeps more "
+                "relations than chains)" if width and relations_kept > width else "")
+        return (f"At width {width} the search keeps up to {relations_kept} relations of each entity{more}; the "
+                f"entity stage then keeps the best {width} chains. Ticked by the automatic choice: {len(auto)} "
+                f"relation{'s' if len(auto) != 1 else ''} of {ents} entit{'y' if ents == 1 else 'ies'}.")
+    if step.stage == "entities":
+        return (f"At width {width} the beam keeps the best {width} chains; ticked by the automatic choice: "
+                f"{len(auto)}.")
+    return ""
+
+
 def choice_from_rows(rows: Iterable[dict[str, Any]]) -> set[str]:
     return {str(r["id"]) for r in rows if bool(r.get("keep"))}
 
