@@ -23,6 +23,7 @@ from tog_core.app.session import (
     MODE_NOTES,
     MODES,
     PRUNERS,
+    NUMBER_LIMITS,
     K,
     parse_app_args,
     project_label,
@@ -34,6 +35,7 @@ from tog_core.app.session import (
     run_spec,
     sidebar_defaults,
     with_recent,
+    within_limits,
 )
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
@@ -161,14 +163,18 @@ def draw() -> None:
 
         st.subheader("Search")
         a, b = st.columns(2)
-        outside = " A number outside the range is not taken: the field turns red and the last one in it is used."
-        a.number_input("Width N (1–10)", 1, 10, key=K.WIDTH,
-                       help="How many paths the search keeps at each step (the beam). Wider finds more, slower."
-                            + outside)
-        b.number_input("Depth D (1–6)", 1, 6, key=K.DEPTH,
-                       help="The most hops a chain may take from the topic entities: 2 for “the mentor of the "
-                            "founder of X”. Without an LLM the search tries each number up to this and keeps one."
-                            + outside)
+        # no min/max on the widgets: the browser would refuse a number outside silently; checked here, and said
+        (wlo, whi), (dlo, dhi) = NUMBER_LIMITS[K.WIDTH], NUMBER_LIMITS[K.DEPTH]
+        outside = " A number outside the range is set to the nearest limit, and a note below says so."
+        a.number_input(f"Width N ({wlo}–{whi})", step=1, key=K.WIDTH, on_change=_keep_within, args=(K.WIDTH,),
+                       help=f"From {wlo} to {whi}: how many paths the search keeps at each step (the beam). Wider "
+                            "finds more, slower." + outside)
+        b.number_input(f"Depth D ({dlo}–{dhi})", step=1, key=K.DEPTH, on_change=_keep_within, args=(K.DEPTH,),
+                       help=f"From {dlo} to {dhi}: the most hops a chain may take from the topic entities: 2 for “the "
+                            "mentor of the founder of X”. Without an LLM the search tries each number up to this and "
+                            "keeps one." + outside)
+        for why in (ss.get(K.REFUSED) or {}).values():
+            st.warning(why, icon=":material/block:")
         a.selectbox("Relation pruner", PRUNERS, key=K.REL_PRUNER,
                     help="What scores the relations leaving the frontier, to keep the best N (2N of a GraphRAG "
                          "project's relations without the LLM). auto: the LLM with a provider; without one, the "
@@ -194,6 +200,18 @@ def draw() -> None:
         if single_user():  # kept for the next session on this machine (never the API key)
             remember_settings(ss)
         hold_tabs()  # a tab switch keeps the page where the person is (explorer/hold.py)
+
+
+def _keep_within(key: str) -> None:
+    """A width or depth typed outside its range: set to the nearest limit, and kept to be said under the fields."""
+    ss = st.session_state
+    value, why = within_limits(key, ss.get(key))
+    ss[key] = value
+    refused = ss.setdefault(K.REFUSED, {})
+    if why:
+        refused[key] = why
+    else:
+        refused.pop(key, None)
 
 
 def settings_problem() -> str | None:

@@ -11,7 +11,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import QUESTION, app, click, texts
+from test_app import APP, QUESTION, app, click, texts
 from tog_core.app.session import K
 
 
@@ -82,3 +82,24 @@ def test_a_relations_step_says_why_it_ticks_more_relations_than_the_width(width)
     assert ex.settings.width == width
     at = click(at, "Continue")
     assert f"At width {width} the beam keeps the best {width} chains" in texts(at)
+
+
+def test_a_width_or_depth_outside_its_range_is_said_not_refused_silently():
+    """A newcomer typed Width 0: the browser kept the last number without a word. The fields name their range in the
+    label and help; a number outside is set to the nearest limit, and the sidebar says so until a good one is typed."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    width, depth = at.sidebar.number_input(key=K.WIDTH), at.sidebar.number_input(key=K.DEPTH)
+    assert width.label == "Width N (1–10)" and width.help.startswith("From 1 to 10:")
+    assert depth.label == "Depth D (1–6)" and depth.help.startswith("From 1 to 6:")
+    assert "nearest limit" in width.help and "nearest limit" in depth.help
+    width.set_value(0).run()
+    assert not at.exception, at.exception
+    assert at.session_state[K.WIDTH] == 1 and at.sidebar.number_input(key=K.WIDTH).value == 1
+    assert [w.value for w in at.sidebar.warning] == ["Width 0 is not taken (it goes from 1 to 10): set to 1."]
+    at.sidebar.number_input(key=K.DEPTH).set_value(9).run()
+    assert at.session_state[K.DEPTH] == 6
+    assert "Depth 9 is not taken (it goes from 1 to 6): set to 6." in [w.value for w in at.sidebar.warning]
+    at.sidebar.number_input(key=K.WIDTH).set_value(4).run()
+    assert at.session_state[K.WIDTH] == 4
+    assert [w.value for w in at.sidebar.warning] == ["Depth 9 is not taken (it goes from 1 to 6): set to 6."]

@@ -46,6 +46,7 @@ class K:
     API_KEY = "api_key"  # typed into a password field; held in memory only
     WIDTH = "width"
     DEPTH = "depth"
+    REFUSED = "numbers_refused"  # {sidebar number's key: why the number typed there was not taken}
     REL_PRUNER = "relation_pruner"
     ENT_PRUNER = "entity_pruner"
     T_EXPLORE = "temperature_exploration"
@@ -278,6 +279,23 @@ def parse_app_args(argv: list[str]) -> dict[str, str]:
 # the sidebar's choices kept across reloads on a single-user app (never the API key; an API base only without
 # credentials or a query in it), each checked against what its widget accepts before it is used
 _NUMBERS = {K.WIDTH: (1, 10), K.DEPTH: (1, 6)}
+NUMBER_LIMITS = _NUMBERS  # what the sidebar's width and depth accept (the labels and help name them)
+_NUMBER_NAMES = {K.WIDTH: "Width", K.DEPTH: "Depth"}
+
+
+def within_limits(key: str, value: Any) -> tuple[int, str]:
+    """A sidebar number (K.WIDTH, K.DEPTH) kept within its limits: (the number used, "" when it was taken as typed,
+    else what was refused and what is used instead, in words). Outside the range: the nearest limit."""
+    lo, hi = _NUMBERS[key]
+    name = _NUMBER_NAMES[key]
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return lo, f"{name} must be a whole number from {lo} to {hi}: set to {lo}."
+    if lo <= n <= hi and n == value:
+        return n, ""
+    used = min(max(n, lo), hi)
+    return used, f"{name} {value:g} is not taken (it goes from {lo} to {hi}): set to {used}."
 _TEMPERATURES = (K.T_EXPLORE, K.T_REASON)
 _CHOICES = {K.REL_PRUNER: PRUNERS, K.ENT_PRUNER: PRUNERS, K.MODE: MODES}
 REMEMBERED = (K.MODEL, K.API_BASE, *_NUMBERS, *_TEMPERATURES, *_CHOICES, K.WITHOUT)
