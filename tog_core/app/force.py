@@ -126,15 +126,13 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
                        for c in prop.step.candidates if c.id in forced_ids and c.id in choice and not c.auto_kept]
         saver.save(ex.state)
         first = False
-    if follow:
+    reached = tidx is not None and any(tidx in {h.dst for h in p.hops} for p in ex.state.paths)
+    ended = not follow and ex.state.stage == "answer"  # Explore: the forced step ended the search (its last depth)
+    if follow or ended:
         ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
         saver.save(ex.state)
-    elif ex.state.stage == "answer":  # the route ended the search (its last depth): answered, as Continue does
-        ex.states.append(asyncio.run(engine.answer(ex.state)))
-        saver.save(ex.state)
         ex.stop_clock()
-    ex.forced = _forced_words(name, kept_links, stalled, reached=tidx is not None and any(
-        tidx in {h.dst for h in p.hops} for p in ex.state.paths))
+    ex.forced = _forced_words(name, kept_links, stalled, reached=reached, ended=ended)
     return ex
 
 
@@ -145,12 +143,15 @@ def _stall_words(prop: Proposal, route: list[list[str]], at: dict[str, Any], eng
     return f"at depth {prop.step.depth} ({prop.step.stage}) the way on towards {where} is not offered"
 
 
-def _forced_words(name: str, links: list[str], stalled: str, *, reached: bool) -> str:
+def _forced_words(name: str, links: list[str], stalled: str, *, reached: bool, ended: bool = False) -> str:
     """What a press of "Force X in" did, for the page: the links it kept, whether X is in the beam, what next."""
     kept = f"kept {'; '.join(links)}" if links else "kept what the run had kept there"
     if stalled:
         return (f"Forcing {name} in {kept}; then {stalled}, so the search waits here: tick the candidate that leads "
                 f"to {name} (ask “Why not …?” again to see it), or press Auto-finish.")
+    if ended:
+        return (f"Forcing {name} in {kept}; that ended the search, so it answers from there"
+                + (f" with {name}, your answer." if reached else "."))
     if reached:
         return f"Forcing {name} in {kept}: {name} is in the beam now. Your overrides are listed below."
     return f"Forcing {name} in {kept}."

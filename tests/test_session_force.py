@@ -1,0 +1,76 @@
+""""Force X in" (tog_core/app/force.py) on the hand-checkable graph of test_engine.make_graph: Acme's founder Alice
+was born in Paris; Bob, who works at Acme, in Lyon. At width 1 the search keeps Alice's path only, so Lyon, two hops
+from Acme, was lost at depth 1. One press brings the whole way in; where the way cannot be followed, or the forced
+step ends the search, the person is told what happened."""
+from __future__ import annotations
+
+import pytest
+from test_engine import make_graph
+
+from tog_core.app.force import force_in
+from tog_core.app.runner import run_question
+from tog_core.app.session import Settings
+from tog_core.policy.cheap import CheapPolicy
+from tog_core.runs.files import RunStore
+from tog_core.tog.diagnosis import diagnose
+from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import EngineConfig
+
+Q = "Where was the founder of Acme born?"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOG_HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture()
+def lost():
+    """(engine, the width-1 run, the diagnosis of Lyon)."""
+    eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
+                    policy=CheapPolicy())
+    run = run_question(eng, Q, seeds=["Acme"], store=RunStore())
+    [d] = diagnose(run.to_dict(), ["Lyon"], eng.graph)
+    assert d["force"]["route"] == [["r2", "id-Bob"], ["r3", "id-Lyon"]]  # lost at its first relation, two hops on
+    return eng, run, d
+
+
+def test_one_press_keeps_every_link_to_lyon_each_marked_as_the_persons(lost):
+    eng, run, d = lost
+    ex = force_in(eng, Settings(), run, d["force"], None, follow=False)  # Explore
+    forced = [(s.depth, s.stage, o["label"]) for s in ex.state.steps for o in s.overrides if o.get("forced") == "Lyon"]
+    # Bob's relation to Lyon is among the 2 relations of Bob kept anyway (no override); every other link is forced
+    assert forced == [(1, "relations", "Bob works at Acme"), (1, "entities", "Bob"), (2, "entities", "Lyon")]
+    assert (ex.state.depth, ex.state.stage) == (2, "evaluate")  # waits for the person once Lyon is in the beam
+    assert "Lyon is in the beam now" in ex.forced
+
+
+def test_the_forced_answer_comes_first_and_the_search_s_other_candidates_follow(lost):
+    eng, run, d = lost
+    ex = force_in(eng, Settings(), run, d["force"], None)  # Ask
+    t = ex.saver(eng, None).trace(ex.state)
+    assert t.answer_entity == "Lyon" and t.confidence is None
+    assert [c["title"] for c in t.candidates][0] == "Lyon" and t.candidates[0]["why"] == "forced in by you"
+    assert "Paris" in [c["title"] for c in t.candidates[1:]]  # Alice's chain, still the branch's, not dropped
+    assert "Other candidates: " in t.answer and "Paris" in t.answer.split("Other candidates: ")[1].split("\n")[0]
+
+
+def test_a_way_no_longer_offered_stops_where_it_breaks_and_says_what_to_do(lost):
+    eng, run, d = lost
+    broken = {**d["force"], "route": [["r2", "id-Bob"], ["r-gone", "id-Lyon"]]}
+    ex = force_in(eng, Settings(), run, broken, None, follow=False)
+    assert (ex.state.depth, ex.state.stage) == (2, "relations") and not ex.state.done
+    assert "at depth 2 (relations) the way on towards Lyon is not offered" in ex.forced
+    assert "tick the candidate that leads to Lyon" in ex.forced
+
+
+def test_a_forced_verdict_that_ends_the_search_on_explore_answers_it(lost):
+    """Forcing "answer now" at depth 1 with Alice (the diagnosis's `action` for an entity kept, then lost deeper)
+    ends the search: Explore answers with the person's entity rather than leaving the run without an answer."""
+    eng, run, _ = lost
+    force = {"step": 2, "candidate_id": "sufficient", "label": "Alice", "route": [], "from_id": "id-Alice",
+             "entity_id": "id-Alice", "action": "answer at depth 1"}
+    ex = force_in(eng, Settings(), run, force, None, follow=False)
+    assert ex.state.stage == "done" and "Answer you forced in: Alice" in ex.state.answer
+    assert "that ended the search" in ex.forced and "with Alice, your answer" in ex.forced
