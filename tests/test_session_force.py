@@ -10,6 +10,7 @@ from test_engine import make_graph
 from tog_core.app.force import force_in
 from tog_core.app.runner import run_question
 from tog_core.app.session import Settings
+from tog_core.app.views import overrides
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs.files import RunStore
 from tog_core.tog.diagnosis import diagnose
@@ -44,6 +45,8 @@ def test_one_press_keeps_every_link_to_lyon_each_marked_as_the_persons(lost):
     assert forced == [(1, "relations", "Bob works at Acme"), (1, "entities", "Bob"), (2, "entities", "Lyon")]
     assert (ex.state.depth, ex.state.stage) == (2, "evaluate")  # waits for the person once Lyon is in the beam
     assert "Lyon is in the beam now" in ex.forced
+    rows = overrides(ex.saver(eng, None).trace(ex.state))  # the page's overrides table says why each was made
+    assert [r["why"] for r in rows] == ["forcing Lyon in"] * 3
 
 
 def test_the_forced_answer_comes_first_and_the_search_s_other_candidates_follow(lost):

@@ -175,19 +175,28 @@ def edited_choice(rows: list[dict[str, Any]], edits: dict[str, Any] | None) -> s
 
 def overrides(trace: Trace) -> list[dict[str, Any]]:
     """Every override of a trace, one row a decision, with where it happened. At an evaluate step the person chose
-    the other outcome (answer now / search deeper): one decision, though both outcomes are recorded as changed."""
+    the other outcome (answer now / search deeper): one decision, though both outcomes are recorded as changed. The
+    overrides of a "Force X in" say so ("why": "forcing X in")."""
     rows = []
     for s in trace.steps:
         done = [o for o in s.overrides or [] if isinstance(o, dict)]
         if s.stage == "evaluate" and done:
             auto, mine = outcome_change(done)
             rows.append({"depth": s.depth, "stage": s.stage, "candidate": "what next",
-                         "automatic": auto.get("label", ""), "person": mine.get("label", "")})
+                         "automatic": auto.get("label", ""), "person": mine.get("label", ""),
+                         **_forcing(mine)})
             continue
         rows += [{"depth": s.depth, "stage": s.stage, "candidate": o.get("label", ""),
-                  "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop"}
-                 for o in done]
+                  "automatic": "keep" if o.get("auto_kept") else "drop", "person": "keep" if o.get("kept") else "drop",
+                  **_forcing(o)} for o in done]
+    if any("why" in r for r in rows):  # a "Force X in" made some: the column says which, on every row
+        rows = [{**r, "why": r.get("why", "")} for r in rows]
     return rows
+
+
+def _forcing(o: dict[str, Any]) -> dict[str, str]:
+    """An override a press of "Force X in" made (its `forced`: X's title), said as such."""
+    return {"why": f"forcing {o['forced']} in"} if o.get("forced") else {}
 
 
 def seed_rows(trace: Trace) -> list[dict[str, Any]]:
