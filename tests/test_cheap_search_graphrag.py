@@ -88,15 +88,15 @@ class _ChainReader:
 
 
 def test_ranks_are_fused_without_a_weight_and_the_best_is_one():
-    from tog_core.policy import ranking
+    from tog_core.policy import fusion
 
-    fused = ranking.fused_ranks([3.0, 2.0, 1.0], [0.1, 0.9, 0.5])  # ranks (1, 3), (2, 1), (3, 2)
-    k = ranking.RRF_K
+    fused = fusion.fused_ranks([3.0, 2.0, 1.0], [0.1, 0.9, 0.5])  # ranks (1, 3), (2, 1), (3, 2)
+    k = fusion.RRF_K
     raw = [1 / (k + 1) + 1 / (k + 3), 1 / (k + 2) + 1 / (k + 1), 1 / (k + 3) + 1 / (k + 2)]
     assert list(fused) == pytest.approx([v / max(raw) for v in raw]) and fused.max() == 1.0
     assert fused[1] > fused[0] > fused[2]  # second by score, first by the other reading: it leads
     # equal items share their rank under both readings: equal fused scores, whatever their order
-    assert list(ranking.fused_ranks([1.0, 1.0], [0.5, 0.5])) == [1.0, 1.0]
+    assert list(fusion.fused_ranks([1.0, 1.0], [0.5, 0.5])) == [1.0, 1.0]
 
 
 def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_read_by_the_embedder(monkeypatch):
@@ -191,10 +191,10 @@ def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_th
 
 def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_filter_is_not_read(monkeypatch):
     from test_policy import free_graph
-    from tog_core.policy import cheap, ranking
+    from tog_core.policy import fusion, ranking
 
-    assert list(ranking.ranks([1.0, 0.5, 1.0, 0.2])) == [1, 3, 1, 4]  # the graph's order decides nothing
-    assert list(ranking.fused_ranks([1.0, 1.0], [0.2, 0.9])) == pytest.approx(
+    assert list(fusion.ranks([1.0, 0.5, 1.0, 0.2])) == [1, 3, 1, 4]  # the graph's order decides nothing
+    assert list(fusion.fused_ranks([1.0, 1.0], [0.2, 0.9])) == pytest.approx(
         [(1 / 61 + 1 / 62) / (2 / 61), 1.0])  # tied on one reading, the other decides
     calls = []
 
@@ -214,7 +214,7 @@ def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_f
     assert pol.relation_ties(eng, st, 0, groups, [0.05, 0.05, 0.05]) is not None and calls
     calls.clear()
     assert pol.relation_ties(eng, st, 0, groups, [0.4, 0.0, 0.0]) is None  # 0: set aside by the pre-filter
-    monkeypatch.setattr(cheap, "TIES_READ", 2)
+    monkeypatch.setattr(fusion, "TIES_READ", 2)
     assert pol.relation_ties(eng, st, 0, groups, [0.05, 0.05, 0.05]) is None and not calls  # too many to read
 
 

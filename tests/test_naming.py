@@ -9,6 +9,7 @@ from test_policy import free_graph
 from test_ranking import CHEAP, only, state_with_trials
 from tog_core.policy import naming, ranking
 from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.text import tokens_in
 from tog_core.tog.engine import ToGEngine
 
 
@@ -43,7 +44,7 @@ BAY = "Within which complex is the bay where the encrypted radio transmitter is 
 ])
 def test_title_named_is_the_share_of_the_title_the_question_uses(question, title, topics, asked, share):
     language = "fr" if "école" in question else "en"
-    stems = frozenset(ranking.tokens_in(asked, language))
+    stems = frozenset(tokens_in(asked, language))
     assert naming.title_named(question, title, topics, stems, language) == pytest.approx(share)
 
 

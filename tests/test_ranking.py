@@ -13,8 +13,9 @@ import pytest
 
 from test_policy import free_graph
 from tog_core.graphrag.graph import KnowledgeGraph
-from tog_core.policy import depths, passages, ranking
+from tog_core.policy import candidates, depths, passages, ranking
 from tog_core.policy.cheap import CheapPolicy
+from tog_core.scoring.text import tokens_in
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import BeamPath, EngineConfig, Hop, Search, State
 from tog_core.tog.trace import Trace
@@ -41,7 +42,7 @@ def test_gather_takes_every_entity_of_every_chain_once_without_topics_or_repeate
     topic = BeamPath(start=0, hops=(hop(0, 9, 4),), score=0.3)  # 9 is another topic entity of the question
     searches = [Search(depth=2, paths=(a, b, back, topic)), Search(depth=1, paths=(BeamPath(start=0, hops=(
         hop(0, 1, 0),), score=0.5), b))]  # b again: counted once
-    cands, chains, n_searches = ranking.gather(searches, frozenset({0, 9}))
+    cands, chains, n_searches = candidates.gather(searches, frozenset({0, 9}))
     by = {c.entity: c for c in cands}
     assert sorted(by) == [1, 2, 3] and chains == 5 and n_searches == 2
     assert by[1].features["share_in"] == pytest.approx(3 / 5)  # on a, back and the 1-hop chain
@@ -306,8 +307,8 @@ def test_the_words_naming_what_is_asked_are_no_fact_a_chain_must_state(monkeypat
 ])
 def test_asked_head_reads_the_opening_phrase_of_the_description(description, title, head):
     asked = frozenset({"garment", "island", "boat", "岛"})
-    assert ranking.asked_head(frozenset(ranking.tokens_in(" ".join(asked), "en")), title, description, "en") is head
-    assert not ranking.asked_head(frozenset(), title, description, "en")  # nothing asked: nothing found
+    assert candidates.asked_head(frozenset(tokens_in(" ".join(asked), "en")), title, description, "en") is head
+    assert not candidates.asked_head(frozenset(), title, description, "en")  # nothing asked: nothing found
 
 
 def test_the_policy_marks_a_candidate_whose_description_says_it_is_what_is_asked(monkeypatch):

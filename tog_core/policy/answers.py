@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from tog_core.graphrag.pg_common import StoreError
-from tog_core.policy import explain, naming, ranking, retrieval, textunits
+from tog_core.policy import candidates, explain, naming, ranking, retrieval, textunits
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
@@ -68,8 +68,8 @@ class CheapAnswers:
         # answer, the LLM, the search's depth and how many are found off the chains (by description, in the text)
         key = (id(ctx.graph), state.question, repr(state.reading), tuple(x.id for x in state.seeds), ctx.llm is None,
                state.depth, self.retrieved, self.text_found,
-               bool(ctx.config.exact_depth or state.hops_firm), tuple(ranking.path_key(p) for p in paths),
-               tuple((s.depth, tuple(ranking.path_key(p) for p in s.paths)) for s in state.other_searches),
+               bool(ctx.config.exact_depth or state.hops_firm), tuple(candidates.path_key(p) for p in paths),
+               tuple((s.depth, tuple(candidates.path_key(p) for p in s.paths)) for s in state.other_searches),
                (dropped := person_dropped(state)), state.forced, person_stopped(state), state.second)
         if key in self._ranked:
             return self._ranked[key]
@@ -111,15 +111,15 @@ class CheapAnswers:
 
     def answer_features(self, ctx: SearchContext, state: State, paths: list[BeamPath], rule: AnswerChoice | None,
                         embedder: Any | None, *, dropped: frozenset[tuple[Any, ...]] | None = None
-                        ) -> list[ranking.RankedEntity]:
+                        ) -> list[candidates.RankedEntity]:
         """Every entity of every kept chain, then the entities found by their descriptions and in the source text
-        (retrieved_candidates), with their features (ranking.py; fitted by bench/fit_ranker.py);
-        `dropped`: person_dropped(state) when the caller has it already."""
+        (retrieved_candidates), with their features (candidates.py; the model that reads them: ranking.py, fitted
+        by bench/fit_ranker.py); `dropped`: person_dropped(state) when the caller has it already."""
         searches = [Search(depth=state.depth, paths=tuple(paths)), *person_allowed(ctx.graph, state, dropped)]
         topics = ctx.topic_ids(state)
         # the number of hops is known (given, or chosen by a person): only the chains' ends answer
         ends_only = bool(ctx.config.exact_depth or state.hops_firm)
-        cands, _, _ = ranking.gather(searches, topics, ends_only=ends_only)
+        cands, _, _ = candidates.gather(searches, topics, ends_only=ends_only)
         reading = self.reading(ctx, state)
         topic_titles = [x.title for x in state.seeds]
         query = self.description_query(ctx, state)
@@ -150,14 +150,14 @@ class CheapAnswers:
             # free text only, as "named" (the typed model was fitted without it: fit_ranker.UNUSED)
             c.features["title_named"] = 0.0 if ctx.graph.has_relation_labels else naming.title_named(
                 state.question, ctx.graph.title(c.entity), topic_titles, aside, reading.language)
-        ranking.text_features(cands, question=state.question, topic_titles=topic_titles,
-                              graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
-                              language=reading.language)
+        candidates.text_features(cands, question=state.question, topic_titles=topic_titles,
+                                 graph=ctx.graph, embedder=embedder, facts=frozenset(facts), asked=aside,
+                                 language=reading.language)
         return cands
 
     def retrieved_candidates(self, ctx: SearchContext, state: State, query: frozenset[str], exclude: frozenset[int],
                              ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None,
-                             topic_titles: list[str]) -> list[ranking.RankedEntity]:
+                             topic_titles: list[str]) -> list[candidates.RankedEntity]:
         """The entities within the search's depth of the topic entities whose descriptions read best against the
         question (policy/retrieval.py), `retrieved` of them not already candidates, then `text_found` named where the
         source text behind the neighbourhood's relationships reads best against it (policy/textunits.py), each with
@@ -191,7 +191,7 @@ class CheapAnswers:
         except StoreError as err:  # the text units unread: the ones found by description still count
             log.warning("no candidates found in the source text: %s", err)
             in_text = []
-        return [ranking.RankedEntity(entity=p.end, path=p, features=dict(
+        return [candidates.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
             search_depth=float(depth), share_searches=0.0, beam=0.0, **({"found_text": 1.0} if text else {})))
             for text, group in ((False, paths), (True, in_text)) for p in group]
@@ -237,7 +237,7 @@ class CheapAnswers:
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
 
 
-def _found(c: ranking.RankedEntity) -> str:
+def _found(c: candidates.RankedEntity) -> str:
     """AnswerChoice.found of a ranked candidate when no kept chain reaches it (`beam` 0): "text" when found in the
     source text (its `found_text`, no model feature), else "description"; "" for a chain's."""
     return "" if c.features.get("beam", 1.0) else "text" if c.features.get("found_text") else "description"

@@ -18,27 +18,26 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
-from tog_core.policy import ranking, retrieval
-from tog_core.policy.answers import CheapAnswers, exact_depth
+from tog_core.policy.answers import CheapAnswers
 from tog_core.policy.coverage import covered, rest_of_question
-from tog_core.policy.coverage import verdict as coverage_verdict
+from tog_core.policy.fusion import ChainFusion
+from tog_core.policy.judge import EVIDENCE_CHARS, CheapJudge
 from tog_core.policy.lookahead import rate_next_hops
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, read as read_question
-from tog_core.scoring.text import first_sentence, tokens, without_words, words_as_written
+from tog_core.scoring.text import first_sentence, without_words
 from tog_core.scoring.question import type_matches
 from tog_core.tog.policy import AnswerChoice, NextEdges, NextHop, SearchContext, uses_llm
 from tog_core.tog.state import BeamPath, Hop, RelChoice, State
 
 
-EVIDENCE_CHARS = 300  # the most of a neighbour's first sentence read beside a relation
 EVIDENCE_KEPT_FROM = 5_000  # relation groups from which one entity's evidence is kept for the next search
-TIES_READ = 100  # the most relations tied at a cut-off that chain_fusion reads with e5 (one call); more: graph order
 
 
 @dataclass(kw_only=True)
-class CheapPolicy(CheapAnswers):
-    """Question structure, lookahead, a coverage judge and score shaping for cheap scorers."""
+class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
+    """Question structure, lookahead, a coverage judge and score shaping for cheap scorers (the judge in
+    policy/judge.py, the e5 chain fusion in policy/fusion.py, the answer in policy/answers.py)."""
 
     name = "cheap"
     # words near the topic focus the first hops, words by the question word the last (0.827 -> 0.860)
@@ -291,64 +290,6 @@ class CheapPolicy(CheapAnswers):
             return 1.0, ""
         return self.type_prior_factor, f"type {kind}, not what the question asks for (x{self.type_prior_factor:g})"
 
-    def _reads_chains(self, ctx: SearchContext, scorer: Any) -> bool:
-        """chain_fusion applies to a stage: a GraphRAG graph (free-text relations) and a cheap scorer there."""
-        return self.chain_fusion and not ctx.graph.has_relation_labels and not uses_llm(scorer)
-
-    def relation_ties(self, ctx: SearchContext, state: State, i: int, groups: Sequence[RelChoice],
-                      scores: Sequence[float]) -> tuple[list[float], list[str]] | None:
-        """chain_fusion: when more relations tie with the cut-off score than the beam keeps, each is read as the
-        chain so far plus the relation by e5 against the question, the closest first; None otherwise (or on a typed
-        graph, with an LLM relation scorer, without the packaged e5, when the cut-off is a score of 0 that only the
-        hub pre-filter gives, or when more than TIES_READ relations tie)."""
-        width = self.relations_kept(ctx)
-        if not self._reads_chains(ctx, ctx.relation_scorer) or not width or len(scores) <= width:
-            return None
-        cutoff = sorted(scores, reverse=True)[width - 1]
-        if cutoff <= 0:  # the cut runs through the groups the hub pre-filter set aside (score 0): never read
-            return None
-        tied = [k for k, v in enumerate(scores) if v == cutoff]
-        if len(tied) <= width - sum(1 for v in scores if v > cutoff):
-            return None  # every relation at the cut-off is kept: nothing to break
-        if len(tied) > TIES_READ:  # a hub read without its pre-filter: its order stays the graph's
-            return None
-        embedder = ranking.ranking_embedder()
-        if embedder is None:
-            return None
-        p = state.paths[i]
-        head = ranking.chain_text(ctx.graph, p)
-        title = ctx.graph.title(p.end)
-        texts = [(f"{head} ; " if head else "") + f"{title} {groups[k].text[:200]}" for k in tied]
-        sims = embedder.embed(texts, kind="passage") @ embedder.embed([state.question], kind="query")[0]
-        keys, why = [0.0] * len(scores), [""] * len(scores)
-        for k, sim in zip(tied, sims):
-            keys[k] = float(sim)
-            why[k] = (f"tied at {cutoff:.3g} with {len(tied) - 1} other(s) at the cut-off: the whole chain read by e5 "
-                      f"{float(sim):.2f}")
-        return keys, why
-
-    def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
-                    ) -> tuple[list[float], list[str], str] | None:
-        """chain_fusion: the entity beam's order is the reciprocal rank fusion of the path scores, the e5 similarity
-        of the question to each whole chain (ranking.chain_text) and (beam_descriptions) each chain end's description
-        read by BM25 against the question, scaled so the best is 1; None (the path scores) on a typed graph, with an
-        LLM entity scorer, or without the packaged e5."""
-        embedder = ranking.ranking_embedder() if self._reads_chains(ctx, ctx.entity_scorer) else None
-        if embedder is None:
-            return None
-        q = embedder.embed([state.question], kind="query")[0]
-        sims = embedder.embed([ranking.chain_text(ctx.graph, p) for p in chains], kind="passage") @ q
-        by_path, by_chain = ranking.ranks(path_scores).astype(int), ranking.ranks(sims).astype(int)
-        n = len(chains)
-        why = [f"path score {s:.3g} (rank {a} of {n}) fused with the whole chain read by e5 {c:.2f} (rank {b})"
-               for s, a, c, b in zip(path_scores, by_path, sims, by_chain)]
-        if not self.beam_descriptions:
-            return [float(v) for v in ranking.rank_fusion(by_path, by_chain)], why, "e5 chain"
-        desc = retrieval.description_scores(ctx.graph, [p.end for p in chains], self.description_query(ctx, state))
-        by_desc = ranking.ranks(desc).astype(int)
-        why = [f"{w} and its end's description read by BM25 {d:.2f} (rank {c})" for w, d, c in zip(why, desc, by_desc)]
-        return [float(v) for v in ranking.rank_fusion(by_path, by_chain, by_desc)], why, "e5 chain+description"
-
     def looks_ahead(self, ctx: SearchContext, state: State) -> bool:
         """Before the last hop, with cheap scorers on both stages."""
         return (self.lookahead and state.depth < ctx.last_depth(state) and not uses_llm(ctx.relation_scorer)
@@ -367,56 +308,7 @@ class CheapPolicy(CheapAnswers):
             options=options, text_of=self.type_text, ctx=ctx, floor=self.floor, per_entity=ctx.config.max_candidates)
         return {o.key: r for o, r in zip(options, ratings)}
 
-    # ------------------------------------------------------------------ stop and answer
-    def needs_ahead(self, ctx: SearchContext, state: State) -> bool:
-        """Whether the judge reads the edges one hop further (stop_when_nothing_ahead, GraphRAG, no known depth)."""
-        return self.stop_when_nothing_ahead and not ctx.graph.has_relation_labels and not exact_depth(ctx, state)
-
-    def judge(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges] = ()) -> dict[str, Any]:
-        """Sufficient once a chain's relations match every question word (coverage.verdict; a chain back at its
-        start answers nothing: the question names its topic), once the planned depth is reached, or (GraphRAG)
-        once nothing one hop further (`ahead`, the chains' next edges) matches a question word still unmatched;
-        then, while no chain ends in the type the question asks for, one hop more."""
-        topics = ctx.topic_ids(state)  # a chain ending at a topic (or back home) answers nothing: not sufficient
-        reading = self.reading(ctx, state)
-        v = coverage_verdict(reading.want,
-                             [[self.hop_words(ctx, h) for h in p.hops] for p in state.paths
-                              if p.hops and not p.answers_nothing(topics)], words_as_written(reading.question))
-        planned = ctx.last_depth(state)
-        if not v["sufficient"] and (planned >= ctx.config.depth or state.depth < planned):
-            if not self.needs_ahead(ctx, state):
-                return v
-            left = self._nothing_ahead(ctx, state, ahead)
-            if left is None:
-                return v
-            v = {"sufficient": True, "by": "ahead",
-                 "reason": f"no relation one hop further matches what the question still asks ({left})"}
-        elif not v["sufficient"]:
-            v = {"sufficient": True, "by": "plan",
-                 "reason": f"the question names {planned} relation{'s' if planned > 1 else ''}; {v['reason']}"}
-        asked = list(reading.asked)
-        ends = [ctx.graph.entity(p.end).type for p in state.paths if p.hops and not p.answers_nothing(topics)]
-        if (self.type_gate and asked and self._graph_has_type(ctx, asked)
-                and not any(type_matches(asked, t) for t in ends)):
-            return {"sufficient": False, "by": "type",
-                    "reason": f"no chain ends in what the question asks for ({' '.join(asked)}): one hop more"}
-        return v
-
-    def _nothing_ahead(self, ctx: SearchContext, state: State, ahead: Sequence[NextEdges]) -> str | None:
-        """The question words no chain has matched yet, when none of them occurs in any relation the chains could
-        take next (`ahead`, read with its neighbour evidence); None when something ahead still matches."""
-        want = self.reading(ctx, state).want
-        missing: set[str] = set()
-        words: set[str] = set()
-        for nxt in ahead:
-            missing |= set(want - covered(want, [self.hop_words(ctx, h) for h in nxt.path.hops]))
-            # free-text relations (the judge asks only on GraphRAG graphs), each with its neighbour's first sentence
-            for text, e in zip(ctx.graph.descriptions(nxt.rels[:2000]), ctx.graph.entities(nxt.others[:2000])):
-                words.update(tokens(f"{text} {_what_it_is(e)}"))
-                if missing & words:
-                    return None
-        return ", ".join(sorted(missing)) if missing and not missing & words else None
-
+    # ------------------------------------------------------------------ the question's reading
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:
         """How the question was read (State.reading: made once by ToGEngine.start, restored with a saved run); a
         State built by hand without one is read by the rule reader, once."""
@@ -436,8 +328,3 @@ class CheapPolicy(CheapAnswers):
         """Best score first; without an LLM, ties go to the chain that covers more of the question."""
         cov = self.coverage(ctx, state, p).total() if ctx.llm is None else 0
         return (-p.score, -cov)
-
-
-def _what_it_is(e: Any) -> str:
-    """The neighbour evidence of a GraphRAG relation: the first sentence of its target entity's description."""
-    return first_sentence(e.description, limit=EVIDENCE_CHARS)

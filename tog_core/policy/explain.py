@@ -14,7 +14,7 @@ import numpy as np
 
 from tog_core.policy.ranking import Model
 
-# what each ranking feature reads, as a person would say it (policy/ranking.py describes each)
+# what each ranking feature reads, as a person would say it (policy/candidates.py describes each)
 SIGNAL_WORDS = {
     "path_rel": "its chain's score in the search",
     "inv_rank": "its chain's place in the beam",
