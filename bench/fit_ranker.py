@@ -30,44 +30,24 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import replace
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dev_sets import DATA, DEV, GR, PQ, ROOT, SPENT  # first: makes tog_core importable
-from fit_tables import calibration, print_row, print_total  # noqa: F401  (calibration: tests read it here)
+from dev_sets import ROOT, SPENT  # first: makes tog_core importable
+import fit_dump  # noqa: E402
+import fit_model  # noqa: E402
+from fit_dump import SETS  # noqa: E402,F401  (SETS: bench/agreement.py reads it here)
+from fit_model import fit_ranking  # noqa: E402,F401  (tests read it here)
+from fit_tables import calibration, print_row, print_total  # noqa: E402,F401  (calibration: tests read it here)
 
-from tog_core.bench.kgqa import KGQAConfig, run_kgqa  # noqa: E402
+from tog_core.bench.kgqa import KGQAConfig  # noqa: E402
 from tog_core.bench.measures import auroc  # noqa: E402
 from tog_core.home import tog_home  # noqa: E402
 from tog_core.policy import ranking  # noqa: E402
 
-# name: (project or data folder, questions file (None: the folder's questions_dev.jsonl), linked, depth, limit)
-SETS: dict[str, tuple[Path, Path | None, bool, int | None, int | None]] = {
-    "demo": (ROOT / "demo/output", ROOT / "demo/questions.jsonl", True, 3, None),
-    "cc": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev.jsonl", True, 3, None),
-    "cc2": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev2.jsonl", True, 3, None),
-    "cc3": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_dev3.jsonl", True, 3, None),
-    "dulce": (GR / "operation-dulce-v3/output", ROOT / "bench/data/operation-dulce/questions_dev.jsonl", True, 3, None),
-    "cc12": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_dev.jsonl", True, 3,
-             None),
-    "cc12b": (GR / "christmas-carol-v1.2/output", ROOT / "bench/data/christmas-carol-v1.2/questions_dev2.jsonl", True,
-              3, None),
-    "fr": (ROOT / "bench/data/fr-atelier/output", ROOT / "bench/data/fr-atelier/questions_dev.jsonl", True, 3, None),
-    "zh": (ROOT / "bench/data/zh-chayuan/output", ROOT / "bench/data/zh-chayuan/questions_dev.jsonl", True, 3, None),
-    "metaqa": (DATA / "kgqa/metaqa", None, True, 3, None),
-    "pq2": (PQ / "PQ-2H", None, False, None, None),
-    "pq3": (PQ / "PQ-3H", None, False, None, None),
-    "pql2": (PQ / "PQL-2H", None, False, None, None),
-    "pql3": (PQ / "PQL-3H", None, False, None, None),
-    # outside every fit (OUTSIDE): the hub dev sets and the spent blind sets, run as the app runs them
-    **{n: (*DEV[n], True, 3, None) for n in ("cchub", "cc12hub")},
-    **{n: (*SPENT[n], True, 3, None) for n in SPENT},
-}
 OUT = tog_home() / "cache" / "ranker-features"
 # one model per kind of graph: free-text relations (GraphRAG) and typed relations; the typed model keeps the rule
 # choice first (rule_first), the ranking having lost to it there when left out (MetaQA 0.887 -> 0.833)
@@ -77,52 +57,6 @@ FAMILIES = {"free": (["demo", "cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "fr"
 # sets and the blind sets read at earlier stops' ends (dev_sets.SPENT). Fitting on them too was measured and lost
 # first answers (docs/experiment-log.md, thirteenth stop); they tell whether a change carries beyond the fit's sets
 OUTSIDE: dict[str, list[str]] = {"free": ["cchub", "cc12hub", *SPENT], "typed": []}
-
-
-def dump(name: str) -> None:
-    data, qfile, link, depth, limit = SETS[name]
-    captured: list[tuple[Any, Any]] = []
-
-    def hook(engine: Any) -> None:
-        engine.policy.answer_model = False  # the rule choice answers (its pick is a feature, and `rule@1` below)
-        orig = engine.run
-
-        async def run(question: str, **kw: Any) -> Any:
-            st = await orig(question, **kw)
-            captured.append((engine, st))
-            return st
-        engine.run = run
-
-    cfg = KGQAConfig(data_dir=str(data), questions=str(qfile) if qfile else None, link=link, depth=depth,
-                     limit=limit)
-    t0 = time.time()
-    res = run_kgqa(cfg, engine_hook=hook)
-    by_q = {st.question: (eng, st) for eng, st in captured}
-    emb = ranking.ranking_embedder()
-    rows = []
-    for r, q in zip(res["questions"], _questions(cfg)):
-        eng, st = by_q.get(q["question"], (None, None))
-        cands: list[dict[str, Any]] = []
-        if st is not None:
-            paths = eng.best_paths(st)
-            rule = eng.policy.rule_choice(eng, st, paths)
-            for c in eng.policy.answer_features(eng, st, paths, rule, emb):
-                cands.append({"title": eng.graph.title(c.entity), "features": c.features})
-        gold = set(q["answers"])
-        rows.append({"id": q["id"], "hops": q["hops"], "question": q["question"], "answers": q["answers"],
-                     "cands": [{**c, "gold": c["title"] in gold} for c in cands],
-                     "answer_entity": r["answer_entity"]})
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False))
-    s = res["summary"]["all"]
-    print(f"{name}: {len(rows)} questions, chain Hits@1 {s['chain_hits1']}, "
-          f"{sum(len(x['cands']) for x in rows)} candidates, {time.time() - t0:.0f} s", flush=True)
-
-
-def _questions(cfg: KGQAConfig) -> list[dict[str, Any]]:
-    from tog_core.bench.kgqa import load_questions, load_questions_file, select
-    qs = load_questions_file(Path(cfg.questions)) if cfg.questions else load_questions(Path(cfg.data_dir), cfg.split)
-    return select(qs, cfg.limit)
 
 
 # ---------------------------------------------------------------------------------------------------------- fit
@@ -158,8 +92,9 @@ UNUSED: dict[str, frozenset[str]] = {"free": frozenset(),
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 CROSSFIT = False  # `fit --crossfit`: the confidence and its threshold fitted on rankings that never saw the set
 BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged
-# issue #21's operating point: at least this share of wrong answers flagged as guesses, at most this share of right
-GOAL_WRONG, GOAL_RIGHT = 0.70, 0.25
+# issue #21's operating point (fit_model.GOAL_WRONG, GOAL_RIGHT): at least this share of wrong answers flagged as
+# guesses, at most this share of right ones
+GOAL_WRONG, GOAL_RIGHT = fit_model.GOAL_WRONG, fit_model.GOAL_RIGHT
 SURE = ranking.SURE_FEATURES  # `fit --sure=a,b,c` tries a subset (what was tried: docs/experiment-log.md)
 RAW: dict[str, list[list[dict[str, float]]]] = {}  # per set, per question: the candidates' features as dumped
 
@@ -175,7 +110,7 @@ def fit(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], rule_first: bool =
     if CROSSFIT and len(sets) >= 3:
         inner = {n: _ranking(fit_ranking({m: v for m, v in sets.items() if m != n}, signed=signed, features=features),
                              rule_first) for n in sets}
-    sure = fit_sureness(inner, sets)
+    sure = fit_model.fit_sureness(inner, sets, RAW, SURE)
     low = threshold({n: replace(m, sure=sure) for n, m in inner.items()}, sets)
     return replace(rank, sure=sure, low=low)
 
@@ -185,121 +120,24 @@ def _ranking(fitted: ranking.Model, rule_first: bool) -> ranking.Model:
     return replace(fitted, low=0.5, rule_first=rule_first)
 
 
-def sure_rows(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
-              ) -> list[tuple[dict[str, float], bool]]:
-    """Per question with candidates: the confidence model's inputs and whether the top candidate is right."""
-    out = []
-    for (X, y), raw in zip(qs, RAW[name]):
-        if not len(X):
-            continue
-        p = ranking.with_none(((X - model.mean) / model.scale) @ model.weights)
-        order = ranking.order(p, raw, rule_first=model.rule_first)
-        out.append((ranking.sure_row([p[i] for i in order], [raw[i] for i in order]), bool(y[order[0]])))
-    return out
-
-
-def fit_sureness(models: dict[str, ranking.Model], sets: dict[str, list[tuple[np.ndarray, np.ndarray]]],
-                 l2: float = 1.0, iters: int = 800, lr: float = 0.5) -> ranking.Sureness:
-    """Logistic regression of "the top candidate is right" on SURE_FEATURES, each data set weighing the same, each
-    set's questions ranked by its model in `models`."""
-    names = SURE
-    rows, ys, ws = [], [], []
-    for n, qs in sets.items():
-        got = sure_rows(models[n], n, qs)
-        for r, hit in got:
-            rows.append([r[f] for f in names])
-            ys.append(float(hit))
-            ws.append(1.0 / len(got))
-    X, y, wt = np.array(rows), np.array(ys), np.array(ws)
-    mu, sd = X.mean(0), X.std(0) + 1e-6
-    Z = (X - mu) / sd
-    w, b = np.zeros(len(names)), 0.0
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-(Z @ w + b)))
-        g = wt * (p - y) / wt.sum()
-        w -= lr * (Z.T @ g + l2 * w / len(y))
-        b -= lr * g.sum()
-    return ranking.Sureness(features=names, weights=w, intercept=float(b), mean=mu, scale=sd)
-
-
-def fit_ranking(sets: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float = 1.0, iters: int = 600,
-                lr: float = 0.5, *, signed: bool, features: Sequence[str]) -> ranking.Model:
-    """Conditional logit on `features` (the columns of each question's matrix) by gradient descent; each data set
-    weighs the same, whatever its size. `signed`: the weights of the features whose direction is known before any
-    data (ranking.AT_LEAST_ZERO) are held at zero or above (projected after each step)."""
-    # a question whose candidates hold no gold answer teaches "none of these" (a zero row, score 0)
-    groups = [(X, y, 1.0 / len(qs)) for qs in sets.values() for X, y in qs if len(X)]
-    allx = np.vstack([X for X, _, _ in groups])
-    mu, sd = allx.mean(0), allx.std(0) + 1e-6
-    bias = list(features).index("bias")
-    mu[bias], sd[bias] = 0.0, 1.0
-    zs = []
-    for X, y, wt in groups:
-        tgt = np.append(y / y.sum(), 0.0) if y.any() else np.append(np.zeros(len(y)), 1.0)
-        zs.append((np.vstack([(X - mu) / sd, np.zeros(X.shape[1])]), tgt, wt))
-    total = sum(w for _, _, w in zs)
-    w = np.zeros(allx.shape[1])
-    floor = np.array([0.0 if signed and f in ranking.AT_LEAST_ZERO else -np.inf for f in features])
-    for _ in range(iters):
-        g = l2 * w / len(zs)
-        for Z, tgt, wt in zs:
-            p = ranking.softmax(Z @ w)
-            g += wt * (Z.T @ (p - tgt)) / total
-        w = np.maximum(w - lr * g, floor)  # a feature whose direction is known never counts against a candidate
-    return ranking.Model(features=tuple(features), weights=w, mean=mu, scale=sd, low=0.0)
-
-
-def tops(model: ranking.Model, name: str, qs: list[tuple[np.ndarray, np.ndarray]]
-         ) -> list[tuple[float, bool, bool]]:
-    """Per question: (the confidence, right at 1, right within 3); no candidate: (0, False, False)."""
-    out = []
-    for (X, y), raw in zip(qs, RAW[name]):
-        if not len(X):
-            out.append((0.0, False, False))
-            continue
-        p = ranking.with_none(((X - model.mean) / model.scale) @ model.weights)
-        order = ranking.order(p, raw, rule_first=model.rule_first)
-        conf = float(p[order[0]]) if model.sure is None else model.sure.probability(
-            ranking.sure_row([p[i] for i in order], [raw[i] for i in order]))
-        out.append((conf, bool(y[order[0]]), bool(y[order[:3]].any())))
-    return out
-
-
 def threshold(models: dict[str, ranking.Model], sets: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> float:
     """The guess threshold on `sets` (each set weighing the same), by default the issue's own operating point: the
     probability whose mean shares of wrong answers flagged and right answers flagged come nearest the goals (at least
     GOAL_WRONG, at most GOAL_RIGHT), the larger of the two shortfalls the smallest; ties go to the lower threshold
     (fewer right answers called guesses). `fit --balanced`: the best mean of wrong flagged and right not flagged (the
     rule shipped before); `fit --target-wrong=x`: the lowest flagging that share of wrong answers."""
-    return pick_threshold([tops(models[n], n, qs) for n, qs in sets.items()])
+    return pick_threshold([fit_model.tops(models[n], qs, RAW[n]) for n, qs in sets.items()])
 
 
 def pick_threshold(per: Sequence[Sequence[tuple[float, bool, bool]]]) -> float:
-    """`threshold` on each set's (confidence, right at 1, right within 3) per question. A share is the mean over the
-    sets that have such answers (a set with no wrong answer says nothing about flagging them); 0.5 when no set has
-    both."""
-    grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
-    wrongs = [[p for p, h, _ in rows if not h] for rows in per]
-    rights = [[p for p, h, _ in rows if h] for rows in per]
-    wrongs, rights = [w for w in wrongs if w], [r for r in rights if r]
-    if not wrongs or not rights:
-        return 0.5
-
-    def shares(t: float) -> tuple[float, float]:
-        """The mean over the sets of the share of wrong answers flagged, and of right ones."""
-        return (float(np.mean([np.mean([p < t for p in w]) for w in wrongs])),
-                float(np.mean([np.mean([p < t for p in r]) for r in rights])))
-
-    at = {t: shares(t) for t in grid}
-    if TARGET_WRONG is not None:
-        return next((t for t in grid if at[t][0] >= TARGET_WRONG), grid[-1])
-    if BALANCED:
-        return max(grid, key=lambda t: ((at[t][0] + 1.0 - at[t][1]) / 2, -t))
-    return min(grid, key=lambda t: (max(GOAL_WRONG - at[t][0], at[t][1] - GOAL_RIGHT), t))
+    """`threshold` on each set's (confidence, right at 1, right within 3) per question, under this module's settings
+    (TARGET_WRONG, BALANCED, GOAL_WRONG, GOAL_RIGHT): fit_model.pick_threshold."""
+    return fit_model.pick_threshold(per, target_wrong=TARGET_WRONG, balanced=BALANCED, goal_wrong=GOAL_WRONG,
+                                    goal_right=GOAL_RIGHT)
 
 
 def report(name: str, model: ranking.Model, qs: list[tuple[np.ndarray, np.ndarray]], rule: float) -> dict[str, Any]:
-    rows = tops(model, name, qs)
+    rows = fit_model.tops(model, qs, RAW[name])
     right = [p for p, h, _ in rows if h]
     wrong = [p for p, h, _ in rows if not h]
     n = len(rows)
@@ -428,6 +266,11 @@ def fit_options(args: list[str]) -> tuple[bool, str | None]:
         sys.exit("choose one threshold rule: --balanced or --target-wrong")
     families = [a[8:] for a in args if a.startswith("--write=")]
     return "--write" in args or bool(families), (families[0] if families else None)
+
+
+def dump(name: str) -> None:
+    """fit_dump.dump of set `name` into OUT, configured by KGQAConfig (bench/agreement.py swaps both for a variant)."""
+    fit_dump.dump(name, OUT, KGQAConfig)
 
 
 if __name__ == "__main__":
