@@ -1,7 +1,7 @@
 """The graph as the engine sees it: the Entity / Relationship / TextUnit records and the GraphStore protocol.
 
 GraphStore lists exactly what the engine and its helpers (tog/, policy/, scoring/, render/, app/, bench/)
-call on a graph; tests/test_architecture.py checks that list against the code, both ways, so it cannot
+call on a graph; tests/test_protocols.py checks that list against the code, both ways, so it cannot
 fall behind. KnowledgeGraph (graphrag/graph.py) is the in-memory implementation. Entities and
 relationships are addressed by dense integer indices inside the process; traces use GraphRAG ids and titles.
 """

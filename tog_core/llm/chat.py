@@ -119,7 +119,7 @@ class ClientUsage:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Exactly what the engine and its scorers call on a chat model (tests/test_architecture.py checks
+    """Exactly what the engine and its scorers call on a chat model (tests/test_protocols.py checks
     this list against the code). A call that fails raises ``tog_core.llm.errors.LLMError``."""
 
     async def complete(self, messages: list[dict], *, temperature: float, max_tokens: int = 256,
