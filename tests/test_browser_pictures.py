@@ -329,3 +329,83 @@ def test_compare_labels_every_link_apart_where_both_runs_fan_out_of_the_topic(ch
     assert _overlapping(edges) == 0, edges
     both = edges + got["labels"]
     assert _overlapping(both) == 0, [(x["label"], [round(v) for v in x["box"]]) for x in both]
+
+
+# every drawn relation text's box on screen as four corners: vis turns a text written along its link about the
+# link's middle (align "top"), so its box is turned with it; a level text's box is as drawn
+EDGE_CORNERS = """() => {
+  const out = [];
+  for (const id of Object.keys(network.body.edges)) {
+    const e = network.body.edges[id], s = e.labelModule.size;
+    if (!e.options.label || !s || !s.width || !e.from || !e.to) { continue; }
+    let angle = 0, px = 0, py = 0;
+    if (e.options.font.align !== "horizontal") {
+      const dx = e.to.x - e.from.x, dy = e.to.y - e.from.y;
+      angle = Math.atan2(dy, dx);
+      if ((angle < -1 && dx < 0) || (angle > 0 && dx < 0)) { angle += Math.PI; }
+      px = e.edgeType.getPoint(0.5).x; py = s.yLine;
+    }
+    const c = Math.cos(angle), n = Math.sin(angle);
+    const corners = [[s.left, s.top], [s.left + s.width, s.top], [s.left + s.width, s.top + s.height],
+                     [s.left, s.top + s.height]].map(([x, y]) => {
+      const q = network.canvasToDOM({x: px + (x - px) * c - (y - py) * n, y: py + (x - px) * n + (y - py) * c});
+      return [q.x, q.y]; });
+    out.push({label: String(e.options.label), corners: corners});
+  }
+  return out;
+}"""
+
+
+def _meet(a: list, b: list, tol: float = 2.0) -> bool:
+    """Whether two drawn boxes (four corners each, turned or not) overlap by more than `tol` px (separating axes)."""
+    for poly in (a, b):
+        for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+            ax, ay = y0 - y1, x1 - x0
+            norm = (ax * ax + ay * ay) ** 0.5 or 1.0
+            pa = [(x * ax + y * ay) / norm for x, y in a]
+            pb = [(x * ax + y * ay) / norm for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= tol:
+                return False
+    return True
+
+
+def _text_overlaps(page) -> tuple[int, int, list]:
+    """(relation texts drawn, pairs of them drawn over each other, and of a relation text over an entity's name)."""
+    edges = page.evaluate(EDGE_CORNERS)
+    names = [[[x0, y0], [x1, y0], [x1, y1], [x0, y1]] for x0, y0, x1, y1 in
+             (n["box"] for n in page.evaluate(LABELS)["labels"])]
+    pairs = [(a["label"], b["label"]) for i, a in enumerate(edges) for b in edges[i + 1:]
+             if _meet(a["corners"], b["corners"])]
+    over = [a["label"] for a in edges for n in names if _meet(a["corners"], n)]
+    return len(edges), len(pairs) + len(over), pairs[:3] + over[:3]
+
+
+def test_a_dense_neighbourhood_and_a_replay_write_their_relations_apart(chromium, tmp_path):
+    """The demo's 2-hop neighbourhood of Rookhaven (24 links, each with its relation text) drew 65 pairs of texts over
+    each other when written along the links, and the replay of the Lanternwright Guild question four of six texts over
+    each other where the links fan out of the topic (a newcomer's review). Now each is written level in the middle of
+    its link where it covers nothing, the rest on hover, and none overlaps."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tog_core.app.runner import run_question
+    from tog_core.render.frontier import frontier_html
+    from tog_core.render.frontier_items import trace_entity_types
+    from tog_core.render.neighbourhood import neighbourhood_html
+
+    engine = _engine(ROOT / "demo", 3, 3)
+    graph = engine.graph
+    with ThreadPoolExecutor(1) as pool:  # as _run: a thread of its own for the run's event loop
+        t = pool.submit(lambda: run_question(
+            engine, "In which town was the founder of the Lanternwright Guild born?").to_dict()).result()
+    hub = graph.find_title("Rookhaven")
+    page = _fitted(chromium, neighbourhood_html(graph, hub, hops=2, height="520px", clickable=True), 1000, 520)
+    _shot(page, tmp_path, "rookhaven_2_hops.png")
+    said, overlaps, which = _text_overlaps(page)
+    assert said >= 4 and overlaps == 0, (said, overlaps, which)
+    assert "hover a link without text" in page.inner_text(".tog-legend")
+    page.close()
+    page = _fitted(chromium, frontier_html(t, None, height="560px", types=trace_entity_types(graph, t)), 1000, 560)
+    _shot(page, tmp_path, "replay_lanternwright.png")
+    said, overlaps, which = _text_overlaps(page)
+    assert said >= 3 and overlaps == 0, (said, overlaps, which)
+    page.close()

@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from tog_core.tog.choice import found_words
+from tog_core.render.labels import frame_of, level_labels, place_edge_labels
 from tog_core.render.page import arrows, build_page, empty_html, vis_options
 from tog_core.render.style import (
     FRONTIER_BORDER,
@@ -312,5 +313,6 @@ def compare_html(a: dict[str, Any], b: dict[str, Any], *, height: str = "460px",
     opts = vis_options(len(nodes), len(edges), physics=False)
     # both runs' links fan out of the same nodes, every one labelled: labels written along steep links crossed each
     # other near the topic; level, on a white ground, they sit half a row apart
-    opts["edges"]["font"].update(align="horizontal", background="rgba(255,255,255,0.85)")
+    level_labels(opts)
+    place_edge_labels(nodes, edges, frame=frame_of(height))  # a text that would cover another: on hover only
     return build_page(nodes, edges, opts, height=height, legend_html=legend(items), title="ToG runs compared")

@@ -16,6 +16,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from tog_core.render.frontier_items import add_marks, add_pending, collect, steps_upto
+from tog_core.render.labels import frame_of, level_labels, place_edge_labels, two_lines
 from tog_core.render.page import arrows, build_page, vis_options
 from tog_core.render.style import (
     EXPECTED_COLOUR,
@@ -235,7 +236,7 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
         held_end = column_of.get(dst, column_of.get(src))
         (reserve[f"more-d{held_end}"]["edges"] if held_end is not None else out_edges).append(
                          {"from": a, "to": b, "arrows": arrows(bool(c.get("outgoing", True))),
-                          "label": short(rel, 40) if labelled and v["kept"] else "",
+                          "label": two_lines(short(rel, 200)) if labelled and v["kept"] else "",
                           "title": "\n".join(tip), "dashes": [2, 6] if v.get("ghost") else not v["kept"],
                           "width": 3 if v["over"] else (2 if v["kept"] else 1),
                           "color": {"color": OVERRIDE_COLOUR if v["over"] else colour, "highlight": FRONTIER_BORDER}})
@@ -257,5 +258,12 @@ def frontier_html(trace: dict[str, Any], depth: int | None = None, *, max_nodes:
     opts = vis_options(len(nodes), len(out_edges), physics=False)
     opts["edges"]["smooth"] = {"enabled": True, "type": "cubicBezier", "forceDirection": "horizontal",
                                "roundness": 0.4}
+    # relation texts level in the middle of their links, where they cover no entity and no other text (the links
+    # fanning out of one entity crossed each other's texts when written along them); the others on hover
+    level_labels(opts)
+    said = sum(1 for e in out_edges if e["label"])
+    place_edge_labels(nodes, out_edges, frame=frame_of(height))
+    if sum(1 for e in out_edges if e["label"]) < said:
+        note = (note + "; " if note else "") + "hover a link without text for its relation"
     return build_page(nodes, out_edges, opts, height=height, legend_html=legend(items, note), title=title,
                       clickable=clickable, reserve=reserve, for_live=for_live)

@@ -6,16 +6,18 @@ label to cover another (`separate`; a label is wider than a ring's slot, and big
 ring). At most `first` are drawn at once: a "+N more" node
 adds the next `first` when clicked (a hub such as SCROOGE, 148 neighbours, opens as 30 and four clicks). Beyond
 `max_nodes` in all, the rest are left out ("N more not shown"). With many edges, relation text is in the edges'
-tooltips only. With `clickable`, every entity node carries its entity index as `ref`, so a click on a neighbour
+tooltips only; with fewer, each is written level on a white ground in the middle of its link where it covers no
+entity and no other relation text (render/labels.py), the centre's own links first; the others' in their tooltips.
+With `clickable`, every entity node carries its entity index as `ref`, so a click on a neighbour
 can move the browser to it.
 """
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections import deque
 from typing import Any
 
+from tog_core.render.labels import frame_of, label_box, level_labels, place_edge_labels, two_lines
 from tog_core.render.page import MIN_LABEL_PX, build_page, vis_options
 from tog_core.render.style import (
     EDGE_LABELS_MAX,
@@ -37,6 +39,7 @@ from tog_core.render.style import (
 RING_Y, RING_STEP, ASPECT, SLOT = 105.0, 80.0, 2.3, 110.0
 FIRST = 30
 MORE_BELOW = 70.0  # the "+N more" node's centre, under the lowest ring drawn at first
+LABELLED_WIDER = 2.4  # rings this much wider when the links carry their relation texts (as the compare picture's hops)
 MORE_ROOM = MORE_BELOW + 20.0  # what it takes below the rings, its box included (fit_scale)
 
 
@@ -58,16 +61,6 @@ def ring_positions(n: int) -> list[tuple[float, float]]:
             out.append((rx * math.cos(a), ry * math.sin(a)))
         ring += 1
     return out
-
-
-def label_box(label: str, size: float, font: float) -> tuple[float, float, float]:
-    """The room a dot of radius `size` takes with its label (`font` px, drawn under it), in canvas units: (half the
-    width, height above the dot's centre, height below it). The width is read off the label's characters: about
-    0.62 of the font size each (vis-network's Arial, capital letters; measured in Chromium 0.56-0.68), a whole font
-    size for a wide one (Chinese, Japanese, Korean), plus a margin."""
-    units = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62 for ch in label)
-    half = max(size, 0.5 * font * units) + 6
-    return half, size + 6, size + 4 + 1.25 * font + 6
 
 
 def separate(xy: list[tuple[float, float]], boxes: list[tuple[float, float, float]], fixed: list[bool], *,
@@ -104,6 +97,13 @@ def separate(xy: list[tuple[float, float]], boxes: list[tuple[float, float, floa
             move[j] -= push * (1.0 - share_i)
         p += 0.6 * move
     return [(float(a), float(b)) for a, b in p]
+
+
+def _weight(w: Any) -> float:
+    try:
+        return float(w)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _look(graph: Any, i: int, hop: int) -> tuple[str, float, int]:
@@ -150,15 +150,6 @@ def fit_scale(points: list[tuple[float, float]], boxes: list[tuple[float, float,
     return min(1.0, frame[0] / max(1.1 * (right - left), 1.0), frame[1] / max(1.1 * (bottom - top), 1.0))
 
 
-def _frame(height: str) -> tuple[float, float]:
-    """The frame the picture is fitted to, in px: a page about 1000 wide, `height` ("520px") less its legend."""
-    try:
-        tall = float(height.removesuffix("px")) if height.endswith("px") else 520.0
-    except ValueError:
-        tall = 520.0
-    return 1000.0, max(tall - 40.0, 200.0)
-
-
 def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes: int = 150, first: int = FIRST,
                        height: str = "560px", clickable: bool = False) -> str:
     centre = int(entity_idx)
@@ -180,7 +171,15 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
     batch = {i: k // batch_size for k, i in enumerate(shown[1:])}  # which click shows it (0: drawn at once)
     batch[centre] = 0
     looks = [_look(graph, i, dist[i]) for i in shown]
-    spots = spread(looks, [batch[i] for i in shown], ring_positions(len(shown) - 1), _frame(height))
+    keep = set(shown)
+    rels: set[int] = set()
+    for i in shown:
+        ridx, others, _ = graph.neighbors(i)
+        rels.update(r for r, o in zip(ridx.tolist(), others.tolist()) if o in keep)
+    labelled = len(rels) <= EDGE_LABELS_MAX
+    wider = LABELLED_WIDER if labelled else 1.0  # room in the middle of the links for their relation texts
+    spots = spread(looks, [batch[i] for i in shown], [(x * wider, y * wider)
+                                                      for x, y in ring_positions(len(shown) - 1)], frame_of(height))
     nodes_by: dict[int, list[dict[str, Any]]] = {}
     types = []
     for k, i in enumerate(shown):
@@ -199,19 +198,17 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
              "size": size, "borderWidth": 5 if i == centre else 1,
              "color": {"background": colour, "border": FRONTIER_BORDER if i == centre else colour},
              "font": {"size": font}})
-    keep = set(shown)
-    rels: set[int] = set()
-    for i in shown:
-        ridx, others, _ = graph.neighbors(i)
-        rels.update(r for r, o in zip(ridx.tolist(), others.tolist()) if o in keep)
-    labelled = len(rels) <= EDGE_LABELS_MAX
     edges_by: dict[int, list[dict[str, Any]]] = {}
-    for r in sorted(rels):
+    # the centre's own links first, the heaviest first: their relation texts are placed first (place_edge_labels)
+    for r in sorted(rels, key=lambda r: (centre not in (graph.relationship(r).source_idx,
+                                                         graph.relationship(r).target_idx),
+                                         -_weight(graph.relationship(r).weight), r)):
         rel = graph.relationship(r)
         tip = [plain(rel.description or rel.label, 400), f"weight {num(rel.weight)} · "
                f"{len(rel.text_unit_ids)} source passage(s)"]
         edges_by.setdefault(max(batch[rel.source_idx], batch[rel.target_idx]), []).append(
-            {"from": rel.source_idx, "to": rel.target_idx, "label": short(rel.label, 40) if labelled else "",
+            {"from": rel.source_idx, "to": rel.target_idx,
+             "label": two_lines(short(rel.label, 200)) if labelled else "",
              "title": "\n".join(tip), "smooth": False,
              # the centre's own edges drawn, the ones between its neighbours faint (a hub's would be a tangle)
              **({"color": {"color": "#adb5bd", "highlight": FRONTIER_BORDER}, "width": 1.5}
@@ -228,12 +225,23 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
     nodes = nodes_by[0] + ([more(1)] if last > 0 else [])
     reserve = {f"more-{b}": {"nodes": nodes_by[b] + ([more(b + 1)] if b < last else []), "edges": edges_by.get(b, [])}
                for b in range(1, last + 1)}
+    if labelled:  # each batch's texts placed around what is drawn by then
+        taken: list[Any] = []
+        upto: list[dict[str, Any]] = []
+        for b in range(last + 1):
+            upto += nodes_by[b]
+            taken = place_edge_labels(upto + ([more(b + 1)] if b < last else []), edges_by.get(b, []),
+                                      frame=frame_of(height), taken=taken)
+    unsaid = sum(1 for es in edges_by.values() for e in es if not e["label"])
     note = f"{hidden} more not shown" if hidden else ""
     if not labelled:
         note = (note + "; " if note else "") + f"{len(rels)} edges: hover an edge for its relation"
+    elif unsaid:
+        note = (note + "; " if note else "") + "hover a link without text for its relation"
     items = type_items(types) + [swatch("#fff", border=FRONTIER_BORDER, ring=True) + "centre"]
     if clickable:
         items.append("click a neighbour to move to it")
-    return build_page(nodes, edges_by.get(0, []), vis_options(len(nodes), len(edges_by.get(0, [])), physics=False),
-                      height=height, legend_html=legend(items, note), title="Neighbourhood", clickable=clickable,
-                      reserve=reserve)
+    opts = vis_options(len(nodes), len(edges_by.get(0, [])), physics=False)
+    level_labels(opts)
+    return build_page(nodes, edges_by.get(0, []), opts, height=height, legend_html=legend(items, note),
+                      title="Neighbourhood", clickable=clickable, reserve=reserve)
