@@ -312,15 +312,15 @@ def test_stop_reaches_a_run_while_the_local_embedder_blocks_its_event_loop(home)
 
     slow.propose = propose
 
-    def stop_on_tick(elapsed):
-        if elapsed > 0.2:
+    def stop_on_tick(elapsed):  # Stop pressed once the encoding has begun (no clock: a loaded machine is slow)
+        if encoded:
             raise Stop()
 
     progress.TICK_S, old = 0.05, progress.TICK_S
     try:
         with pytest.raises(Stop):
             run_question(slow, Q, RunCallbacks(on_tick=stop_on_tick), seeds=["Acme"], store=RunStore())
-        assert set(encoded) == {BETWEEN_BATCH} and len(encoded) < 20  # stopped after a few of its 40 batches
+        assert set(encoded) == {BETWEEN_BATCH} and len(encoded) < 40  # stopped between its 40 batches
         encoded.clear()
         emb.embed([f"relation {i}" for i in range(40 * BETWEEN_BATCH)])  # outside a run: the embedder's own batches
         assert encoded == [64] * 10
