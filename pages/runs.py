@@ -13,6 +13,7 @@ from explorer import pick
 from tog_core.app import runner as R
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
+from tog_core.app.compare_pick import default_pair
 from tog_core.app.session import K, settings_from_trace
 from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
@@ -113,11 +114,23 @@ if tabs[0].open:
 if tabs[1].open:
     with tabs[1]:
         ids = list(names)
+        pair = default_pair(rows, {r.run_id: r.project for r in listed})
+        if pair is not None and ss.get(K.RUNS_A) not in ids:  # opened afresh: the newest two runs of one question
+            ss[K.RUNS_A], ss[K.RUNS_B], ss["_runs_a_seen"] = pair.a, pair.b, pair.a
+        if pair is not None and not pair.same:  # said before anything is drawn
+            st.info("No two of these runs ask the same question, so the newest two are compared, and the chains of "
+                    "different questions rarely meet. Ask a question again (with another width, pruner or model) "
+                    "to see here what that changed.")
         c1, c2 = st.columns(2)
         a = c1.selectbox("Run A", ids, format_func=names.get, key=K.RUNS_A)
         if ss.get("_runs_a_seen") != a:  # a new run A: compare it with its parent or the same question's last run
             ss["_runs_a_seen"], ss[K.RUNS_B] = a, V.compare_default(rows, a)
         b = c2.selectbox("Run B", ids, format_func=names.get, key=K.RUNS_B)
+        if pair is not None and pair.same and (a, b) == (pair.a, pair.b):
+            row = {r["run"]: r for r in rows}
+            st.caption(f"Compared: the newest two runs that ask the same question on one project, "
+                       f"“{V.md_text(row[a]['question'])}”: {row[a]['time']} (A) and {row[b]['time']} (B). "
+                       "Pick any two runs above.")
         ra, rb = load(a), load(b)
         if ra is not None and rb is not None:
             ta, tb = ui.as_dict(ra), ui.as_dict(rb)  # the picture reads the trace JSON

@@ -126,6 +126,35 @@ def test_runs_compare_is_one_path_diff_picture():
     assert "link(s) in both runs" in texts(at)
 
 
+def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
+    at = app(**{K.MODEL: "none"})
+    at = ask(at, CORIN)
+    at = ask(at, QUESTION)
+    at.switch_page("pages/runs.py").run()
+    at = open_tab(at, K.RUNS_TAB, "Compare two runs")
+    assert not at.exception, at.exception
+    assert "No two of these runs ask the same question" in texts(at)  # said, the newest two drawn
+    at.switch_page("pages/ask.py").run()
+    at.session_state[K.WIDTH] = 1
+    at = ask(at, CORIN)  # CORIN asked again…
+    at = ask(at, "Who was mentored by Hestia Rook?")  # …and the newest run asks a third question
+    corin = sorted((r for r in RunStore().list() if r.question == CORIN), key=lambda r: r.created_at, reverse=True)
+    assert len(corin) == 2
+    at.switch_page("pages/runs.py").run()
+    at = open_tab(at, K.RUNS_TAB, "Compare two runs")
+    assert not at.exception, at.exception
+    # CORIN's two runs, not the newest two (the third question's and CORIN's): the newest pair of one question
+    assert (at.selectbox(key=K.RUNS_A).value, at.selectbox(key=K.RUNS_B).value) == (corin[0].run_id, corin[1].run_id)
+    said = texts(at)
+    assert "Compared: the newest two runs that ask the same question on one project" in said
+    assert "Run B asks another question" not in said and "No two of these runs" not in said
+    newest = RunStore().list()
+    newest = max(newest, key=lambda r: r.created_at).run_id
+    at.selectbox(key=K.RUNS_A).set_value(newest).run()  # the person can still pick any two
+    assert at.selectbox(key=K.RUNS_A).value == newest and "Compared: the newest two" not in texts(at)
+    assert "Run B asks another question" in texts(at)
+
+
 # ---------------------------------------------------------------------------------------------- sidebar
 
 def test_bad_project_path_shows_an_error_and_keeps_the_previous_project(tmp_path):
