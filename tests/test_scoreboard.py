@@ -316,3 +316,20 @@ def test_fit_ranker_keeps_the_agreement_confidence_only_over_the_ranking_it_was_
     fr.main_fit(write=True)
     assert "agree" not in json.loads(model_file.read_text())["free"]
     assert "fit it again with `python bench/agreement.py fit erel --write`" in capsys.readouterr().out
+
+
+def test_agreement_fits_its_confidence_on_rankings_that_never_saw_the_set_unless_told(tmp_path, monkeypatch):
+    """bench/agreement.py `fit` (and `--write`, inside it) reads the confidence's inputs off rankings fitted without
+    the set, as the variant's probability is made (fit_ranker's CROSSFIT on); `--in-sample` off; fit_ranker's own
+    setting is left as it was."""
+    fr = load("fit_ranker")
+    ag = load("agreement")
+    seen = []
+    monkeypatch.setattr(ag, "with_variant", lambda variant, into: [])
+    monkeypatch.setattr(fr, "main_fit", lambda write: seen.append(("tables", fr.CROSSFIT)))
+    monkeypatch.setattr(ag, "write_agree", lambda variant, feature: seen.append(("write", fr.CROSSFIT)))
+    monkeypatch.setattr(fr, "OUT", tmp_path / "ranker-features")
+    ag.fit("erel", "vp", write=True)
+    ag.fit("erel", "vp", crossfit=False)
+    assert seen == [("tables", True), ("write", True), ("tables", False)]
+    assert fr.CROSSFIT is False
