@@ -323,7 +323,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable
             f = d.get("force")
             if f and f.get("step") is not None:
                 depth = (d.get("lost") or {}).get("depth")
-                if st.button(f"Force “{V.md_text(d['title'][:60])}” in at depth {depth} and continue",
+                if st.button(f"Force “{V.md_text(d['title'][:60])}” in from depth {depth} and continue",
                              key=f"{key}_force_{i}",
                              icon=":material/call_split:", help=force_help):
                     on_force(f)

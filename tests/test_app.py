@@ -317,7 +317,7 @@ def test_forcing_an_entity_in_names_it_and_answers_it():
     assert at.session_state[K.ASK_TRACE].answer_entity != "Saltmere"
     at.text_input(key=K.ASK_EXPECT).set_value("Saltmere").run()
     [force] = [b for b in at.button if b.label.startswith("Force")]
-    assert force.label == "Force “Saltmere” in at depth 2 and continue"
+    assert force.label == "Force “Saltmere” in from depth 2 and continue"
     force.click()
     at.run()
     assert not at.exception, at.exception

@@ -71,7 +71,7 @@ def test_why_not_forces_the_named_entity_and_the_hops_agree_with_its_chain(app_u
     why.press("Enter")
     force = page.get_by_role("button", name=re.compile("^Force"))
     force.wait_for(timeout=30_000)
-    assert force.inner_text().strip().endswith("Force “Saltmere” in at depth 2 and continue"), force.inner_text()
+    assert force.inner_text().strip().endswith("Force “Saltmere” in from depth 2 and continue"), force.inner_text()
     assert "answer at depth" not in force.inner_text()  # the diagnosis names the step; the button the entity
     _shot(page, tmp_path, "why-not-saltmere.png")
     run = page.url.split("run=", 1)[1].split("&", 1)[0]
