@@ -117,15 +117,15 @@ if tabs[1].open:
         pair = default_pair(rows, {r.run_id: r.project for r in listed})
         if pair is not None and ss.get(K.RUNS_A) not in ids:  # opened afresh: the newest two runs of one question
             ss[K.RUNS_A], ss[K.RUNS_B], ss["_runs_a_seen"] = pair.a, pair.b, pair.a
-        if pair is not None and not pair.same:  # said before anything is drawn
-            st.info("No two of these runs ask the same question, so the newest two are compared, and the chains of "
-                    "different questions rarely meet. Ask a question again (with another width, pruner or model) "
-                    "to see here what that changed.")
         c1, c2 = st.columns(2)
         a = c1.selectbox("Run A", ids, format_func=names.get, key=K.RUNS_A)
         if ss.get("_runs_a_seen") != a:  # a new run A: compare it with its parent or the same question's last run
             ss["_runs_a_seen"], ss[K.RUNS_B] = a, V.compare_default(rows, a)
         b = c2.selectbox("Run B", ids, format_func=names.get, key=K.RUNS_B)
+        if pair is not None and not pair.same and (a, b) == (pair.a, pair.b):  # only of the pair chosen for them
+            st.info("No two of these runs ask the same question, so the newest two are compared, and the chains of "
+                    "different questions rarely meet. Ask a question again (with another width, pruner or model) "
+                    "to see here what that changed.")
         if pair is not None and pair.same and (a, b) == (pair.a, pair.b):
             row = {r["run"]: r for r in rows}
             st.caption(f"Compared: the newest two runs that ask the same question on one project, "

@@ -155,6 +155,20 @@ def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
     assert "Run B asks another question" in texts(at)
 
 
+def test_compare_says_it_drew_the_newest_two_only_while_it_draws_them():
+    at = app(**{K.MODEL: "none"})
+    at = ask(at, CORIN)
+    at = ask(at, QUESTION)
+    at.switch_page("pages/runs.py").run()
+    at = open_tab(at, K.RUNS_TAB, "Compare two runs")
+    assert "No two of these runs ask the same question" in texts(at)  # the newest two, chosen for the person
+    older = min(RunStore().list(), key=lambda r: r.created_at).run_id
+    at.selectbox(key=K.RUNS_A).set_value(older).run()  # the person picks another pair
+    assert not at.exception, at.exception
+    assert at.selectbox(key=K.RUNS_A).value == older
+    assert "No two of these runs ask the same question" not in texts(at)  # no longer the pair it speaks of
+
+
 # ---------------------------------------------------------------------------------------------- sidebar
 
 def test_bad_project_path_shows_an_error_and_keeps_the_previous_project(tmp_path):
