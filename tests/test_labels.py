@@ -31,3 +31,30 @@ def test_two_lines_breaks_at_the_space_nearest_the_middle_and_cuts_the_rest():
     assert two_lines("Hestia Rook founded Rookhaven") == "Hestia Rook\nfounded Rookhaven"
     assert two_lines("short one") == "short one"
     assert two_lines("Rookhaven Shipbuilders is headquartered in Rookhaven.") == "Rookhaven\nShipbuilders is hea…"
+
+
+def test_the_graph_browser_reads_each_relationship_of_a_neighbourhood_once():
+    # sorting the links (the centre's own first, the heaviest first) read each relationship three times more: on a
+    # hub of thousands, in a database store, a query each
+    from collections import Counter
+    from pathlib import Path
+
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.render.neighbourhood import neighbourhood_html
+
+    class Counting:
+        def __init__(self, graph):
+            self.graph, self.reads = graph, Counter()
+
+        def relationship(self, r):
+            self.reads[r] += 1
+            return self.graph.relationship(r)
+
+        def __getattr__(self, name):
+            return getattr(self.graph, name)
+
+    graph = KnowledgeGraph.load(Path(__file__).resolve().parents[1] / "demo")
+    hub = max(range(graph.n_entities), key=graph.degree)
+    counting = Counting(graph)
+    neighbourhood_html(counting, hub, hops=1)
+    assert len(counting.reads) >= graph.degree(hub) and set(counting.reads.values()) == {1}

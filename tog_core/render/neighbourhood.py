@@ -199,11 +199,11 @@ def neighbourhood_html(graph: Any, entity_idx: int, *, hops: int = 1, max_nodes:
              "color": {"background": colour, "border": FRONTIER_BORDER if i == centre else colour},
              "font": {"size": font}})
     edges_by: dict[int, list[dict[str, Any]]] = {}
+    got = {r: graph.relationship(r) for r in rels}  # each read once (a hub has thousands; a database store is slow)
     # the centre's own links first, the heaviest first: their relation texts are placed first (place_edge_labels)
-    for r in sorted(rels, key=lambda r: (centre not in (graph.relationship(r).source_idx,
-                                                         graph.relationship(r).target_idx),
-                                         -_weight(graph.relationship(r).weight), r)):
-        rel = graph.relationship(r)
+    for r in sorted(rels, key=lambda r: (centre not in (got[r].source_idx, got[r].target_idx),
+                                         -_weight(got[r].weight), r)):
+        rel = got[r]
         tip = [plain(rel.description or rel.label, 400), f"weight {num(rel.weight)} · "
                f"{len(rel.text_unit_ids)} source passage(s)"]
         edges_by.setdefault(max(batch[rel.source_idx], batch[rel.target_idx]), []).append(
