@@ -118,8 +118,8 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
                 + (" (the automatic choice differs)" if held["ids"] != ex.proposal.auto_choice() else "")
                 + ": change the ticks, or press Continue to keep them.", icon=":material/undo:")
     elif held.get("whose") == "changed":
-        st.info(f"This step offers other candidates than on run {ex.parent_run} (a choice above it changed), so it "
-                "starts from the automatic choice.", icon=":material/undo:")
+        st.info(f"A choice above this step differs from run {ex.parent_run}, so it starts from the automatic choice, "
+                "not from your ticks there (they were made on other chains).", icon=":material/undo:")
     if step.note:
         st.caption(V.md_text(step.note))
     for f in step.fallbacks:

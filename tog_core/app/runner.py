@@ -143,6 +143,12 @@ def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks
 
 # ---------------------------------------------------------------------------------------------- explore
 
+def beam_key(state: State) -> frozenset[Any]:
+    """The chains a step is offered on, as hops (start, (relationship, entity) …): two steps with the same candidate
+    ids (an evaluate step's are always "sufficient" and "continue") are the same step only on the same chains."""
+    return frozenset((p.start, tuple((h.ridx, h.dst) for h in p.hops)) for p in state.paths)
+
+
 @dataclass(kw_only=True)
 class Exploration:
     """A human-in-the-loop run: every state so far (states[0] = the start) and the pending proposal."""
@@ -158,8 +164,11 @@ class Exploration:
     no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
     forced: str = ""  # what a press of "Force X in" did and what to press next (force.force_in), for the page
     # the person's ticks on the branch this one went back from (explore_back), by (depth, stage): the candidates that
-    # step offered and those kept; a step offered exactly so again starts from them (start_ticks)
-    earlier: dict[tuple[int, str], tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    # step offered, those kept, and the chains it was offered on (beam_key); a step offered exactly so again, on the
+    # same chains, starts from them (start_ticks) until the branch differs from the old one (`diverged`)
+    earlier: dict[tuple[int, str], tuple[frozenset[str], frozenset[str], frozenset[Any] | None]] = field(
+        default_factory=dict)
+    diverged: bool = False  # a step of this branch was offered or chosen otherwise than on the old one: no more ticks
     # the run's clock: seconds from its start (a person's thinking included), continued from a saved run's
     started: float = field(default_factory=time.perf_counter)
     wall_before: float = 0.0
@@ -191,14 +200,26 @@ class Exploration:
 
     def start_ticks(self) -> tuple[set[str], str]:
         """The ticks the pending proposal starts from, and whose: ("earlier") the person's ticks on the branch this
-        one went back from, when the step is offered exactly as it was there; else the automatic choice ("auto", or
-        "changed" when that branch had this step but offered other candidates: a choice above it differs)."""
+        one went back from, when the step is offered exactly as it was there, on the same chains, and no step before
+        it on this branch was offered or chosen otherwise; else the automatic choice ("auto", or "changed" when that
+        branch had this step but a choice above it differs: an evaluate step offers the same two verdicts whatever the
+        chains, so its earlier verdict would judge chains the person never saw)."""
         assert self.proposal is not None, "propose first"
         step = self.proposal.step
         before = self.earlier.get((step.depth, step.stage))
-        if before is not None and before[0] == frozenset(c.id for c in step.candidates):
+        offered = frozenset(c.id for c in step.candidates)
+        if before is not None and not self.diverged and (before[0], before[2]) == (offered, beam_key(self.state)):
             return set(before[1]), "earlier"
         return set(self.proposal.auto_choice()), "auto" if before is None else "changed"
+
+    def note_divergence(self, beam: frozenset[Any]) -> None:
+        """After a step is applied: when it was offered or chosen otherwise than on the old branch, the branch has
+        diverged, and no later step starts from the old ticks."""
+        step = self.state.steps[-1]
+        before = self.earlier.get((step.depth, step.stage))
+        if before is not None and before != (frozenset(c.id for c in step.candidates),
+                                             frozenset(c.id for c in step.candidates if c.kept), beam):
+            self.diverged = True
 
     def proposal_key(self) -> str:
         """Names the pending proposal (run, steps taken): the page keeps the person's choice under it."""
@@ -253,8 +274,10 @@ def explore_apply(engine: Any, ex: Exploration, choice: set[str] | None, store: 
     the answer, saved too: the run is finished, not a run to resume."""
     assert ex.proposal is not None, "propose first"
     saver = ex.saver(engine, store)
+    beam = beam_key(ex.state)
     ex.states.append(engine.apply(ex.state, ex.proposal, choice))
     ex.proposal = None
+    ex.note_divergence(beam)
     saver.save(ex.state)
     if ex.state.stage == "answer":
         ex.states.append(asyncio.run(engine.answer(ex.state)))
@@ -294,10 +317,12 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
         raise ValueError(f"depth {depth} was never started in this run")
     ex.saver(engine, store).save(ex.state)  # the old branch, complete as it stands
     kept = ex.states[: idx + 1]
-    # the person's ticks from that depth on stay with the branch: each step offered as before starts from them
+    # the person's ticks from that depth on stay with the branch: each step offered as before, on the same chains,
+    # starts from them (the chains of step i: the state it was proposed from, i steps in)
+    beams = {len(s.steps): beam_key(s) for s in ex.states if s.stage in ("relations", "entities", "evaluate")}
     earlier = {(s.depth, s.stage): (frozenset(c.id for c in s.candidates), frozenset(c.id for c in s.candidates
-                                                                                      if c.kept))
-               for s in ex.state.steps[len(kept[-1].steps):]}
+                                                                                      if c.kept), beams.get(i))
+               for i, s in enumerate(ex.state.steps) if i >= len(kept[-1].steps)}
     new = Exploration(settings=ex.settings, run_id=new_run_id(), states=kept, parent_run=ex.run_id,
                       branched_at=len(kept[-1].steps), model_info=ex.model_info, earlier=earlier)
     new.saver(engine, store).save(new.state)
