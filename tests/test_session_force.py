@@ -77,3 +77,20 @@ def test_a_forced_verdict_that_ends_the_search_on_explore_answers_it(lost):
     ex = force_in(eng, Settings(), run, force, None, follow=False)
     assert ex.state.stage == "done" and "Answer you forced in: Alice" in ex.state.answer
     assert "that ended the search" in ex.forced and "with Alice, your answer" in ex.forced
+
+
+def test_what_the_press_did_is_said_until_the_next_step_only(lost):
+    """A reviewer saw "…the search waits here…" and "Lyon is in the beam now" in the header through every later step,
+    even once the run was answered: it is said at the step the press left the search at, then no more."""
+    from tog_core.app.runner import explore_apply, explore_finish, explore_propose
+
+    eng, run, d = lost
+    ex = force_in(eng, Settings(), run, d["force"], None, follow=False)
+    assert "Lyon is in the beam now" in ex.forced
+    explore_apply(eng, explore_propose(eng, ex), None, None)
+    assert ex.forced == ""
+    broken = {**d["force"], "route": [["r2", "id-Bob"], ["r-gone", "id-Lyon"]]}
+    ex = force_in(eng, Settings(), run, broken, None, follow=False)
+    assert "the search waits here" in ex.forced
+    explore_finish(eng, ex, None, auto=True)
+    assert ex.state.done and ex.forced == ""

@@ -162,7 +162,8 @@ class Exploration:
     model_info: dict[str, Any] = field(default_factory=dict)
     unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
     no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
-    forced: str = ""  # what a press of "Force X in" did and what to press next (force.force_in), for the page
+    # what a press of "Force X in" did and what to press next (force.force_in), for the page until the next step
+    forced: str = ""
     # the person's ticks on the branch this one went back from (explore_back), by (depth, stage): the candidates that
     # step offered, those kept, and the chains it was offered on (beam_key); a step offered exactly so again, on the
     # same chains, starts from them (start_ticks) until the branch differs from the old one (`diverged`)
@@ -276,7 +277,7 @@ def explore_apply(engine: Any, ex: Exploration, choice: set[str] | None, store: 
     saver = ex.saver(engine, store)
     beam = beam_key(ex.state)
     ex.states.append(engine.apply(ex.state, ex.proposal, choice))
-    ex.proposal = None
+    ex.proposal, ex.forced = None, ""  # what a "Force X in" said was about the step before this one
     ex.note_divergence(beam)
     saver.save(ex.state)
     if ex.state.stage == "answer":
@@ -296,7 +297,7 @@ def explore_finish(engine: Any, ex: Exploration, store: RunStore | None, *, auto
         saver.save(st)
 
     state = ex.state if auto else engine.stop(ex.state)
-    ex.proposal = None
+    ex.proposal, ex.forced = None, ""
     if auto:
         asyncio.run(depths.run(engine, state.question, state=state, callbacks=Callbacks(
             on_state=on_state, on_token=on_token or (lambda _t: None))))
