@@ -25,6 +25,12 @@ DOWN = """() => {
   m.scrollTop = Math.min(m.scrollHeight - m.clientHeight, m.scrollTop + t.getBoundingClientRect().top - 40);
 }"""
 
+# the tab set let go by hold.py (its height no longer held) and the app idle: no fixed wait, a loaded machine is slow
+LET_GO = """() => {
+  const t = document.querySelector('[data-testid=stTabs]');
+  return !!t && !t.__togHeld && t.style.minHeight === "" && !document.querySelector('[data-testid=stStatusWidget]');
+}"""
+
 
 def test_switching_the_result_tabs_scrolled_down_keeps_the_page_still(app_url, browser_page, tmp_path):  # noqa: F811
     page = browser_page
@@ -42,8 +48,8 @@ def test_switching_the_result_tabs_scrolled_down_keeps_the_page_still(app_url, b
         box = page.get_by_role("tab", name=name).bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # as a person: no scroll first
         _idle(page)
-        page.locator(shown).first.wait_for(timeout=10_000)
-        page.wait_for_timeout(1200)  # the panel drawn and let go (hold.py: quiet for 400 ms)
+        page.locator(shown).first.wait_for(timeout=60_000)
+        page.wait_for_function(LET_GO, timeout=60_000)  # the panel drawn and let go (hold.py: quiet for 400 ms)
         after = page.evaluate(WHERE)
         _shot(page, tmp_path, f"tab-{name}.png")
         assert page.get_by_role("tab", name=name).get_attribute("aria-selected") == "true"
