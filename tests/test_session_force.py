@@ -94,3 +94,28 @@ def test_what_the_press_did_is_said_until_the_next_step_only(lost):
     assert "the search waits here" in ex.forced
     explore_finish(eng, ex, None, auto=True)
     assert ex.state.done and ex.forced == ""
+
+
+def test_an_entity_this_graph_does_not_hold_is_named_so_and_the_answer_is_not_swapped_silently(lost):
+    """A reviewer forced an entity missing from the graph: the page said "tick the candidate that leads to Bob works at
+    Acme" (the relation's text), the overrides were marked forced: "Bob works at Acme", and Ask answered the search's
+    own answer without a word."""
+    eng, run, d = lost
+    gone = {**d["force"], "entity_id": "id-Gone", "route": [["r2", "id-Bob"], ["r3", "id-Gone"]]}
+    ex = force_in(eng, Settings(), run, gone, None, follow=False)  # Explore
+    assert ex.forced.startswith("The entity to force in (id-Gone) is not in this project's graph, so it cannot be "
+                                "forced in. ")
+    assert "tick the candidate that leads to the expected entity" in ex.forced and "Bob works at Acme" not in [
+        o.get("forced") for s in ex.state.steps for o in s.overrides]
+    ex = force_in(eng, Settings(), run, gone, None)  # Ask
+    t = ex.saver(eng, None).trace(ex.state)
+    assert t.answer_entity == "Paris" and "the answer is the search's own" in ex.forced
+    [note] = [f for f in t.stats["other_fallbacks"] if f["name"] == "forced_entity_not_in_graph"]
+    assert "id-Gone" in note["detail"] and "the answer is the search's own" in note["detail"]
+
+
+def test_an_entity_id_not_in_the_graph_is_read_from_the_way_to_it(lost):
+    eng, run, d = lost
+    ex = force_in(eng, Settings(), run, {**d["force"], "entity_id": "id-Gone"}, None)  # the way still ends at Lyon
+    assert ex.saver(eng, None).trace(ex.state).answer_entity == "Lyon" and "not in this project" not in ex.forced
+    assert {o.get("forced") for s in ex.state.steps for o in s.overrides} - {None} == {"Lyon"}

@@ -17,6 +17,8 @@ from tog_core.runs.files import RunStore, new_run_id
 from tog_core.tog.state import FORCED_ANSWER, Proposal, State
 from tog_core.tog.trace import Trace
 
+NOT_IN_GRAPH = "forced_entity_not_in_graph"  # the named note of a press whose entity this graph does not hold
+
 
 def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:
     """The candidates that follow the route from where it stands (`at`: {"node", "pos"}); advances `at` when an
@@ -41,8 +43,11 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
     search's other candidates after the person's (engine.answer_candidates); when no chain reaches it, the state as
     it is with the reason recorded."""
     idx = engine.graph.find(target_id) if target_id else None
-    if idx is None:
-        return state
+    if idx is None:  # said, not swapped silently for the search's own answer
+        note = {"stage": "answer", "fallback": NOT_IN_GRAPH, "wall_s": 0.0,
+                "detail": f"the entity forced in ({target_id or 'none named'}) is not in this graph: the answer is the "
+                          "search's own"}
+        return state.with_(extra_usage=state.extra_usage + (note,))
     name = engine.graph.title(idx)
     cut = [replace(p, hops=p.hops[: next(k for k, h in enumerate(p.hops) if h.dst == idx) + 1])
            for p in state.paths if idx in {h.dst for h in p.hops}]
@@ -58,6 +63,17 @@ def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any])
     note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
             "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
     return state.with_(extra_usage=state.extra_usage + (note,))
+
+
+def _expected(engine: Any, force: dict[str, Any], route: list[list[str]]) -> tuple[str, int | None, str]:
+    """The entity a press forces in: (its id, its index in the graph or None, its title): the force's `entity_id`,
+    else (not given, or not in this graph) the route's last entity, else `from_id` when there is no route. When none
+    is in the graph: the first id given, None, and "the expected entity" (never the text of the candidate pressed)."""
+    ids = [str(i) for i in (force.get("entity_id"), route[-1][1] if route else force.get("from_id")) if i]
+    for i in ids:
+        if (idx := engine.graph.find(i)) is not None:
+            return i, idx, engine.graph.title(idx)
+    return (ids[0] if ids else ""), None, "the expected entity"
 
 
 def _mark_forced(state: State, ids: set[str], name: str) -> None:
@@ -87,9 +103,7 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
     route = list(force.get("route") or [])
     at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
     recorded = trace.steps[step_index].candidates if step_index < len(trace.steps) else []
-    target = str(force.get("entity_id") or (route[-1][1] if route else force.get("from_id") or ""))
-    tidx = engine.graph.find(target) if target else None
-    name = engine.graph.title(tidx) if tidx is not None else str(force.get("label") or cand)
+    target, tidx, name = _expected(engine, force, route)
     kept_links: list[str] = []
     first, stalled = True, ""
     while not ex.state.done and (first or follow or at["pos"] < len(route)):
@@ -133,6 +147,9 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
         saver.save(ex.state)
         ex.stop_clock()
     ex.forced = _forced_words(name, kept_links, stalled, reached=reached, ended=ended)
+    if tidx is None:  # said plainly; the answer (if written) is the search's own, with NOT_IN_GRAPH in the trace
+        ex.forced = (f"The entity to force in ({target or 'no id given'}) is not in this project's graph, so it cannot "
+                     f"be forced in" + ("; the answer is the search's own. " if follow or ended else ". ") + ex.forced)
     return ex
 
 
