@@ -4,6 +4,8 @@ from Acme, was lost at depth 1. One press brings the whole way in; where the way
 step ends the search, the person is told what happened."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_engine import make_graph
 
@@ -119,3 +121,21 @@ def test_an_entity_id_not_in_the_graph_is_read_from_the_way_to_it(lost):
     ex = force_in(eng, Settings(), run, {**d["force"], "entity_id": "id-Gone"}, None)  # the way still ends at Lyon
     assert ex.saver(eng, None).trace(ex.state).answer_entity == "Lyon" and "not in this project" not in ex.forced
     assert {o.get("forced") for s in ex.state.steps for o in s.overrides} - {None} == {"Lyon"}
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"step": 99}, "`step` must be a whole number from 0 to 5 (the run has 6 step(s)), not 99"),
+    ({"step": 6}, "`step` must be a whole number from 0 to 5"),  # a finished run has no step after its last
+    ({"step": -1}, "`step` must be a whole number from 0 to 5 (the run has 6 step(s)), not -1"),
+    ({"step": "2"}, "`step` must be a whole number"),
+    ({"candidate_id": None}, "`candidate_id` must name a candidate of step 1"),
+    ({"route": [["r2", "id-Bob"], ["r3"]]}, "`route` link 2 must be a pair [relationship id, entity id]"),
+    ({"route": "r2"}, "`route` must be a list of"),
+])
+def test_a_malformed_force_is_refused_naming_what_is_wrong(lost, change, field):
+    """A reviewer's step past a finished run's end, a negative one or a route link of one id gave a confusing run or
+    "not enough values to unpack": the pages show the error as "Cannot force it in: …", so it names the field."""
+    eng, run, d = lost
+    assert len(run.steps) == 6 and run.answer
+    with pytest.raises(ValueError, match=re.escape(field)):
+        force_in(eng, Settings(), run, {**d["force"], **change}, None, follow=False)

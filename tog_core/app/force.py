@@ -76,6 +76,28 @@ def _expected(engine: Any, force: dict[str, Any], route: list[list[str]]) -> tup
     return (ids[0] if ids else ""), None, "the expected entity"
 
 
+def _checked(trace: Trace, force: dict[str, Any]) -> tuple[int, str, list[list[str]]]:
+    """The force's step, candidate and route, checked before anything is replayed (ValueError naming the field): the
+    step one of the run's (or, on a run still waiting, the step it waits at), the route a list of
+    [relationship id, entity id] pairs."""
+    n = len(trace.steps)
+    last = n - 1 if trace.answer else n  # a finished run has no step after its last
+    raw = force.get("step")
+    step = raw if isinstance(raw, int) and not isinstance(raw, bool) else -1
+    if not 0 <= step <= last:
+        raise ValueError(f"`step` must be a whole number from 0 to {last} (the run has {n} step(s)), not {raw!r}")
+    cand = force.get("candidate_id")
+    if not isinstance(cand, str) or not cand:
+        raise ValueError(f"`candidate_id` must name a candidate of step {step + 1}, not {cand!r}")
+    route = force.get("route") or []
+    if not isinstance(route, (list, tuple)):
+        raise ValueError(f"`route` must be a list of [relationship id, entity id] pairs, not {route!r}")
+    for k, hop in enumerate(route):
+        if not (isinstance(hop, (list, tuple)) and len(hop) == 2 and all(isinstance(x, str) and x for x in hop)):
+            raise ValueError(f"`route` link {k + 1} must be a pair [relationship id, entity id], not {hop!r}")
+    return step, cand, [list(hop) for hop in route]
+
+
 def _mark_forced(state: State, ids: set[str], name: str) -> None:
     """The overrides of the step just applied that forcing `name` in made: each says so (`"forced"`: the entity's
     title), so the trace records the press as the person's one override, link by link."""
@@ -94,13 +116,13 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
     marked `"forced"` with the entity's title. With `follow` (Ask) the search goes on automatically to the end and
     answers the expected entity; without (Explore) it waits for the person at the stage after the entity was kept.
     When the route cannot be followed (a link no longer offered), Explore waits there: `Exploration.forced` says
-    what was forced and what to do next."""
-    step_index, cand = int(force["step"]), str(force["candidate_id"])
+    what was forced and what to do next. A malformed `force` (a step the run does not have, a route link that is not
+    a pair) raises ValueError naming the field, before anything is replayed."""
+    step_index, cand, route = _checked(trace, force)
     states = replay(engine, trace, step_index)
     ex = Exploration(settings=settings, run_id=new_run_id(), states=states, parent_run=trace.run_id or None,
                      branched_at=step_index, model_info=model_info or {})
     saver = ex.saver(engine, store)
-    route = list(force.get("route") or [])
     at: dict[str, Any] = {"node": str(force.get("from_id") or ""), "pos": 0}
     recorded = trace.steps[step_index].candidates if step_index < len(trace.steps) else []
     target, tidx, name = _expected(engine, force, route)
