@@ -139,3 +139,25 @@ def test_a_malformed_force_is_refused_naming_what_is_wrong(lost, change, field):
     assert len(run.steps) == 6 and run.answer
     with pytest.raises(ValueError, match=re.escape(field)):
         force_in(eng, Settings(), run, {**d["force"], **change}, None, follow=False)
+
+
+def test_the_llm_answering_a_forced_entity_reads_the_passages_of_its_chains_only(lost):
+    """The prompt's chains were cut to those reaching the forced entity, but its passages came from every best chain:
+    the LLM read Alice's birth in Paris next to the chain to Lyon it was asked about."""
+    import asyncio
+
+    from tog_core.app.force import _answer_at
+    from tog_core.testing.scripted import ScriptedLLM
+
+    eng, run, d = lost
+    ex = force_in(eng, Settings(), run, d["force"], None, follow=False)
+    stopped = eng.stop(ex.state)  # Stop & answer where the press left the search
+    forced = _answer_at(eng, stopped, "id-Lyon", d["force"])
+    assert "Paris" in {eng.graph.title(p.end) for p in eng.best_paths(forced)}  # Alice's chain is still there
+    llm = ScriptedLLM(lambda _msgs: "Lyon")
+    reader = ToGEngine(eng.graph, llm=llm, config=eng.config, policy=CheapPolicy())
+    done = asyncio.run(reader.answer(forced))
+    [call] = llm.calls
+    prompt = "\n".join(str(m["content"]) for m in call["messages"])
+    assert done.answer == "Lyon" and "Source: Bob was born in Lyon." in prompt
+    assert "Source: Alice was born in Paris." not in prompt

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from typing import Any
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from tog_core.llm.usage import Usage
 from tog_core.scoring.scorers import CHEAP, make_scorer, one_of
@@ -243,10 +243,12 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         return sorted([p for p in state.paths if p.hops],
                       key=lambda p: (last and p.answers_nothing(topics), *self.policy.rank_key(self, state, p)))
 
-    def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6) -> list[str]:
+    def evidence_texts(self, state: State, *, per_link: int = 1, limit: int = 6,
+                       paths: Sequence[BeamPath] | None = None) -> list[str]:
+        """The passages behind the links of `paths` (default: the best chains), `per_link` per link, `limit` in all."""
         out: list[str] = []
         seen: set[str] = set()
-        for p in self.best_paths(state):
+        for p in self.best_paths(state) if paths is None else paths:
             for h in p.hops:
                 for tu in self.graph.evidence(h.ridx)[:per_link]:
                     if tu.id not in seen:
@@ -333,7 +335,8 @@ class ToGEngine(StageProposals, FastPairs, ChainTexts, Recording):
         t0 = self.clock()
         mine = self._forced_end(state)  # a person's forced answer: the LLM reads the chains that end at it
         chains = (self._paths_to(state, mine) if mine is not None else []) or self.best_paths(state)
-        msgs = prompts.answer_prompt(state.question, self._chain_texts(chains), self.evidence_texts(state))
+        evidence = self.evidence_texts(state, paths=chains)  # the passages of the chains the LLM is given, no others
+        msgs = prompts.answer_prompt(state.question, self._chain_texts(chains), evidence)
         shown: list[str] = []
 
         def tee(piece: str) -> None:
