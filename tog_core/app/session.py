@@ -285,17 +285,34 @@ _NUMBER_NAMES = {K.WIDTH: "Width", K.DEPTH: "Depth"}
 
 def within_limits(key: str, value: Any) -> tuple[int, str]:
     """A sidebar number (K.WIDTH, K.DEPTH) kept within its limits: (the number used, "" when it was taken as typed,
-    else what was refused and what is used instead, in words). Outside the range: the nearest limit."""
+    else what was refused and what is used instead, in words). Any value gives a number: outside the range (infinity
+    included), the nearest limit; a fraction, its whole part within the range; a number written as text, as the
+    number; anything else (a word, NaN, True), the lowest limit."""
     lo, hi = _NUMBERS[key]
     name = _NUMBER_NAMES[key]
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
+    n = _number(value)
+    if n is None:
         return lo, f"{name} must be a whole number from {lo} to {hi}: set to {lo}."
-    if lo <= n <= hi and n == value:
-        return n, ""
-    used = min(max(n, lo), hi)
-    return used, f"{name} {value:g} is not taken (it goes from {lo} to {hi}): set to {used}."
+    used = hi if n > hi else lo if n < lo else int(n)
+    if used == n:
+        return used, ""
+    whole = isinstance(n, int) or n.is_integer()  # inf is not: "inf"; 1e8 reads 100000000, not 1e+08
+    shown = str(value).strip()[:20] if isinstance(value, str) else str(int(n)) if whole else str(n)
+    return used, f"{name} {shown} is not taken (it goes from {lo} to {hi}): set to {used}."
+
+
+def _number(value: Any) -> int | float | None:
+    """A number from what a widget or a remembered file held (text read as a number); None when it is none."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN is not itself
+        return None
+    return value
+
+
 _TEMPERATURES = (K.T_EXPLORE, K.T_REASON)
 _CHOICES = {K.REL_PRUNER: PRUNERS, K.ENT_PRUNER: PRUNERS, K.MODE: MODES}
 REMEMBERED = (K.MODEL, K.API_BASE, *_NUMBERS, *_TEMPERATURES, *_CHOICES, K.WITHOUT)
