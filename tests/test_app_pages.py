@@ -126,7 +126,8 @@ def test_runs_compare_is_one_path_diff_picture():
     assert "link(s) in both runs" in texts(at)
 
 
-def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
+def _compare_two_questions():
+    """Compare opened on two runs of two questions: it says it drew the newest two."""
     at = app(**{K.MODEL: "none"})
     at = ask(at, CORIN)
     at = ask(at, QUESTION)
@@ -134,6 +135,11 @@ def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
     at = open_tab(at, K.RUNS_TAB, "Compare two runs")
     assert not at.exception, at.exception
     assert "No two of these runs ask the same question" in texts(at)  # said, the newest two drawn
+    return at
+
+
+def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
+    at = _compare_two_questions()
     at.switch_page("pages/ask.py").run()
     at.session_state[K.WIDTH] = 1
     at = ask(at, CORIN)  # CORIN asked again…
@@ -156,12 +162,7 @@ def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
 
 
 def test_compare_says_it_drew_the_newest_two_only_while_it_draws_them():
-    at = app(**{K.MODEL: "none"})
-    at = ask(at, CORIN)
-    at = ask(at, QUESTION)
-    at.switch_page("pages/runs.py").run()
-    at = open_tab(at, K.RUNS_TAB, "Compare two runs")
-    assert "No two of these runs ask the same question" in texts(at)  # the newest two, chosen for the person
+    at = _compare_two_questions()
     shown = at.selectbox(key=K.RUNS_A).value  # (two runs made within one second tie on their time: not read here)
     older = next(r.run_id for r in RunStore().list() if r.run_id != shown)
     at.selectbox(key=K.RUNS_A).set_value(older).run()  # the person picks another pair

@@ -35,6 +35,12 @@ def make_graph(edges=EDGES, extra_entities=()) -> KnowledgeGraph:
     return KnowledgeGraph.from_tables(ent, rel, tu)
 
 
+def bm25_engine(*, width: int, depth: int) -> ToGEngine:
+    """The LLM-free engine on make_graph's graph, both stages by BM25 (the steps a person ticks in Explore)."""
+    return ToGEngine(make_graph(), config=EngineConfig(width=width, depth=depth, relation_pruner="bm25",
+                                                       entity_pruner="bm25"), policy=CheapPolicy())
+
+
 @pytest.fixture()
 def server():
     with FakeOpenAIServer(toy_llm) as srv:

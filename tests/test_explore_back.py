@@ -5,28 +5,21 @@ ticks only while it is the same step on the same chains."""
 from __future__ import annotations
 
 import pytest
-from test_engine import make_graph
+from test_engine import bm25_engine
 
 from tog_core.app.runner import explore_apply, explore_back, explore_propose, explore_start
 from tog_core.app.session import Settings
-from tog_core.policy.cheap import CheapPolicy
-from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("tog_home")
 
 
 @pytest.fixture()
 def judged():
     """(engine, a run where the person answered at depth 1 though the automatic verdict was "continue")."""
-    eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=3, relation_pruner="bm25", entity_pruner="bm25"),
-                    policy=CheapPolicy())
+    eng = bm25_engine(width=1, depth=3)
     ex = explore_start(eng, Settings(), Q, ["Acme"])
     explore_apply(eng, explore_propose(eng, ex), None, None)  # relations as proposed
     explore_apply(eng, explore_propose(eng, ex), None, None)  # entities: Alice

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_engine import make_graph
+from test_engine import bm25_engine
 
 from tog_core.app.force import force_in
 from tog_core.app.runner import run_question
@@ -17,22 +17,17 @@ from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs.files import RunStore
 from tog_core.tog.diagnosis import diagnose
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOG_HOME", str(tmp_path))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("tog_home")
 
 
 @pytest.fixture()
 def lost():
     """(engine, the width-1 run, the diagnosis of Lyon)."""
-    eng = ToGEngine(make_graph(), config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
-                    policy=CheapPolicy())
+    eng = bm25_engine(width=1, depth=2)
     run = run_question(eng, Q, seeds=["Acme"], store=RunStore())
     [d] = diagnose(run.to_dict(), ["Lyon"], eng.graph)
     assert d["force"]["route"] == [["r2", "id-Bob"], ["r3", "id-Lyon"]]  # lost at its first relation, two hops on
