@@ -144,7 +144,8 @@ def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
     at.session_state[K.WIDTH] = 1
     at = ask(at, CORIN)  # CORIN asked again…
     at = ask(at, "Who was mentored by Hestia Rook?")  # …and the newest run asks a third question
-    corin = sorted((r for r in RunStore().list() if r.question == CORIN), key=lambda r: r.created_at, reverse=True)
+    corin = sorted((r for r in RunStore().list() if r.question == CORIN), key=lambda r: (r.created_at, r.run_id),
+                   reverse=True)  # the store's order: runs of one second by id
     assert len(corin) == 2
     at.switch_page("pages/runs.py").run()
     at = open_tab(at, K.RUNS_TAB, "Compare two runs")
@@ -154,9 +155,10 @@ def test_compare_opens_on_the_newest_two_runs_of_one_question_and_says_why():
     said = texts(at)
     assert "Compared: the newest two runs that ask the same question on one project" in said
     assert "Run B asks another question" not in said and "No two of these runs" not in said
-    newest = RunStore().list()
-    newest = max(newest, key=lambda r: r.created_at).run_id
-    at.selectbox(key=K.RUNS_A).set_value(newest).run()  # the person can still pick any two
+    # the person can still pick any two: the third question's run (by its question: runs made within one second tie
+    # on their time)
+    newest = next(r.run_id for r in RunStore().list() if r.question == "Who was mentored by Hestia Rook?")
+    at.selectbox(key=K.RUNS_A).set_value(newest).run()
     assert at.selectbox(key=K.RUNS_A).value == newest and "Compared: the newest two" not in texts(at)
     assert "Run B asks another question" in texts(at)
 
