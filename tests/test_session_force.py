@@ -147,7 +147,7 @@ def test_the_llm_answering_a_forced_entity_reads_the_passages_of_its_chains_only
     eng, run, d = lost
     ex = force_in(eng, Settings(), run, d["force"], None, follow=False)
     stopped = eng.stop(ex.state)  # Stop & answer where the press left the search
-    forced = _answer_at(eng, stopped, "id-Lyon", d["force"])
+    forced = _answer_at(eng, stopped, "id-Lyon", eng.graph.find("id-Lyon"))
     assert "Paris" in {eng.graph.title(p.end) for p in eng.best_paths(forced)}  # Alice's chain is still there
     llm = ScriptedLLM(lambda _msgs: "Lyon")
     reader = ToGEngine(eng.graph, llm=llm, config=eng.config, policy=CheapPolicy())

@@ -37,12 +37,11 @@ def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) ->
     return out
 
 
-def _answer_at(engine: Any, state: State, target_id: str, force: dict[str, Any]) -> State:
-    """The state to answer from after forcing an entity in: the chains that reach it cut at it (so it is the answer,
-    recorded as a named fallback naming its id), the run's other chains kept after them, so the answer list holds the
-    search's other candidates after the person's (engine.answer_candidates); when no chain reaches it, the state as
-    it is with the reason recorded."""
-    idx = engine.graph.find(target_id) if target_id else None
+def _answer_at(engine: Any, state: State, target_id: str, idx: int | None) -> State:
+    """The state to answer from after forcing an entity in (`target_id`, at `idx` in the graph, None when the graph
+    does not hold it): the chains that reach it cut at it (so it is the answer, recorded as a named fallback naming its
+    id), the run's other chains kept after them, so the answer list holds the search's other candidates after the
+    person's (engine.answer_candidates); when no chain reaches it, the state as it is with the reason recorded."""
     if idx is None:  # said, not swapped silently for the search's own answer
         note = {"stage": "answer", "fallback": NOT_IN_GRAPH, "wall_s": 0.0,
                 "detail": f"the entity forced in ({target_id or 'none named'}) is not in this graph: the answer is the "
@@ -165,7 +164,7 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
     reached = tidx is not None and any(tidx in {h.dst for h in p.hops} for p in ex.state.paths)
     ended = not follow and ex.state.stage == "answer"  # Explore: the forced step ended the search (its last depth)
     if follow or ended:
-        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, force))))
+        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, tidx))))
         saver.save(ex.state)
         ex.stop_clock()
     ex.forced = _forced_words(name, kept_links, stalled, reached=reached, ended=ended)

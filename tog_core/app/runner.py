@@ -143,6 +143,11 @@ def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks
 
 # ---------------------------------------------------------------------------------------------- explore
 
+def step_ticks(step: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """A recorded step's candidates: the ids it offered, and those kept."""
+    return frozenset(c.id for c in step.candidates), frozenset(c.id for c in step.candidates if c.kept)
+
+
 def beam_key(state: State) -> frozenset[Any]:
     """The chains a step is offered on, as hops (start, (relationship, entity) …): two steps with the same candidate
     ids (an evaluate step's are always "sufficient" and "continue") are the same step only on the same chains."""
@@ -218,8 +223,7 @@ class Exploration:
         diverged, and no later step starts from the old ticks."""
         step = self.state.steps[-1]
         before = self.earlier.get((step.depth, step.stage))
-        if before is not None and before != (frozenset(c.id for c in step.candidates),
-                                             frozenset(c.id for c in step.candidates if c.kept), beam):
+        if before is not None and before != (*step_ticks(step), beam):
             self.diverged = True
 
     def proposal_key(self) -> str:
@@ -321,8 +325,7 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
     # the person's ticks from that depth on stay with the branch: each step offered as before, on the same chains,
     # starts from them (the chains of step i: the state it was proposed from, i steps in)
     beams = {len(s.steps): beam_key(s) for s in ex.states if s.stage in ("relations", "entities", "evaluate")}
-    earlier = {(s.depth, s.stage): (frozenset(c.id for c in s.candidates), frozenset(c.id for c in s.candidates
-                                                                                      if c.kept), beams.get(i))
+    earlier = {(s.depth, s.stage): (*step_ticks(s), beams.get(i))
                for i, s in enumerate(ex.state.steps) if i >= len(kept[-1].steps)}
     new = Exploration(settings=ex.settings, run_id=new_run_id(), states=kept, parent_run=ex.run_id,
                       branched_at=len(kept[-1].steps), model_info=ex.model_info, earlier=earlier)
