@@ -172,3 +172,13 @@ def test_saver_without_a_store_and_with_one_that_works(tmp_path):
     s = Saver(engine=engine(), store=None)
     tr = s.save(engine().start(Q, ["Acme"]))
     assert tr.question == Q and s.unsaved == ""
+
+
+def test_runs_made_within_one_second_are_listed_newest_first(tmp_path):
+    """The store orders runs by when they started, then by id; ids made within one second differ only in their
+    random suffix, so the start must tell them apart (it has milliseconds)."""
+    store = RunStore(tmp_path / "runs")
+    made = [good_run(store, run_id=f"20260101-000000-{c * 6}").run_id for c in "zyx"]  # ids against the order made
+    assert [r.run_id for r in store.list()] == made[::-1]
+    stamps = [r.created_at for r in store.list()]
+    assert len(set(stamps)) == 3 and all("." in s for s in stamps), stamps

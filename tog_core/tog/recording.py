@@ -20,7 +20,10 @@ MAX_CANDIDATES = 10  # the answer list a trace keeps (the app shows 3, the rest 
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """A run's start, ISO-8601 UTC to the millisecond: the run stores order runs by it (then by id), and two runs
+    started within one second must keep the order they were made in (traces saved before carry whole seconds,
+    which sort before any millisecond of the same second)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def hops_of(plan: DepthPlan | None) -> dict[str, Any]:
