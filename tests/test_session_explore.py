@@ -8,15 +8,8 @@ import pytest
 from test_engine import make_graph
 from test_session import Q, engine
 
-from tog_core.app.runner import (
-    Exploration,
-    explore_apply,
-    explore_back,
-    explore_finish,
-    explore_propose,
-    explore_start,
-    run_question,
-)
+from tog_core.app.runner import Exploration, explore_apply, explore_back, explore_finish, explore_propose
+from tog_core.app.runner import explore_start, run_question
 from tog_core.app.session import Settings
 from tog_core.app.views import candidate_rows, choice_from_rows
 from tog_core.policy.cheap import CheapPolicy
