@@ -10,6 +10,7 @@ import pytest
 from test_engine import bm25_engine
 
 from tog_core.app.force import force_in
+from tog_core.app.run_notes import fallbacks, person_notes
 from tog_core.app.runner import run_question
 from tog_core.app.session import Settings
 from tog_core.app.views import overrides
@@ -109,6 +110,8 @@ def test_an_entity_this_graph_does_not_hold_is_named_so_and_the_answer_is_not_sw
     assert t.answer_entity == "Paris" and "the answer is the search's own" in ex.forced
     [note] = [f for f in t.stats["other_fallbacks"] if f["name"] == "forced_entity_not_in_graph"]
     assert "id-Gone" in note["detail"] and "the answer is the search's own" in note["detail"]
+    # said as what the person's press did, not listed among the search's fallbacks
+    assert any("id-Gone" in n for n in person_notes(t)) and not any("id-Gone" in f for f in fallbacks(t))
 
 
 def test_an_entity_id_not_in_the_graph_is_read_from_the_way_to_it(lost):

@@ -53,7 +53,8 @@ def guess_words(trace: Trace) -> str:
             f"{float(trace.low_confidence or 0):.2f}, {threshold_words(trace)}). Check the candidates, best first:")
 
 
-PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached"})  # recorded as fallbacks, said as notes
+# recorded as fallbacks, said as notes: what a person's "force it in" did (app/force.py's NOT_IN_GRAPH among them)
+PERSON_MADE = frozenset({FORCED_ANSWER, "forced_entity_not_reached", "forced_entity_not_in_graph"})
 
 
 def _run_fallbacks(trace: Trace) -> list[dict[str, Any]]:
