@@ -23,7 +23,7 @@ from tog_core.llm.factory import (
 from tog_core.testing.server import FakeOpenAIServer
 
 CANARY = "sk-CANARY-server-key-5a4b3c"
-KEY_VAR = "TOG_TEST_PROJECT_KEY"
+KEY_VAR = "GRAPHRAG_API_KEY"  # a server variable a project may name by default (graphrag/project_env.py)
 PROJECT_BASE = "https://llm.example.test/v1"
 
 
@@ -32,7 +32,7 @@ def _project(tmp_path, base: str | None = PROJECT_BASE):
                 + (f"    api_base: {base}\n" if base else "") + f"    api_key: ${{{KEY_VAR}}}\n")
     root = write_project(tmp_path / "proj", [("Acme", "a company"), ("Bo", "a person")],
                          [("Acme", "Bo", "Acme was founded by Bo")], settings=settings)
-    return open_project(root)
+    return open_project(root, environ={})  # the key is read when the model is chosen, from the test's environment
 
 
 @pytest.mark.parametrize(("a", "b"), [

@@ -35,8 +35,9 @@ def _project(tmp_path, base="http://127.0.0.1:9/v1", dotenv: str | None = None):
 
 
 def test_project_model_is_used_only_with_its_key(tmp_path):
-    info = open_project(_project(tmp_path), environ={})
-    with_key = choose_model(None, info, environ={"MY_TEST_KEY": "sk-abcdef123456"})
+    allow = {"TOG_PROJECT_ENV_VARS": "MY_TEST_KEY"}  # the operator lets projects name this server variable
+    info = open_project(_project(tmp_path), environ=allow)
+    with_key = choose_model(None, info, environ={**allow, "MY_TEST_KEY": "sk-abcdef123456"})
     assert (with_key.kind, with_key.model, with_key.api_key_env) == ("litellm", "openai/gpt-4.1-mini", "MY_TEST_KEY")
     assert "sk-abcdef123456" not in repr(with_key) and "sk-abcdef123456" not in str(with_key.public_dict())
     without = choose_model(None, info, environ={})  # never the small local model silently

@@ -13,6 +13,7 @@ import pytest
 
 from builders import GRAPHRAG_SAMPLES, METAQA, write_project
 from tog_core.graphrag.graph import KnowledgeGraph
+from tog_core.graphrag.project_env import ProjectEnv
 from tog_core.graphrag.project import (EmptyTableError, MissingTableError, NotAProjectError, SchemaError, SettingsError,
                               UnreadableTableError, model_settings, open_project, read_dotenv,
                                        read_settings)
@@ -152,8 +153,12 @@ def test_undefined_var_in_settings_is_a_typed_error_naming_the_var(tmp_path):
     assert info.chat_model is None and "UNDEFINED_BASE_VAR" in info.settings_error
     # an undefined key variable is not an error: the key is just missing
     settings_key = settings.replace("api_base: ${UNDEFINED_BASE_VAR}", "api_key: ${NOT_SET_KEY}")
+    allowed = ProjectEnv(server={"TOG_PROJECT_ENV_VARS": "NOT_SET_KEY"})  # one the server may supply, unset
+    chat, _ = model_settings(yaml_load(settings_key), allowed)
+    assert chat.api_key_env == "NOT_SET_KEY" and not chat.key_present and not chat.key_note
+    # one the server may not supply is not named as the key's variable (nothing reads it later); the note says why
     chat, _ = model_settings(yaml_load(settings_key), {})
-    assert chat.api_key_env == "NOT_SET_KEY" and not chat.key_present
+    assert chat.api_key_env is None and not chat.key_present and "NOT_SET_KEY" in chat.key_note
 
 
 def yaml_load(text):

@@ -32,7 +32,7 @@ from tog_core.tog.state import EngineConfig
 
 SECRET = "sk-TESTSECRET-9f8e7d"
 FRAGMENTS = (SECRET, "TESTSECRET-9f8e7d", "9f8e7d")  # not even a recognisable tail may leak
-KEY_VAR = "TOG_TEST_SECRET_KEY"
+KEY_VAR = "GRAPHRAG_API_KEY"  # a server variable a project may name by default (graphrag/project_env.py)
 LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "tog_core", "httpx", "openai", "aiohttp")
 
 

@@ -117,6 +117,7 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
             env = project_environment(root, environ)
             raw = read_settings(settings_file, env)
             chat, emb = model_settings(raw, env, source=settings_file.name)
+            problems.extend(f"settings: {m.key_note}" for m in (chat, emb) if m is not None and m.key_note)
             if raw.get("completion_models") or raw.get("embedding_models"):
                 version = "3.x" if not legacy else version
         except SettingsError as err:

@@ -1,7 +1,8 @@
-"""A GraphRAG project's model settings: settings.yaml/.yml/.json of any GraphRAG version (0.x–3.x), with
-`${VAR}` references resolved from the process environment over the project's .env (GraphRAG's order: the
-real environment wins), mapped to LiteLLM terms. Nothing is read at import; os.environ is never written;
-a key's value never appears in a repr, a log line or an error message (only the variable's name).
+"""A GraphRAG project's model settings: settings.yaml/.yml/.json of any GraphRAG version (0.x–3.x), mapped to
+LiteLLM terms, with `${VAR}` references resolved as `graphrag/project_env.py` allows: a key from the project's .env
+or an allowed server variable (GraphRAG's order: the real environment wins), anything else (model, api_base, …)
+from the project's .env only. Nothing is read at import; os.environ is never written; a key's value never appears
+in a repr, a log line or an error message (only the variable's name).
 """
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from typing import Any
 
 import yaml
 from dotenv import dotenv_values
+from dotenv.variables import parse_variables
 
 from tog_core.errors import public_url
 from tog_core.graphrag.errors import SettingsError
+from tog_core.graphrag.project_env import ProjectEnv, provider_key_vars
 
-__all__ = ["ModelSettings", "SETTINGS_NAMES", "find_settings_file", "project_environment", "read_dotenv",
-           "read_settings", "model_settings"]
+__all__ = ["ModelSettings", "ProjectEnv", "SETTINGS_NAMES", "find_settings_file", "project_environment",
+           "read_dotenv", "read_settings", "model_settings"]
 
 SETTINGS_NAMES = ("settings.yaml", "settings.yml", "settings.json")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -35,9 +38,11 @@ class ModelSettings:
     litellm_model: str
     api_base: str | None = None
     api_version: str | None = None
-    api_key_env: str | None = None  # name of the variable holding the key
+    api_key_env: str | None = None  # name of the variable holding the key (only one the project may read)
+    provider: str = ""  # the settings' model_provider (whose usual key variable the project may read)
     api_key: str | None = field(default=None, repr=False, compare=False)
     source: str = ""  # where in the settings it was found
+    key_note: str = ""  # why the settings' ${VAR} gives no key (a variable the project may not read), and the fix
 
     @property
     def key_present(self) -> bool:
@@ -65,26 +70,30 @@ def find_settings_file(folder: Path | None) -> Path | None:
     return None
 
 
-def project_environment(root: Path | None, environ: Mapping[str, str] | None) -> dict[str, str]:
-    """The process environment over `<root>/.env` (GraphRAG's order: real env wins)."""
-    env: dict[str, str] = {}
-    if root is not None and (root / ".env").is_file():
-        env.update(read_dotenv(root / ".env"))
-    env.update(os.environ if environ is None else environ)
-    return env
+def project_environment(root: Path | None, environ: Mapping[str, str] | None) -> ProjectEnv:
+    """What the settings of the project at `root` may read: its `.env`, and the process environment (`environ`,
+    default os.environ) as far as `project_env.server_may_supply` allows, for a key only."""
+    own = read_dotenv(root / ".env") if root is not None and (root / ".env").is_file() else {}
+    return ProjectEnv(own=own, server=dict(os.environ if environ is None else environ))
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
     """The variables of a project's .env, read as GraphRAG reads it (python-dotenv: `export`, quotes,
-    inline comments, ${VAR} expansion), without touching os.environ. A name without a value is skipped."""
+    inline comments, ${VAR} and ${VAR:-default} expansion), without touching os.environ. A name without a value is
+    skipped. Expansion sees only the file's earlier lines: never the server's environment (python-dotenv's own
+    would read it, and hand a server secret to the project)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as err:
         raise SettingsError(f"cannot read ({err.strerror})", path=path, fix="check the file's permissions") from None
-    return {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if k and v is not None}
+    values: dict[str, str] = {}
+    for k, v in dotenv_values(stream=io.StringIO(text), interpolate=False).items():
+        if k and v is not None:
+            values[k] = "".join(atom.resolve(values) for atom in parse_variables(v))
+    return values
 
 
-def read_settings(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
+def read_settings(path: Path, env: Mapping[str, str] | ProjectEnv | None = None) -> dict[str, Any]:
     """Parse settings.yaml/.json. `${VAR}` references stay as they are; model_settings resolves them."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -106,23 +115,29 @@ def read_settings(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
     return data
 
 
-def _subst(value: Any, env: Mapping[str, str], where: str, *, required: bool) -> str | None:
-    """Resolve ${VAR}; an undefined variable raises SettingsError when required, else gives None."""
+def _subst(value: Any, env: ProjectEnv, where: str) -> str | None:
+    """Resolve ${VAR} in a value that is not a key (model, api_base, …) from the project's .env only: the server's
+    environment is never read for it, so it can never carry a server secret into a request, a trace or `inspect`.
+    An undefined variable raises SettingsError naming the file, the field and the fix."""
     if value is None:
         return None
     text = str(value)
-    missing = [m for m in _VAR.findall(text) if m not in env]
+    missing = [m for m in _VAR.findall(text) if m not in env.own]
     if missing:
-        if required:
-            raise SettingsError(f"{where} uses ${{{missing[0]}}}, which is not defined",
-                                fix=f"set {missing[0]} in the environment or in the project's .env file")
-        return None
-    return _VAR.sub(lambda m: env[m.group(1)], text) or None
+        name = missing[0]
+        raise SettingsError(f"{where} holds the placeholder ${{{name}}}, which is not defined in the project's .env "
+                            f"(a project's {where.rsplit('.', 1)[-1]} is never read from the server's environment)",
+                            fix=f"define {name} in the project's .env file (beside the settings file), or write the "
+                                f"value itself in place of ${{{name}}}")
+    return _VAR.sub(lambda m: env.own[m.group(1)], text) or None
 
 
-def model_settings(raw: Mapping[str, Any], env: Mapping[str, str], *, source: str = "settings"
+def model_settings(raw: Mapping[str, Any], env: Mapping[str, str] | ProjectEnv, *, source: str = "settings"
                    ) -> tuple[ModelSettings | None, ModelSettings | None]:
-    """Map the chat and embedding models of any GraphRAG settings version to LiteLLM terms."""
+    """Map the chat and embedding models of any GraphRAG settings version to LiteLLM terms. `env`: what the
+    project may read (`project_environment`); a plain mapping is taken as the project's own .env."""
+    if not isinstance(env, ProjectEnv):
+        env = ProjectEnv(own=dict(env))
     chat = emb = None
     if isinstance(raw.get("completion_models"), dict) or isinstance(raw.get("embedding_models"), dict):  # 3.x
         chat = _first_model(raw.get("completion_models"), "chat", env, f"{source}: completion_models")
@@ -146,7 +161,7 @@ def model_settings(raw: Mapping[str, Any], env: Mapping[str, str], *, source: st
     return chat, emb
 
 
-def _first_model(section: Any, kind: str, env: Mapping[str, str], where: str) -> ModelSettings | None:
+def _first_model(section: Any, kind: str, env: ProjectEnv, where: str) -> ModelSettings | None:
     if not isinstance(section, dict) or not section:
         return None
     key, value = next(iter(section.items()))
@@ -155,14 +170,13 @@ def _first_model(section: Any, kind: str, env: Mapping[str, str], where: str) ->
     return _one_model(value, kind, env, f"{where}.{key}")
 
 
-
 _KNOWN_TYPES = {"openai_chat", "azure_openai_chat", "openai_embedding", "azure_openai_embedding", "chat",
                 "embedding", "litellm", "static_response"}
 
 
-def _one_model(cfg: Mapping[str, Any], kind: str, env: Mapping[str, str], where: str) -> ModelSettings:
-    def get(key: str, required: bool = True) -> str | None:
-        return _subst(cfg.get(key), env, f"{where}.{key}", required=required)
+def _one_model(cfg: Mapping[str, Any], kind: str, env: ProjectEnv, where: str) -> ModelSettings:
+    def get(key: str) -> str | None:
+        return _subst(cfg.get(key), env, f"{where}.{key}")
 
     model = get("model")
     if not model:
@@ -181,15 +195,32 @@ def _one_model(cfg: Mapping[str, Any], kind: str, env: Mapping[str, str], where:
         litellm_model = model
     else:
         litellm_model = f"{provider}/{model}"
-    key_raw = cfg.get("api_key")
-    key_env = None
-    if isinstance(key_raw, str):
-        names = _VAR.findall(key_raw)
-        key_env = names[0] if names else None
-    api_key = _subst(key_raw, env, f"{where}.api_key", required=False)
-    if key_env is None and not api_key:
-        default_env = "AZURE_API_KEY" if provider == "azure" else f"{provider.upper()}_API_KEY"
-        key_env = default_env
-        api_key = env.get(default_env) or None
+    key_env, api_key, note = _key(cfg.get("api_key"), env, provider, f"{where}.api_key")
     return ModelSettings(kind=kind, litellm_model=litellm_model, api_base=get("api_base"),
-                         api_version=get("api_version"), api_key_env=key_env, api_key=api_key, source=where)
+                         api_version=get("api_version"), api_key_env=key_env, api_key=api_key, source=where,
+                         provider=provider, key_note=note)
+
+
+def _key(raw: Any, env: ProjectEnv, provider: str, where: str) -> tuple[str | None, str | None, str]:
+    """(the key's variable, its value, why there is none): `${VAR}` from the project's .env or a server variable
+    the project may read (`project_env`); a literal key as written; no api_key: the provider's usual variable.
+    A variable the project may not read is never named as the key's variable (whatever reads the environment later
+    would read it): the note says so instead."""
+    text = raw if isinstance(raw, str) else None
+    names = _VAR.findall(text) if text else []
+    if names:
+        refused = [n for n in names if not env.key_readable(n, provider=provider)]
+        if refused:
+            return None, None, env.refusal(refused[0], where)
+        values = {n: env.key(n, provider=provider) for n in names}
+        if any(v is None for v in values.values()):
+            return names[0], None, ""
+        return names[0], _VAR.sub(lambda m: values[m.group(1)] or "", text or "") or None, ""
+    if raw is not None and str(raw):
+        return None, str(raw), ""
+    readable = [n for n in provider_key_vars(provider) if env.key_readable(n, provider=provider)]
+    for name in readable:
+        value = env.key(name, provider=provider)
+        if value:
+            return name, value, ""
+    return (readable[0] if readable else None), None, ""

@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tog_core.graphrag.project import ProjectInfo
+from tog_core.graphrag.project_env import server_may_supply
+from tog_core.graphrag.settings import ModelSettings
 from tog_core.home import tog_home
 from tog_core.errors import public_url
 
@@ -113,10 +115,12 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
             return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, key_source=WITHHELD,
                                note=_withheld_note("the server's key"))
         key_env, project_key = (own.api_key_env, own.api_key) if own else (None, None)
+        if own and not project_key and not (key_env and server_may_supply(key_env, env, provider=own.provider)):
+            key_env = None  # LLMClient would read it from the environment: only a variable the project may read
         return ModelChoice(kind="litellm", model=req, api_base=base, api_key_env=key_env, api_key=project_key,
                            api_version=version, key_source="project" if (project_key or key_env) else "environment")
     if cm is not None:
-        server_key = cm.api_key or (env.get(cm.api_key_env) if cm.api_key_env else None)
+        server_key = project_key_value(cm, env)
         common = ModelChoice(kind="litellm", model=cm.litellm_model, api_base=base, api_version=cm.api_version)
         if api_key:
             return replace(common, api_key=api_key, key_source="typed", note=f"the project's model ({cm.source})")
@@ -127,9 +131,20 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
             what = f"the project's key (${cm.api_key_env})" if cm.api_key_env else "the project's key"
             return replace(common, key_source=WITHHELD, note=_withheld_note(what))
     why = f"no key for the project's model (${cm.api_key_env})" if cm and cm.api_key_env else \
-        ("no key for the project's model" if cm else "the project names no model")
+        (f"no key for the project's model ({cm.key_note})" if cm and cm.key_note else
+         "no key for the project's model" if cm else "the project names no model")
     return ModelChoice(kind=NONE, model=NONE, note=f"{why}: LLM-free search, the answer is composed from the chains "
                        "(choose 'local' to draft one with the small local model)")
+
+
+def project_key_value(m: ModelSettings, env: Mapping[str, str]) -> str | None:
+    """A project model's key: the one its settings resolved, else its variable's value in `env` when the project may
+    read that variable from the server's environment (graphrag/project_env.py), else None."""
+    if m.api_key:
+        return m.api_key
+    if m.api_key_env and server_may_supply(m.api_key_env, env, provider=m.provider):
+        return env.get(m.api_key_env) or None
+    return None
 
 
 def build_llm(choice: ModelChoice, *, cache_dir: Path | None = None, timeout_s: float = 20.0,
@@ -192,7 +207,7 @@ def build_embedder(info: ProjectInfo | None, *, cache_dir: Path | None = None, u
     cache = cache_dir if cache_dir is not None else tog_home() / "cache" / "embeddings" / name
     em = info.embedding_model if info and use_project_model else None
     if em is not None:
-        key = em.api_key or (env.get(em.api_key_env) if em.api_key_env else None)
+        key = project_key_value(em, env)
         if key:
             return CachedEmbedder(LiteLLMEmbedder(em.litellm_model, api_base=em.api_base, api_key=key), cache)
     return default_embedder(cache)
