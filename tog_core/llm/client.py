@@ -10,8 +10,9 @@ the whole process, fairly between sessions (``llm/limits.py``); ``for_session`` 
 (its id, its typed key) of a shared client.
 LiteLLM is imported at the first call (``llm/_litellm.py``), not when this module is imported.
 
-Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, or read
-from ``api_key_env`` at call time) is scrubbed from every error message this module produces.
+Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, read from
+``api_key_env`` at call time, or the provider's usual variable that LiteLLM reads itself) is scrubbed from every
+error message this module produces.
 
 The config, result and usage types live in ``llm/chat.py``, the cache in ``llm/cache.py``, a call's deadline and
 price in ``llm/budget.py`` and ``LLMError`` in ``llm/errors.py``; they are re-exported here for callers. The test double
@@ -40,7 +41,7 @@ from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
                                estimate_tokens)
 from tog_core.llm.errors import (ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format,
-                                  _scrub, scrub_logs, url_secrets)
+                                  _scrub, env_secrets, scrub_logs, url_secrets)
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
@@ -311,7 +312,9 @@ class LLMClient:
         return base * (0.5 + 0.5 * self._rng.random())
 
     def _secrets(self) -> list[str]:
-        secrets = [self.config.api_key or "", *url_secrets(self.config.api_base)]
+        """Every key this client may have sent: the typed one, the named variable's, the API base's credentials, and
+        the provider's usual variables, which LiteLLM reads itself when no key is given (`errors.env_secrets`)."""
+        secrets = [self.config.api_key or "", *url_secrets(self.config.api_base), *env_secrets(self.config.model)]
         if self.config.api_key_env:
             secrets.append(os.environ.get(self.config.api_key_env, ""))
         return [s for s in secrets if len(s) >= 4]

@@ -12,7 +12,7 @@ import numpy as np
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.embed_batches import hook_here
 from tog_core.llm.embed_common import EmbeddingUnavailable, Kind, check_kind, normalise
-from tog_core.llm.errors import _scrub, scrub_logs, url_secrets
+from tog_core.llm.errors import _scrub, env_secrets, scrub_logs, url_secrets
 
 
 class LiteLLMEmbedder:
@@ -83,9 +83,10 @@ class LiteLLMEmbedder:
         except Exception as exc:
             # never echo kwargs (they hold the key), and scrub the provider's message of it too
             first = str(exc).splitlines()[0][:300] if str(exc) else ""
+            secrets = [k for k in (kwargs.get("api_key"),) if k] + url_secrets(self.api_base) + env_secrets(self.model)
             raise EmbeddingUnavailable(
                 f"embedding model {self.model} failed: {type(exc).__name__}: "
-                f"{_scrub(first, [k for k in (kwargs.get('api_key'),) if k] + url_secrets(self.api_base))}"
+                f"{_scrub(first, secrets)}"
             ) from None
         rows = sorted(
             (d if isinstance(d, dict) else d.model_dump() for d in resp.data),

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
 import socket
 import time
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlsplit
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -51,14 +53,49 @@ class NotCached(Exception):
         self.reason = reason
 
 
-_SECRET_PATTERNS = (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+_SECRET_PATTERNS = (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{6,}"),  # Anthropic
+                    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),  # OpenAI and many compatible servers
+                    re.compile(r"\bgsk_[A-Za-z0-9]{8,}"),  # Groq
+                    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google (Gemini)
+                    re.compile(r"\bxai-[A-Za-z0-9]{8,}"),  # xAI
+                    re.compile(r"\bhf_[A-Za-z0-9]{8,}"),  # Hugging Face
                     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{6,}"),
                     re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-]{6,}"))
 
 
 def looks_secret(text: str) -> bool:
-    """Whether `text` holds something shaped like a key (sk-…, a bearer token, api_key=…)."""
+    """Whether `text` holds something shaped like a key (sk-…, sk-ant-…, gsk_…, AIza…, xai-…, hf_…, a bearer token,
+    api_key=…)."""
     return any(p.search(text) for p in _SECRET_PATTERNS)
+
+
+# a variable named like a credential: its value is scrubbed wherever it appears, whoever read it (LiteLLM reads the
+# provider's usual variable itself when no key is given; a server's error may quote it back)
+_SECRET_NAME = re.compile(r"(?i)(_KEY|_TOKEN|_SECRET|_PASSWORD)$")
+
+
+def provider_env_keys(model: str | None) -> tuple[str, ...]:
+    """The variables LiteLLM reads a key from for `model`'s provider when none is given ("openai/x", or no prefix:
+    OPENAI_API_KEY; "azure/…": AZURE_API_KEY, AZURE_OPENAI_API_KEY, AZURE_AD_TOKEN; "anthropic/…":
+    ANTHROPIC_API_KEY; "<provider>/…": <PROVIDER>_API_KEY)."""
+    provider = (model or "").split("/", 1)[0].strip().lower() if "/" in (model or "") else "openai"
+    known = {"azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_AD_TOKEN"),
+             "azure_ai": ("AZURE_AI_API_KEY", "AZURE_API_KEY"), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+             "huggingface": ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
+             "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
+             "text-completion-openai": ("OPENAI_API_KEY",)}
+    own = (re.sub(r"[^A-Z0-9]", "_", provider.upper()) + "_API_KEY",) if provider else ()
+    return tuple(dict.fromkeys((*known.get(provider, ()), *own)))
+
+
+def env_secrets(model: str | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of the environment to scrub from any text: the key variables of `model`'s provider (4+ characters), and
+    every variable named *_KEY, *_TOKEN, *_SECRET or *_PASSWORD whose value has 8+ characters."""
+    env = os.environ if environ is None else environ
+    out = [env.get(name, "") for name in provider_env_keys(model)] if model else []
+    out = [v for v in out if len(v) >= 4]
+    out += [v for name, v in env.items() if len(v) >= 8 and _SECRET_NAME.search(name)]
+    return list(dict.fromkeys(out))
 
 
 # a URL's user:password@ and the values of its query string: an API base may carry either ("https://user:pw@host/v1",
@@ -95,7 +132,8 @@ _LOGS_SCRUBBED: list[bool] = []
 
 def scrub_logs() -> None:
     """From now on, every log record of this process (LiteLLM's, httpx's and the OpenAI SDK's debug lines quote the
-    URL they call) is scrubbed of URL passwords, URL query values and key-shaped text before any handler sees it.
+    URL they call, and a provider's error body) is scrubbed of URL passwords, URL query values, key-shaped text and
+    the values of the environment's credential-named variables (`env_secrets`) before any handler sees it.
     Idempotent; called when an LLM client or embedder is built, so no credential of an API base reaches a log."""
     with _LOG_LOCK:
         if _LOGS_SCRUBBED:
@@ -108,7 +146,7 @@ def scrub_logs() -> None:
                 said = record.getMessage()
             except Exception:  # noqa: BLE001  — a record whose arguments do not fit is logging's to report
                 return record
-            clean = _scrub(said, [])
+            clean = _scrub(said, env_secrets())
             if clean != said:
                 record.msg, record.args = clean, ()
             return record
