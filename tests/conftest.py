@@ -6,6 +6,7 @@
     def test_z(tog_home): ...                    # runs, caches and settings under tmp_path/home
 
 `module_fake_openai` is the same factory for module-scoped fixtures (servers closed after the module).
+`chromium` is a headless /usr/bin/chromium for test_browser_pictures.py and test_browser_label_sizes.py.
 """
 from __future__ import annotations
 
@@ -80,6 +81,23 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TOG_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     return tmp_path / "home"
+
+
+@pytest.fixture()
+def chromium():
+    """A headless Chromium (Playwright on /usr/bin/chromium), closed after the test; skipped without it unless
+    TOG_REQUIRE_BROWSER=1 (test_browser._need_browser)."""
+    from test_browser import ARGS, CHROMIUM, _need_browser
+
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @pytest.fixture(scope="session")
