@@ -133,9 +133,13 @@ def load_project(resolved_path: str) -> tuple[ProjectInfo | None, GraphStore]:
     (shown in plain words by the caller), also for a path outside TOG_PROJECT_ROOTS."""
     check_project_root(resolved_path)
     url = store_url()
-    fp = fingerprint(resolved_path, url)
-    _evict(resolved_path, url, fp)
-    info, graph = _load(resolved_path, url, fp)
+    try:
+        fp = fingerprint(resolved_path, url)
+        _evict(resolved_path, url, fp)
+        info, graph = _load(resolved_path, url, fp)
+    except OSError as err:  # a name too long, a folder the server may not read: said as the project's problem
+        raise ProjectError(f"cannot be read ({err.strerror or err})", path=resolved_path,
+                           fix="check the path, and that the server may read the folder") from err
     if (resolved_path, url, fp) not in _OPEN:
         try:
             _OPEN[(resolved_path, url, fp)] = weakref.ref(graph)

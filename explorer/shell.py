@@ -108,9 +108,12 @@ def draw() -> None:
             st.warning(f"The store typed here is not used: {V.md_text(refused)}. "
                        + ("Using the server's TOG_STORE." if os.environ.get("TOG_STORE") else
                           "The project is read from its folder."))
-        wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
         failed = None
-        if f"{wanted}|{projects.store_url()}" != ss.get(K.PROJECT_KEY):
+        try:  # a NUL, an over-long path, ~ on a shared server, a path that cannot be resolved: said, not raised
+            wanted = str(resolve_project_path(ss[K.PROJECT_INPUT], base=ui.APP_DIR))
+        except ProjectError as err:
+            wanted, failed = None, str(err)
+        if wanted is not None and f"{wanted}|{projects.store_url()}" != ss.get(K.PROJECT_KEY):
             try:
                 projects.load_project(wanted)
                 if ss.get(K.PROJECT_OK) not in (None, wanted):  # another project: what was typed for this one goes

@@ -3,14 +3,14 @@
 * `K` — every session-state key of the app, declared once;
 * `Settings` — the sidebar's choices; `run_spec` turns them into a compose.RunSpec (the one rule the CLI and
   the benchmark use too); `settings_from_trace` gives the settings a saved run was made with (to resume it);
-* recent projects, the project path typed in the sidebar, and the `-- --project PATH` argument.
+* recent projects and the `-- --project PATH` argument (the project path typed in the sidebar is checked and
+  resolved in inputs.py; re-exported here).
 
 Running a search is in runner.py, the tables the pages show in views.py; none of them imports Streamlit.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS, RunSpec
-from tog_core.graphrag.errors import ProjectError
+from tog_core.app.inputs import check_project_root, project_roots, resolve_project_path
 from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
@@ -192,15 +192,6 @@ def with_settings(s: Settings, **kw: Any) -> Settings:
 
 # ---------------------------------------------------------------------------------------------- projects
 
-def resolve_project_path(path: str, *, base: Path | None = None) -> Path:
-    """A typed path made absolute: as given (~ expanded, relative to the working folder), else relative to
-    `base` (the app's folder) when that exists."""
-    p = Path(path.strip()).expanduser()
-    if not p.is_absolute() and not p.exists() and base is not None and (base / p).exists():
-        p = base / p
-    return p.resolve()
-
-
 _RUN_FOLDER = re.compile(r"\d{8}-\d{6}")  # an older GraphRAG's indexing run (output/20240101-120000/artifacts)
 
 
@@ -211,26 +202,6 @@ def project_label(path: str | Path) -> str:
     while p.name and p.parent != p and (p.name.lower() in ("output", "artifacts") or _RUN_FOLDER.fullmatch(p.name)):
         p = p.parent
     return p.name or str(path)
-
-
-def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
-    """The folders projects may be opened from (TOG_PROJECT_ROOTS, os.pathsep-separated, resolved with symlinks
-    followed); [] = anywhere. Read at call time."""
-    raw = (os.environ if environ is None else environ).get("TOG_PROJECT_ROOTS", "")
-    return [Path(r.strip()).expanduser().resolve() for r in raw.split(os.pathsep) if r.strip()]
-
-
-def check_project_root(path: str | Path, *, environ: Mapping[str, str] | None = None) -> None:
-    """Raise ProjectError unless `path`, resolved (symlinks followed, `..` applied), is inside an allowed root. The
-    message is the same whether or not the path exists, so the field cannot be used to probe the server's files."""
-    roots = project_roots(environ)
-    if not roots:
-        return
-    p = Path(path).expanduser().resolve()
-    if not any(p == r or r in p.parents for r in roots):
-        raise ProjectError("is outside the folders this server opens projects from", path=str(path),
-                           fix="choose a project under " + ", ".join(str(r) for r in roots)
-                           + " (the operator's TOG_PROJECT_ROOTS)")
 
 
 def _recent_file() -> Path:

@@ -1,0 +1,84 @@
+"""What a person types into the app's fields, checked before it is used: a project folder (resolved, and kept
+inside TOG_PROJECT_ROOTS on a shared deployment).
+
+Every refusal is one plain line that names the field and the fix (a ProjectError, shown by the sidebar as "Cannot
+open this project: …"). None of this imports Streamlit.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from tog_core.graphrag.errors import ProjectError
+
+__all__ = ["PATH_MAX", "check_project_root", "project_roots", "resolve_project_path"]
+
+PATH_MAX = 1_000  # a project folder (Linux allows 4,096, but no project's path is near it)
+
+PROJECT_FIELD = "the GraphRAG project folder"
+
+
+def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders projects may be opened from (TOG_PROJECT_ROOTS, os.pathsep-separated, resolved with symlinks
+    followed); [] = anywhere. Read at call time."""
+    raw = (os.environ if environ is None else environ).get("TOG_PROJECT_ROOTS", "")
+    return [Path(r.strip()).expanduser().resolve() for r in raw.split(os.pathsep) if r.strip()]
+
+
+def resolve_project_path(path: str, *, base: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """A typed path made absolute: as given (~ expanded, relative to the working folder), else relative to
+    `base` (the app's folder) when that exists. Raises ProjectError, naming the field and the fix, for what cannot
+    be a folder's path: a NUL character, more than PATH_MAX characters, a path the system cannot resolve (`~` of no
+    such user, a name too long). With TOG_PROJECT_ROOTS set (a shared deployment) a path starting with `~` is
+    refused whoever it names, the server's own user included: nothing is looked up, so the field cannot tell
+    whether an account exists."""
+    typed = str(path).strip()
+    if "\x00" in typed:
+        raise ProjectError(f"{PROJECT_FIELD} holds a NUL character (\\x00), which no path can hold",
+                           fix="type the folder's path again, without it")
+    if len(typed) > PATH_MAX:
+        raise ProjectError(f"{PROJECT_FIELD} is {len(typed):,} characters long; the limit is {PATH_MAX:,}",
+                           fix="type the path of the project's folder (its root, or its output folder)")
+    roots = project_roots(environ)
+    if typed.startswith("~") and roots:
+        raise ProjectError(f"{PROJECT_FIELD} starts with ~, which this shared server does not expand",
+                           fix="type the full path of a project under " + ", ".join(str(r) for r in roots))
+    try:
+        p = Path(typed).expanduser()
+        if not p.is_absolute() and not _exists(p) and base is not None and _exists(base / p):
+            p = base / p
+        return p.resolve()
+    except (OSError, RuntimeError, ValueError) as err:  # ~ of no such user, a loop of links
+        if roots:  # said as any path outside the roots is: nothing learnt about what is there
+            raise _outside(typed, roots) from err
+        raise ProjectError(f"{PROJECT_FIELD} is not a path this server can read", path=typed,
+                           fix="type the full path of the project's folder") from err
+
+
+def _exists(p: Path) -> bool:
+    """Whether `p` exists; False when the system cannot say (a name too long, a folder it may not read)."""
+    try:
+        return p.exists()
+    except OSError:
+        return False
+
+
+def _outside(path: str | Path, roots: list[Path]) -> ProjectError:
+    return ProjectError("is outside the folders this server opens projects from", path=str(path),
+                        fix="choose a project under " + ", ".join(str(r) for r in roots)
+                        + " (the operator's TOG_PROJECT_ROOTS)")
+
+
+def check_project_root(path: str | Path, *, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ProjectError unless `path`, resolved (symlinks followed, `..` applied), is inside an allowed root. The
+    message is the same whether or not the path exists, so the field cannot be used to probe the server's files."""
+    roots = project_roots(environ)
+    if not roots:
+        return
+    try:
+        p: Path | None = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):  # ~ of no such user, a NUL: outside, said as any other path is
+        p = None
+    if p is None or not any(p == r or r in p.parents for r in roots):
+        raise _outside(path, roots)
