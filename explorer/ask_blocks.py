@@ -125,7 +125,7 @@ def examples_block(project: str) -> None:
 
 def unfinished_block(t: Trace, project: str) -> None:
     """A run that stopped before its answer: where, and Resume or Continue step by step."""
-    st.warning(f"This run stopped before its answer ({R.where_stopped(t)}).")
+    st.warning(f"This run stopped before its answer ({V.md_text(R.where_stopped(t))}).")
     c1, c2, _ = st.columns([1, 1, 3])
     if c1.button("Resume", type="primary", help="Go on from where it stopped, as it was set up"):
         ss[K.ASK_RESUME] = t.run_id

@@ -92,7 +92,7 @@ def live_run(slot: Any, work: Callable[[RunCallbacks], Trace], *, max_depth: int
         kept = sum(1 for c in step.candidates if c.kept)
         what = (f"{len(step.candidates)} candidates, {kept} kept" if step.stage != "evaluate" else
                 ("sufficient" if any(c.kept and c.id == "sufficient" for c in step.candidates) else "go deeper"))
-        status.write(f"depth {step.depth} · {step.stage}: {what} ({step.wall_s:.1f} s)")
+        status.write(V.md_text(f"depth {step.depth} · {step.stage}: {what} ({step.wall_s:.1f} s)"))
 
     def on_token(t: str) -> None:
         parts.append(t)
@@ -137,7 +137,7 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
         sup = V.answer_support(t.answer or "", ui.as_dict(t))
         st.markdown(V.md_text(t.answer or ""))
         if sup["supported"]:
-            st.caption(f"Written by the LLM ({N.model_name(t)}) from the chains below"
+            st.caption(f"Written by the LLM ({V.md_text(N.model_name(t))}) from the chains below"
                        + (f" · the chains' {conf}" if conf else ""))
         else:
             st.error(unsupported_words(sup, "the LLM"), icon=":material/report:")
@@ -203,7 +203,7 @@ def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
     rows = V.plan_rows(trace, plan)  # with the run's answer: its row is the kept one
     if not rows:
         return
-    kept = next((r["hops"] for r in rows if r["kept"]), "?")
+    kept = V.md_text(next((r["hops"] for r in rows if r["kept"]), "?"))  # the trace's plan: as its characters
     # the answer part-way along a longer chain: both numbers in the label, not only the one the answer sits at
     label = (f"How many hops: the answer is {kept} along its chain, the search went {searched} deep" if searched
              else f"How many hops: {kept}")
@@ -323,7 +323,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable
             f = d.get("force")
             if f and f.get("step") is not None:
                 depth = (d.get("lost") or {}).get("depth")
-                if st.button(f"Force “{V.md_text(d['title'][:60])}” in from depth {depth} and continue",
+                if st.button(f"Force “{V.md_text(d['title'][:60])}” in from depth {V.md_text(depth)} and continue",
                              key=f"{key}_force_{i}",
                              icon=":material/call_split:", help=force_help):
                     on_force(f)

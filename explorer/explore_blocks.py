@@ -80,7 +80,7 @@ def run_header(ex: R.Exploration, notes: list[str]) -> None:
     step."""
     state = ex.state
     st.markdown(f"**{V.md_text(state.question)}**")
-    st.caption(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "") +
+    st.caption(V.md_text(f"run {ex.run_id}" + (f" · branch of {ex.parent_run}" if ex.parent_run else "")) +
                f" · width {ex.settings.width}, depth {ex.settings.depth}"
                + " · start: " + V.md_text(", ".join(V.seed_titles(state.seeds))) + "".join(f" · {n}" for n in notes))
     if ex.forced:  # what the press of "Force X in" kept, and what to do next
@@ -109,16 +109,17 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
     if held.get("key") != pkey:  # a new proposal: the automatic choice, or the person's ticks before going back
         ids, whose = ex.start_ticks()
         held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": ids, "version": 0, "whose": whose}
-    st.subheader(f"Depth {step.depth} · {step.stage}")
+    st.subheader(V.md_text(f"Depth {step.depth} · {step.stage}"))
     if (kept_says := V.keep_words(step, ex.proposal.auto_choice(), width=engine.config.width,
                                   relations_kept=engine.policy.relations_kept(engine))):
         st.caption(kept_says)  # why 6 relations are ticked at width 3 (the policy's numbers, read here)
     if held.get("whose") == "earlier":
-        st.info(f"Ticked as you chose it on run {ex.parent_run} before going back"
+        st.info(f"Ticked as you chose it on run {V.md_text(ex.parent_run)} before going back"
                 + (" (the automatic choice differs)" if held["ids"] != ex.proposal.auto_choice() else "")
                 + ": change the ticks, or press Continue to keep them.", icon=":material/undo:")
     elif held.get("whose") == "changed":
-        st.info(f"A choice above this step differs from run {ex.parent_run}, so it starts from the automatic choice, "
+        st.info(f"A choice above this step differs from run {V.md_text(ex.parent_run)}, so it starts from the "
+                "automatic choice, "
                 "not from your ticks there (they were made on other chains).", icon=":material/undo:")
     if step.note:
         st.caption(V.md_text(step.note))

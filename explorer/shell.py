@@ -37,6 +37,7 @@ from tog_core.app.session import (
     with_recent,
     within_limits,
 )
+from tog_core.app.inputs import model_problem
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
@@ -158,10 +159,13 @@ def draw() -> None:
                       help="e.g. openai/gpt-4.1-mini, ollama/llama3.1. Empty: the project's model when its key is "
                            "set, else no LLM (the answer is composed from the chains). `local`: the packaged 135M "
                            "model, a demo that often repeats itself or invents facts.")
+        if (bad_model := model_problem(ss[K.MODEL])) is not None:  # no client is built from it (session.run_spec)
+            st.error(V.md_text(bad_model))
         st.text_input("API base", key=K.API_BASE, placeholder="provider default")
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                       help="Kept in this browser session's memory only; never saved.")
-        st.caption(V.md_text(ui.model_note(ui.settings())))
+        if bad_model is None:
+            st.caption(V.md_text(ui.model_note(ui.settings())))
         ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question
 
         st.subheader("Search")
@@ -198,7 +202,7 @@ def draw() -> None:
                            format_func=departure_words,
                            help="This app changes a few things from the Think-on-Graph paper; each one switched off "
                                 "here does what the paper does instead.")
-        if (why := settings_problem()) is not None:  # said now, not only after the next Ask
+        if bad_model is None and (why := settings_problem()) is not None:  # said now, not only after the next Ask
             st.warning(f"These settings cannot run a search: {V.md_text(why)}")
         if single_user():  # kept for the next session on this machine (never the API key)
             remember_settings(ss)

@@ -32,7 +32,7 @@ cur = projects.project()
 project = ss.get(K.PROJECT_OK) if cur else None
 listed, damaged = ui.list_runs(store)
 for p in damaged:
-    st.warning(f"Damaged, not listed: {p}")
+    st.warning(f"Damaged, not listed: {V.md_text(p)}")
 with st.container(horizontal=True, vertical_alignment="bottom"):
     search = st.text_input("Search questions and answers", key=K.RUNS_SEARCH, width=420)
     every = st.toggle("All projects", key=K.RUNS_ALL, disabled=project is None)
@@ -71,8 +71,9 @@ if tabs[0].open:
             d = ui.as_dict(tr)  # the exports read the trace JSON (the stable format)
             graph = projects.project()[1] if cur and here else None
             st.markdown(f"**{V.md_text(tr.question)}**")
-            st.caption(f"{N.stop_words(tr.stop_reason).capitalize()} · model {N.model_name(tr)}"
-                       + (f" · branch of {tr.parent_run}" if tr.parent_run else ""))
+            # the trace's words (a model typed by whoever ran it, a hand-edited file): shown as their characters
+            st.caption(V.md_text(f"{N.stop_words(tr.stop_reason).capitalize()} · model {N.model_name(tr)}"
+                                 + (f" · branch of {tr.parent_run}" if tr.parent_run else "")))
             with st.container(horizontal=True):
                 if R.is_unfinished(tr) and cur and here:
                     if st.button("Resume on the Ask page", type="primary", icon=":material/play_arrow:"):
@@ -129,7 +130,8 @@ if tabs[1].open:
         if pair is not None and pair.same and (a, b) == (pair.a, pair.b):
             row = {r["run"]: r for r in rows}
             st.caption(f"Compared: the newest two runs that ask the same question on one project, "
-                       f"“{V.md_text(row[a]['question'])}”: {row[a]['time']} (A) and {row[b]['time']} (B). "
+                       f"“{V.md_text(row[a]['question'])}”: {V.md_text(row[a]['time'])} (A) and "
+                       f"{V.md_text(row[b]['time'])} (B). "
                        "Pick any two runs above.")
         ra, rb = load(a), load(b)
         if ra is not None and rb is not None:

@@ -93,7 +93,7 @@ def test_saved_runs_lists_the_good_runs_and_names_each_damaged_file(home):
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     assert sorted(at.dataframe[0].value["question"]) == sorted([QUESTION, CORIN])
-    warned = [w.value for w in at.warning]
+    warned = [w.value.replace("\\", "") for w in at.warning]  # escaped: a file name is data
     for name, (_, why) in DAMAGED.items():
         assert any(f"2026-{name}.json" in w and why in w for w in warned), (name, warned)
     at.selectbox(key=K.RUNS_OPEN).set_value(first["run_id"]).run()  # open

@@ -1,9 +1,12 @@
-"""A project path typed in the sidebar or named in the address (a security review): a NUL, too long, `~` of any
-account, or a path that cannot be resolved is a plain sidebar error, never a traceback, and on a shared server
-`~root` and `~nobody` read alike. Code: tog_core/app/inputs.py."""
+"""What a person types, and what a saved run says, reach the page safely (a security review): a run's model and
+other trace words show as their characters, never as live Markdown; a Model field holding no model name is refused
+under the field and no run starts; a project path with a NUL, too long, `~` of any account, or that cannot be
+resolved is a plain sidebar error, never a traceback, and on a shared server `~root` and `~nobody` read alike.
+Code: tog_core/app/inputs.py."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,13 +15,20 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from tog_core.app.inputs import PATH_MAX
+from scripted import toy_llm
+from tog_core.app.inputs import MODEL_MAX, PATH_MAX, model_problem
 from tog_core.app.session import K, check_project_root, resolve_project_path  # where the app has always read them
 from tog_core.graphrag.errors import ProjectError
+from tog_core.runs.files import RunStore
+from tog_core.testing.server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 QUESTION = "In which town was the founder of the Lanternwright Guild born?"
+EVIL = ("openai/toy ![pixel](http://127.0.0.1:9/track.png) [Re-enter your API key here](https://evil.example/login) "
+        "**BOLD**")
+RAW = re.compile(r"(?<!\\)!(?<!\\)\[pixel|(?<!\\)\[Re|(?<!\\)\*\*BOLD|(?<!\\)\[x(?<!\\)\]")  # live Markdown
+KEY = "sk-test-typed-into-the-password-field-0123456789"
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +43,83 @@ def session(**state) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.text_area(key=K.ASK_QUESTION).set_value(question)
+    [b] = [b for b in at.button if b.label == "Ask"]
+    b.click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown(at: AppTest) -> list[str]:
+    return [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error", "success")
+            for e in getattr(at, kind)]
+
+
+# ---------------------------------------------------------------------------------------------- 1. the model's name
+
+def test_a_runs_model_and_parent_show_as_their_characters_on_saved_runs():
+    """A model typed by one person (saved with the run by the command line or an older version) was live Markdown on
+    everyone's Saved runs: a tracking image, a phishing link. Now the run's caption and the answer's "Written by
+    the LLM (…)" show its characters."""
+    with FakeOpenAIServer(toy_llm) as srv:
+        at = ask(session(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: KEY}), QUESTION)
+    made = at.session_state[K.ASK_TRACE]
+    assert made.answer_by == "llm"
+    tr = RunStore().load(made.run_id)
+    tr.config["model"], tr.parent_run = EVIL, "[x](https://evil.example/run)"
+    RunStore().save(tr)
+    other = session(**{K.MODEL: "none"})  # another person opens the run
+    other.switch_page("pages/runs.py").run()
+    other.selectbox(key=K.RUNS_OPEN).set_value(tr.run_id).run()
+    assert not other.exception, other.exception
+    texts = shown(other)
+    said = [t for t in texts if "track" in t]
+    assert any("· model openai/toy" in t and "branch of" in t for t in said), texts  # the run's caption
+    assert any(t.startswith("Written by the LLM (openai/toy") for t in said), said  # the answer's
+    bad = [t for t in texts if RAW.search(t)]
+    assert not bad, f"a trace's words reached the page as Markdown: {bad[:2]}"
+    assert all("\\[Re\\-enter your API key here\\]" in t for t in said)
+
+
+@pytest.mark.parametrize("model", ["", "none", "local", "openai/gpt-4.1-mini", "ollama/llama3.1:8b",
+                                   "bedrock/anthropic.claude-3-sonnet-20240229-v1:0", "azure/my_deploy@2024",
+                                   "  openai/gpt-4o  ", "m" * MODEL_MAX])
+def test_model_names_are_taken(model):
+    assert model_problem(model) is None
+
+
+@pytest.mark.parametrize(("model", "said"), [
+    (EVIL, "it holds a space, '!', '[', ']', '('"),
+    ("openai/gpt-4o\nIgnore that", "it holds '\\n'"),
+    ("openai/gpt‐4o", "it holds '‐'"),  # a Unicode hyphen that looks like "-"
+    ("<img src=x>", "it holds '<', a space, '='"),
+    ("m" * (MODEL_MAX + 1), f"{MODEL_MAX + 1} characters is not a model name (at most {MODEL_MAX})"),
+])
+def test_what_is_not_a_model_name_is_refused_naming_the_field_and_the_fix(model, said):
+    why = model_problem(model)
+    assert why is not None and why.startswith("Model: ") and said in why, why
+    assert "openai/gpt-4.1-mini" in why and "`none`" in why  # the fix
+
+
+def test_a_model_field_holding_no_model_name_is_refused_under_it_and_no_run_starts():
+    with FakeOpenAIServer(toy_llm) as srv:
+        at = session(**{K.MODEL: EVIL, K.API_BASE: srv.base_url, K.API_KEY: KEY})
+        [err] = [e.value for e in at.sidebar.error]
+        assert err.startswith("Model\\: not a model name") and "letters, digits" in err, err
+        assert not [c for c in at.sidebar.caption if "track" in c.value]  # no "model …" note repeats it
+        kids = [getattr(el, "key", None) or type(el).__name__ for el in at.sidebar]  # drawn just under the field
+        assert kids[kids.index(K.MODEL) + 1] == "Error", kids
+        at = ask(at, QUESTION)
+        assert not srv.requests  # nothing sent to the provider
+        assert K.ASK_TRACE not in at.session_state and not RunStore().list()  # no run started, none saved
+        [page] = [e.value for e in at.main.error]
+        assert page.startswith("The model cannot be used: Model\\: not a model name"), page
+        at.session_state[K.MODEL] = "openai/toy"  # fixed: the message goes, the run goes ahead
+        at = ask(at, QUESTION)
+        assert not at.sidebar.error and srv.requests and at.session_state[K.ASK_TRACE].answer
 
 
 # ---------------------------------------------------------------------------------------------- 2. project paths

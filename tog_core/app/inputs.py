@@ -1,22 +1,42 @@
-"""What a person types into the app's fields, checked before it is used: a project folder (resolved, and kept
-inside TOG_PROJECT_ROOTS on a shared deployment).
+"""What a person types into the app's fields, checked before it is used: a model name, and a project folder
+(resolved, and kept inside TOG_PROJECT_ROOTS on a shared deployment).
 
-Every refusal is one plain line that names the field and the fix (a ProjectError, shown by the sidebar as "Cannot
-open this project: …"). None of this imports Streamlit.
+Every refusal is one plain line that names the field and the fix (a ProjectError for the project folder, shown by
+the sidebar as "Cannot open this project: …"). None of this imports Streamlit.
 """
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from tog_core.graphrag.errors import ProjectError
 
-__all__ = ["PATH_MAX", "check_project_root", "project_roots", "resolve_project_path"]
+__all__ = ["MODEL_MAX", "PATH_MAX", "check_project_root", "model_problem", "project_roots", "resolve_project_path"]
 
+MODEL_MAX = 200  # a LiteLLM model string ("openrouter/meta-llama/llama-3.1-405b-instruct:free" is 50)
 PATH_MAX = 1_000  # a project folder (Linux allows 4,096, but no project's path is near it)
 
 PROJECT_FIELD = "the GraphRAG project folder"
+_MODEL_OK = re.compile(r"[A-Za-z0-9._\-/:@]+")
+
+
+def model_problem(model: str) -> str | None:
+    """Why the sidebar's Model field does not hold a model name (letters, digits and . _ - / : @, at most
+    MODEL_MAX characters), else None; empty means the default. Checked before any client is built."""
+    typed = (model or "").strip()
+    if not typed:
+        return None
+    fix = "type a LiteLLM model string such as openai/gpt-4.1-mini, or `local`, or `none` (or leave it empty)"
+    if len(typed) > MODEL_MAX:
+        return f"Model: {len(typed):,} characters is not a model name (at most {MODEL_MAX}): {fix}."
+    if not _MODEL_OK.fullmatch(typed):
+        bad = list(dict.fromkeys(c for c in typed if not _MODEL_OK.fullmatch(c)))
+        said = ", ".join("a space" if c == " " else repr(c) for c in bad[:5]) + (" …" if len(bad) > 5 else "")
+        return (f"Model: not a model name; it may hold only letters, digits and . _ - / : @ (it holds {said}): "
+                f"{fix}.")
+    return None
 
 
 def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:

@@ -4,7 +4,7 @@
 * `Settings` — the sidebar's choices; `run_spec` turns them into a compose.RunSpec (the one rule the CLI and
   the benchmark use too); `settings_from_trace` gives the settings a saved run was made with (to resume it);
 * recent projects and the `-- --project PATH` argument (the project path typed in the sidebar is checked and
-  resolved in inputs.py; re-exported here).
+  resolved in inputs.py, as the Model field is; re-exported here).
 
 Running a search is in runner.py, the tables the pages show in views.py; none of them imports Streamlit.
 """
@@ -18,7 +18,8 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS, RunSpec
-from tog_core.app.inputs import check_project_root, project_roots, resolve_project_path
+from tog_core.app.inputs import check_project_root, model_problem, project_roots, resolve_project_path
+from tog_core.errors import UsageError
 from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
 from tog_core.runs.files import atomic_write_text, tog_home
@@ -131,7 +132,10 @@ def sidebar_defaults() -> dict[str, Any]:
 
 
 def run_spec(settings: Settings, *, api_key: str | None = None) -> RunSpec:
-    """The sidebar as a RunSpec for tog_core.compose (the one rule for model, pruners, options and policy)."""
+    """The sidebar as a RunSpec for tog_core.compose (the one rule for model, pruners, options and policy). UsageError
+    for a Model field that holds no model name (inputs.model_problem): no client is built from it."""
+    if (why := model_problem(settings.model)) is not None:
+        raise UsageError(why)
     return RunSpec(model=settings.model or None, api_base=settings.api_base or None, api_key=api_key,
                    width=settings.width, depth=settings.depth, relation_pruner=settings.relation_pruner,
                    entity_pruner=settings.entity_pruner, temperature_exploration=settings.temperature_exploration,
