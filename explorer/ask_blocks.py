@@ -19,6 +19,7 @@ from tog_core.app import force as F
 from tog_core.app import runner as R
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
+from tog_core.app.inputs import MAX_QUESTION_CHARS
 from tog_core.app.session import AskAgain, K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
 from tog_core.runs.files import new_run_id
@@ -70,7 +71,7 @@ def start_entities() -> list[str]:
 def question_form() -> bool:
     """The question and its Ask button; whether it was pressed."""
     with st.form("ask_form", border=False, enter_to_submit=True):
-        st.text_area("Question", key=K.ASK_QUESTION, height=80,
+        st.text_area("Question", key=K.ASK_QUESTION, height=80, max_chars=MAX_QUESTION_CHARS,
                      placeholder="Type a question about the entities of this project (Ctrl+Enter or the button asks)")
         return st.form_submit_button("Ask", type="primary")
 

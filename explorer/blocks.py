@@ -17,7 +17,7 @@ from explorer import ui
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.runner import RunCallbacks, is_unfinished, where_stopped
-from tog_core.app.session import K
+from tog_core.app.session import K, NAMES_MAX
 from tog_core.errors import UsageError
 from tog_core.graphrag.store import GraphStore
 from tog_core.render.cache import trace_key
@@ -302,7 +302,7 @@ def diagnosis_block(t: Trace, graph: GraphStore, *, key: str, on_force: Callable
     lost, or the nearest point), with a one-click override when there is one. Returns the diagnosis. `pending`:
     Explore's step on screen, not yet in the trace, and the ids ticked in it: an expected entity among its
     candidates is said to be there (tick it), not "never a candidate"."""
-    text = st.text_input("Why not …? The answer you expected", key=key,
+    text = st.text_input("Why not …? The answer you expected", key=key, max_chars=NAMES_MAX,
                          placeholder="an entity's name; several: separate them with ;",
                          help="Shows where the search dropped it, and lets you force it in and go on")
     names = [n.strip() for n in (text or "").split(";") if n.strip()]

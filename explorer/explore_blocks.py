@@ -18,12 +18,14 @@ from tog_core.app import force as F
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.guide import step_words_markdown
+from tog_core.app.inputs import MAX_QUESTION_CHARS, NAME_MAX
 from tog_core.app.session import K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
 from tog_core.llm.errors import LLMError
 from tog_core.render.chains import chains_html
 from tog_core.render.frontier import frontier_html
 from tog_core.tog.engine import ToGEngine
+from tog_core.tog.limits import question_too_long
 from tog_core.tog.linking import link_question, search_entities
 from tog_core.tog.trace import Trace
 
@@ -49,10 +51,12 @@ def current() -> R.Exploration | None:
 
 def start_block(graph: GraphStore) -> None:
     """The question and its topic entities (linked from it, or found by name), and Start."""
-    q = st.text_input("Question", key=K.EXPLORE_QUESTION,
+    q = st.text_input("Question", key=K.EXPLORE_QUESTION, max_chars=MAX_QUESTION_CHARS,
                       placeholder="Type a question about the entities of this project")
-    found = [s.title for s in link_question(q, graph)] if q.strip() else []
-    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH,
+    if too_long := question_too_long(q):  # checked before any linking: a long text pinned a core on every rerun
+        st.error(f"Question: {V.md_text(too_long)}.")
+    found = [s.title for s in link_question(q, graph)] if q.strip() and not too_long else []
+    term = st.text_input("Find topic entities", key=K.EXPLORE_SEARCH, max_chars=NAME_MAX,
                          placeholder="type a name: the matches join the list below, pick them there")
     options = list(dict.fromkeys(ss.get(K.EXPLORE_SEEDS, []) + found +
                                  [t for _, t, _ in search_entities(graph, term, limit=10)]))
@@ -60,9 +64,9 @@ def start_block(graph: GraphStore) -> None:
         ss[K.EXPLORE_LINKED], ss[K.EXPLORE_SEEDS] = q, found
     seeds = st.multiselect("Topic entities (depth 0)", options, key=K.EXPLORE_SEEDS,
                            help="Linked from the question; add or remove before the search starts.")
-    if q.strip() and not found:
+    if q.strip() and not found and not too_long:
         st.caption("No entity name was found in the question: pick the topic entities above.")
-    if st.button("Start", type="primary", disabled=not (q.strip() and seeds)):
+    if st.button("Start", type="primary", disabled=not (q.strip() and seeds) or bool(too_long)):
         engine, model_info, _ = ui.engine_or_stop()
         try:
             with st.spinner("Finding how many hops to search (one quick search per number of hops)…"):

@@ -11,6 +11,7 @@ import streamlit as st
 
 from explorer import ui
 from tog_core.app import reading_view as RV
+from tog_core.app.inputs import NAME_MAX
 from tog_core.app.session import K, Settings
 from tog_core.app.views import md_text
 from tog_core.graphrag.store import GraphStore
@@ -65,6 +66,7 @@ def reading_block(t: Trace, graph: GraphStore, settings: Settings, *,
                                      help=f"How many relations the question chains: 1 to {settings.depth} (this "
                                           "run's maximum depth). The search then runs exactly that deep.")
             asked = right.text_input("What the question asks for", value=view.asked_text, placeholder="not said",
+                                     max_chars=NAME_MAX,
                                      key=f"{K.ASK_READING}_asked_{t.run_id}",
                                      help="A noun (person, town, company) or one of this graph's entity types: "
                                           + ", ".join(md_text(x) for x in types[:RV.TYPES_SHOWN])

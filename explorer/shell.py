@@ -37,7 +37,7 @@ from tog_core.app.session import (
     with_recent,
     within_limits,
 )
-from tog_core.app.inputs import model_problem
+from tog_core.app.inputs import KEY_MAX, MODEL_MAX, PATH_MAX, URL_MAX, model_problem
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
@@ -97,9 +97,9 @@ def draw() -> None:
 
     with st.sidebar:
         st.subheader("Project")
-        st.text_input("GraphRAG project folder", key=K.PROJECT_INPUT,
+        st.text_input("GraphRAG project folder", key=K.PROJECT_INPUT, max_chars=PATH_MAX,
                       help="A GraphRAG root (with settings.yaml), its output folder, or a folder of parquet files")
-        st.text_input("PostgreSQL store (optional)", key=K.STORE, type="password",
+        st.text_input("PostgreSQL store (optional)", key=K.STORE, type="password", max_chars=URL_MAX,
                       placeholder="TOG_STORE" if os.environ.get("TOG_STORE") else "in memory",
                       help="postgresql://… : read the graph imported with `python -m tog_core store import` "
                            "and keep runs there. Empty: TOG_STORE if set, else the project in memory."
@@ -156,14 +156,15 @@ def draw() -> None:
 
         st.subheader("Model")
         st.text_input("Model (LiteLLM string, `local` or `none`)", key=K.MODEL, placeholder="default: the project's",
+                      max_chars=MODEL_MAX,
                       help="e.g. openai/gpt-4.1-mini, ollama/llama3.1. Empty: the project's model when its key is "
                            "set, else no LLM (the answer is composed from the chains). `local`: the packaged 135M "
                            "model, a demo that often repeats itself or invents facts.")
         if (bad_model := model_problem(ss[K.MODEL])) is not None:  # no client is built from it (session.run_spec)
             st.error(V.md_text(bad_model))
-        st.text_input("API base", key=K.API_BASE, placeholder="provider default")
+        st.text_input("API base", key=K.API_BASE, placeholder="provider default", max_chars=URL_MAX)
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
-                      help="Kept in this browser session's memory only; never saved.")
+                      max_chars=KEY_MAX, help="Kept in this browser session's memory only; never saved.")
         if bad_model is None:
             st.caption(V.md_text(ui.model_note(ui.settings())))
         ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question

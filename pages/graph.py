@@ -9,6 +9,7 @@ from explorer import shell
 from explorer import projects
 from explorer import ui
 from tog_core.app import views as V
+from tog_core.app.inputs import NAME_MAX
 from tog_core.app.session import K
 from tog_core.render.neighbourhood import neighbourhood_html
 
@@ -17,7 +18,8 @@ shell.ensure()  # a deep link on a fresh server runs this page without app.py
 ss = st.session_state
 info, graph = projects.need_project()
 st.title("Graph browser")
-query = st.text_input("Find an entity", key=K.GRAPH_QUERY, placeholder="e.g. a person's or a place's name")
+query = st.text_input("Find an entity", key=K.GRAPH_QUERY, placeholder="e.g. a person's or a place's name",
+                      max_chars=NAME_MAX)
 if ss.get("_graph_query_seen") != query:  # a new search: forget where clicks had moved to
     ss["_graph_query_seen"] = query
     ss.pop(K.GRAPH_CENTRE, None)

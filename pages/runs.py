@@ -14,6 +14,7 @@ from tog_core.app import runner as R
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.compare_pick import default_pair
+from tog_core.app.inputs import NAME_MAX
 from tog_core.app.session import K, settings_from_trace
 from tog_core.errors import UsageError
 from tog_core.render.cache import trace_key
@@ -34,7 +35,7 @@ listed, damaged = ui.list_runs(store)
 for p in damaged:
     st.warning(f"Damaged, not listed: {V.md_text(p)}")
 with st.container(horizontal=True, vertical_alignment="bottom"):
-    search = st.text_input("Search questions and answers", key=K.RUNS_SEARCH, width=420)
+    search = st.text_input("Search questions and answers", key=K.RUNS_SEARCH, width=420, max_chars=NAME_MAX)
     every = st.toggle("All projects", key=K.RUNS_ALL, disabled=project is None)
 rows = V.run_rows(listed, project=None if (every or project is None) else project, search=search)
 if not rows:

@@ -1,12 +1,15 @@
-"""What a person types, and what a saved run says, reach the page safely (a security review): a run's model and
-other trace words show as their characters, never as live Markdown; a Model field holding no model name is refused
-under the field and no run starts; a project path with a NUL, too long, `~` of any account, or that cannot be
-resolved is a plain sidebar error, never a traceback, and on a shared server `~root` and `~nobody` read alike.
-Code: tog_core/app/inputs.py."""
+"""What a person types, and what a saved run says, reach the page safely (a security review, issues 1-3): a run's
+model and other trace words show as their characters, never as live Markdown; a Model field holding no model name
+is refused under the field and no run starts; a project path with a NUL, too long, `~` of any account, or that
+cannot be resolved is a plain sidebar error, never a traceback, and on a shared server `~root` and `~nobody` read
+alike; every text field has a length limit, and Explore's question is checked against the engine's limit before any
+linking. Code: tog_core/app/inputs.py."""
 from __future__ import annotations
 
+import ast
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -16,11 +19,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from streamlit.testing.v1 import AppTest
 
 from scripted import toy_llm
-from tog_core.app.inputs import MODEL_MAX, PATH_MAX, model_problem
+from tog_core.app.inputs import MAX_QUESTION_CHARS, MODEL_MAX, NAME_MAX, PATH_MAX, model_problem
 from tog_core.app.session import K, check_project_root, resolve_project_path  # where the app has always read them
 from tog_core.graphrag.errors import ProjectError
 from tog_core.runs.files import RunStore
 from tog_core.testing.server import FakeOpenAIServer
+from tog_core.tog.limits import MAX_QUESTION_CHARS as ENGINE_LIMIT
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -176,3 +180,46 @@ def test_the_project_field_and_address_say_a_bad_path_in_plain_words_not_a_trace
             msgs.add(tuple(e.value for e in at.sidebar.error))
         assert len(msgs) == 1, msgs
 
+
+# ---------------------------------------------------------------------------------------------- 3. text lengths
+
+def test_every_text_field_of_the_app_has_a_length_limit():
+    missing = []
+    for path in sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "explorer").glob("*.py"), ROOT / "app.py"]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("text_input", "text_area", "chat_input")
+                    and not any(k.arg == "max_chars" for k in node.keywords)):
+                missing.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not missing, missing
+    assert MAX_QUESTION_CHARS is ENGINE_LIMIT or MAX_QUESTION_CHARS == ENGINE_LIMIT  # the engine's own limit
+
+
+def test_find_an_entity_takes_a_name_not_a_megabyte():
+    at = session(**{K.MODEL: "none"})
+    at.switch_page("pages/graph.py").run()
+    t0 = time.perf_counter()
+    at.text_input(key=K.GRAPH_QUERY).set_value("Tarnby founder lantern " * 5_000).run()  # 115,000 characters
+    assert not at.exception, at.exception
+    assert len(at.text_input(key=K.GRAPH_QUERY).value) == NAME_MAX
+    assert time.perf_counter() - t0 < 10
+
+
+def test_explores_question_is_checked_against_the_engines_limit_before_any_linking(monkeypatch):
+    """A question put in the field by the app (not cut by the widget) was linked on every rerun before the engine's
+    4,000-character check: 400,000 characters took 5 s a rerun."""
+    import explorer.explore_blocks as E
+
+    linked: list[int] = []
+    real = E.link_question
+    monkeypatch.setattr(E, "link_question", lambda q, g: linked.append(len(q)) or real(q, g))
+    at = session(**{K.MODEL: "none", K.EXPLORE_QUESTION: "Who founded Tarnby? " * 300})  # 6,000 characters
+    at.switch_page("pages/explore.py").run()
+    assert not at.exception, at.exception
+    assert not linked  # never linked
+    [err] = [e.value for e in at.error]
+    assert err.startswith("Question: the question is 5,999 characters long; the limit is 4,000"), err
+    [start] = [b for b in at.button if b.label == "Start"]
+    assert start.disabled
+    at.text_input(key=K.EXPLORE_QUESTION).set_value("Who founded Tarnby?").run()  # a question: linked as before
+    assert not at.error and linked == [len("Who founded Tarnby?")]

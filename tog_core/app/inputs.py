@@ -1,8 +1,11 @@
-"""What a person types into the app's fields, checked before it is used: a model name, and a project folder
-(resolved, and kept inside TOG_PROJECT_ROOTS on a shared deployment).
+"""What a person types into the app's fields, checked before it is used: the longest text each field takes, a model
+name, and a project folder (resolved, and kept inside TOG_PROJECT_ROOTS on a shared deployment).
 
 Every refusal is one plain line that names the field and the fix (a ProjectError for the project folder, shown by
-the sidebar as "Cannot open this project: …"). None of this imports Streamlit.
+the sidebar as "Cannot open this project: …"). None of this imports Streamlit; explorer/ draws the fields with these
+limits as their `max_chars`, which the browser enforces and Streamlit applies again to what a browser sends. A value
+put in the session by the app itself (the address's ?project=, a saved run's question) is not cut by the widget:
+the checks here and the engine's question limit (tog/limits.py) apply to it.
 """
 from __future__ import annotations
 
@@ -12,11 +15,17 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tog_core.graphrag.errors import ProjectError
+from tog_core.tog.limits import MAX_QUESTION_CHARS
 
-__all__ = ["MODEL_MAX", "PATH_MAX", "check_project_root", "model_problem", "project_roots", "resolve_project_path"]
+__all__ = ["KEY_MAX", "MAX_QUESTION_CHARS", "MODEL_MAX", "NAMES_MAX", "NAME_MAX", "PATH_MAX", "URL_MAX",
+           "check_project_root", "model_problem", "project_roots", "resolve_project_path"]
 
 MODEL_MAX = 200  # a LiteLLM model string ("openrouter/meta-llama/llama-3.1-405b-instruct:free" is 50)
+NAME_MAX = 200  # an entity's name or a search: the graph's fuzzy search is linear in it (1 MB took 21 s)
+NAMES_MAX = 500  # "Why not …?": a few names separated by ;
 PATH_MAX = 1_000  # a project folder (Linux allows 4,096, but no project's path is near it)
+URL_MAX = 1_000  # an API base or a PostgreSQL store
+KEY_MAX = 4_096  # an API key (some providers' tokens run to a few thousand characters)
 
 PROJECT_FIELD = "the GraphRAG project folder"
 _MODEL_OK = re.compile(r"[A-Za-z0-9._\-/:@]+")

@@ -4,7 +4,7 @@
 * `Settings` — the sidebar's choices; `run_spec` turns them into a compose.RunSpec (the one rule the CLI and
   the benchmark use too); `settings_from_trace` gives the settings a saved run was made with (to resume it);
 * recent projects and the `-- --project PATH` argument (the project path typed in the sidebar is checked and
-  resolved in inputs.py, as the Model field is; re-exported here).
+  resolved in inputs.py, as the Model field and the fields' lengths are; re-exported here).
 
 Running a search is in runner.py, the tables the pages show in views.py; none of them imports Streamlit.
 """
@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from tog_core.compose import DEPARTURES, MODE_NOTES, MODES, PRUNERS, RunSpec
-from tog_core.app.inputs import check_project_root, model_problem, project_roots, resolve_project_path
+from tog_core.app.inputs import NAMES_MAX, check_project_root, model_problem, project_roots, resolve_project_path
 from tog_core.errors import UsageError
 from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
@@ -26,7 +26,7 @@ from tog_core.runs.files import atomic_write_text, tog_home
 from tog_core.tog.state import Seed
 from tog_core.tog.trace import Trace
 
-__all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "PRUNERS", "RECENT_MAX", "Settings",
+__all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "NAMES_MAX", "PRUNERS", "RECENT_MAX", "Settings",
            "check_project_root", "parse_app_args", "project_label", "project_roots", "recent_projects",
            "remember_project", "remember_settings", "remembered_settings", "usable_settings",
            "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace", "sidebar_defaults",
