@@ -18,6 +18,7 @@ from typing import Any
 from tog_core.graphrag.pg_common import StoreError
 from tog_core.runs.files import RunStore
 from tog_core.runs.index import RunSummary
+from tog_core.runs.revision import RunConflict
 from tog_core.tog.trace import Trace
 
 SAVE_ERRORS = (OSError, StoreError)  # what a run store raises when it cannot keep a run (disk, server)
@@ -32,6 +33,10 @@ class Outage:
     until: float = 0.0
     why: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # runs saved to the local files while the primary store was down, by run id: (the revision the primary store
+    # held when the run moved here, which it must still hold when the run goes back; None: not checked; the revision
+    # last written here). Kept per process: see FallbackRunStore.save
+    moved: dict[str, tuple[int | None, int]] = field(default_factory=dict)
 
     def down(self) -> bool:
         return self.clock() < self.until
@@ -67,13 +72,52 @@ class FallbackRunStore:
                 f"({self.local.root}) until it is back.")
 
     def save(self, trace: Trace) -> Any:
-        """Save to the primary store; when it fails, to the local files (OSError when those fail too)."""
+        """Save to the primary store; when it fails, to the local files (OSError when those fail too). Either refuses
+        a run someone else saved meanwhile (RunConflict, runs/revision.py), in its own count of saves: a trace saved or
+        loaded here carries minus the local copy's revision (`trace.revision` < 0), one of the primary store its own.
+        A run saved here goes back to the primary store over the revision it held there when the run moved here (this
+        process remembers it: `Outage.moved`; else only where the primary store does not hold the run), and its local
+        copy is then removed; a session of the primary store's revision does not save over a run another moved here."""
+        want, rid = trace.revision, trace.run_id
+        here = want is not None and want < 0  # goes on from the copy kept here
+        moved = self.outage.moved.get(rid) if rid else None
+        from_moved = here and moved is not None and moved[1] == -(want or 0)  # from the revision last written here
         if self._up():
+            trace.revision = (moved[0] if from_moved and moved is not None else 0) if here else want
             try:
-                return self.primary.save(trace)
+                out = self.primary.save(trace)
             except StoreError as err:
                 self.outage.mark(err)
-        return self.local.save(trace)
+                trace.revision = want
+            except BaseException:  # refused (RunConflict, another person's run): the trace as it was given
+                trace.revision = want
+                raise
+            else:
+                if here:
+                    self._back(trace.run_id)
+                return out
+        if want is not None and not here and moved is not None:  # moved here by another session: not saved over
+            raise RunConflict(rid, moved[1], want)
+        trace.revision = -want if here and want is not None else (None if want is None else 0)
+        try:
+            out = self.local.save(trace)
+        except BaseException:
+            trace.revision = want
+            raise
+        with self.outage.lock:  # the revision the primary store must hold when it goes back, and the one written here
+            base = (moved[0] if from_moved and moved is not None else 0) if here else want
+            self.outage.moved[trace.run_id] = (base, int(trace.revision or 0))
+        trace.revision = -int(trace.revision or 0)
+        return out
+
+    def _back(self, run_id: str) -> None:
+        """A run moved here is in the primary store again: it is no longer remembered here, nor kept here."""
+        with self.outage.lock:
+            self.outage.moved.pop(run_id, None)
+        try:
+            self.local.delete(run_id)
+        except OSError:
+            pass  # left behind: a later save of another session is checked against it, refused, and kept apart
 
     def load(self, run_id: str) -> Trace:
         if self._up():
@@ -83,7 +127,9 @@ class FallbackRunStore:
                 pass  # perhaps saved here during an outage
             except StoreError as err:
                 self.outage.mark(err)
-        return self.local.load(run_id)
+        trace = self.local.load(run_id)
+        trace.revision = -int(trace.revision or 0)  # the copy here's revision, told apart from the primary store's
+        return trace
 
     def delete(self, run_id: str) -> None:
         if self._up():

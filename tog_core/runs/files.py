@@ -18,6 +18,7 @@ from tog_core.home import atomic_write_text, new_run_id, tog_home
 from tog_core.runs.index import (
     DamagedRun,
     RunSummary,
+    entry_path,
     file_stamp,
     read_entry,
     remove_entry,
@@ -25,6 +26,7 @@ from tog_core.runs.index import (
     summarize_file,
     write_entry,
 )
+from tog_core.runs.revision import UNREADABLE, file_lock, next_revision
 from tog_core.tog.trace import Trace
 
 __all__ = ["RunStore", "RunSummary", "atomic_write_text", "new_run_id", "tog_home"]  # the last three from home.py
@@ -51,12 +53,17 @@ class RunStore:
         return self.root / f"{run_id}.json"
 
     def save(self, trace: Trace) -> Path:
+        """Write the run's file (and its index entry); `trace.revision` becomes the run's new count of saves. Raises
+        RunConflict, writing nothing, when the run is stored at another revision than the trace's (runs/revision.py:
+        someone else saved it meanwhile; a trace whose revision is None is saved without a check)."""
         if not trace.run_id:
             trace.run_id = new_run_id()
         p = self.path(trace.run_id)
-        d = trace.to_dict()
-        with self._lock:
+        with self._lock, file_lock(entry_path(p).with_suffix(".lock")):
+            revision = next_revision(self._stored_revision(p), trace.revision, trace.run_id)
+            d = {**trace.to_dict(), "revision": revision}
             atomic_write_text(p, json.dumps(d, ensure_ascii=False, indent=1))
+            trace.revision = revision
             try:
                 stamp = file_stamp(p.stat())
                 found: RunSummary | DamagedRun = summarize(d, p, stamp=stamp)
@@ -65,16 +72,30 @@ class RunStore:
             write_entry(p, stamp, found)
         return p
 
+    @staticmethod
+    def _stored_revision(p: Path) -> int | None:
+        """The revision of the run file as it is now (read from the file itself, never from the index: the file may
+        have been saved a moment ago by another process); None when there is none, UNREADABLE when it is damaged."""
+        try:
+            return summarize_file(p, "").revision
+        except FileNotFoundError:
+            return None
+        except DamagedRun:
+            return UNREADABLE
+
     def load(self, run_id: str) -> Trace:
         p = self.path(run_id)
         try:
-            return Trace.from_json(p.read_text(encoding="utf-8"))
+            trace = Trace.from_json(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise FileNotFoundError(f"no saved run {run_id} in {self.root}") from None
         except (ValueError, TypeError, AttributeError, KeyError) as err:  # UnicodeDecodeError, JSONDecodeError too
             raise ValueError(f"{p.name}: not a readable trace ({err.__class__.__name__}: {str(err)[:200]})") from None
         except RecursionError:
             raise ValueError(f"{p.name}: not a readable trace (nested too deeply)") from None
+        if trace.revision is None:  # saved before saves were counted: a save of it expects it still uncounted
+            trace.revision = 0
+        return trace
 
     def delete(self, run_id: str) -> None:
         p = self.path(run_id)

@@ -63,6 +63,7 @@ class RunSummary:
     stage: str = ""  # where an unfinished run stopped ("relations", "entities", "evaluate", "answer")
     resumable: bool = False  # unfinished, not failed, and carrying the state a resume needs
     stamp: str = ""  # changes whenever the run is saved again (file size and time; the row's update time)
+    revision: int = 0  # how many times the run was saved (Trace.revision; 0: saved before saves were counted)
 
 
 class DamagedRun(ValueError):
@@ -116,6 +117,8 @@ def summarize(d: Any, path: Path, *, n_steps: int | None = None, stamp: str = ""
     if stop is not None and not isinstance(stop, str):
         raise DamagedRun(f"'stop_reason' is {_kind(stop)}, not text")
     parent = d.get("parent_run")
+    rev = d.get("revision")  # as Trace.from_dict reads it: anything but a count is "not counted"
+    revision = rev if isinstance(rev, int) and not isinstance(rev, bool) and rev >= 0 else 0
     return RunSummary(
         run_id=_text(d, "run_id") or path.stem, question=_text(d, "question"), created_at=_text(d, "created_at"),
         project=_text(d, "project"), answer=answer, stop_reason=stop,
@@ -124,7 +127,8 @@ def summarize(d: Any, path: Path, *, n_steps: int | None = None, stamp: str = ""
         width=_num(cfg, "width", "config.", whole=True), depth=_num(cfg, "depth", "config.", whole=True),
         pruner=_text(cfg, "pruner"), model=_text(cfg, "model"), finished=bool(answer),
         parent_run=None if parent is None else str(parent), path=path, steps=n_steps,
-        stage=_text(state, "stage"), resumable=not answer and stop != "error" and bool(state), stamp=stamp)
+        stage=_text(state, "stage"), resumable=not answer and stop != "error" and bool(state), stamp=stamp,
+        revision=revision)
 
 
 def _light(data: bytes) -> tuple[dict[str, Any], int] | None:
@@ -178,7 +182,7 @@ _TYPES: dict[str, Any] = {
     "run_id": str, "question": str, "created_at": str, "project": str, "answer": str, "stop_reason": (str, _NONE),
     "llm_calls": int, "cost_usd": (int, float, _NONE), "width": (int, _NONE), "depth": (int, _NONE), "pruner": str,
     "model": str, "finished": bool, "parent_run": (str, _NONE), "steps": int, "stage": str, "resumable": bool,
-    "stamp": str}
+    "stamp": str, "revision": int}
 assert set(_TYPES) == {f.name for f in fields(RunSummary)} - {"path"}
 
 

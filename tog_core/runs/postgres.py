@@ -5,7 +5,8 @@ project and the user/session that made them, and `list` filters by either.
 `save(trace)` is called after every step; it writes the run row, every step and every override in ONE
 transaction, so a reader (or a crash) sees the state after some step, never a mix of two. Unchanged steps are
 sent again but not rewritten (`IS DISTINCT FROM`); a trace that lost steps (resumed from earlier) drops the
-rows past its end.
+rows past its end. The row counts the run's saves (`revision`): a save expecting another count than the row's is
+refused (RunConflict, runs/revision.py), in the same statement that would write it.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 from tog_core.graphrag.pg_common import CATALOG_SCHEMA as S
 from tog_core.graphrag.pg_common import StoreError, connect, redact, scrub
 from tog_core.runs.files import _RUN_ID, RunStore, RunSummary, new_run_id
+from tog_core.runs.revision import RunConflict, next_revision
 from tog_core.tog.trace import Trace
 
 DDL = [
@@ -31,6 +33,8 @@ DDL = [
         answer text NOT NULL DEFAULT '', stop_reason text, llm_calls int NOT NULL DEFAULT 0, cost_usd float8,
         width int, depth int, pruner text NOT NULL DEFAULT '', model text NOT NULL DEFAULT '',
         parent_run text, n_steps int NOT NULL, trace jsonb NOT NULL)""",
+    # how many times the run was saved (runs/revision.py): a save over a run saved meanwhile is refused
+    f"ALTER TABLE {S}.runs ADD COLUMN IF NOT EXISTS revision int NOT NULL DEFAULT 0",
     # Saved runs of the current project, newest first (the app's list): an index scan, no sort
     f"CREATE INDEX IF NOT EXISTS runs_by_project ON {S}.runs (project, created_at DESC, run_id DESC)",
     # one person's runs across projects
@@ -126,39 +130,53 @@ class PgRunStore:
 
     # ------------------------------------------------------------ writing
     def save(self, trace: Trace) -> str:
-        """Write the whole trace in one transaction; returns the run id (a new one if the trace had none)."""
+        """Write the whole trace in one transaction; returns the run id (a new one if the trace had none) and sets
+        `trace.revision` to the run's new count of saves. Raises RunConflict, writing nothing, when the run is stored
+        at another revision than the trace's (runs/revision.py; None: saved without a check)."""
         if not trace.run_id:
             trace.run_id = new_run_id()
         rid = self._check_id(trace.run_id)
+        want = trace.revision
         d = trace.to_dict()
+        d.pop("revision", None)  # the row's revision column holds it
         steps = d.pop("steps")
         cfg, stats = d.get("config") or {}, d.get("stats") or {}
         run = (rid, str(d.get("project", "")), self.user, str(d.get("question", "")), str(d.get("created_at", "")),
                str(d.get("answer", "")), d.get("stop_reason"), int(stats.get("llm_calls") or 0), stats.get("cost_usd"),
                cfg.get("width"), cfg.get("depth"), str(cfg.get("pruner", "")), str(cfg.get("model", "")),
-               d.get("parent_run"), len(steps), _json(d))
+               d.get("parent_run"), len(steps), _json(d), next_revision(None, want, rid))
         with self._conn() as conn, conn.transaction():
-            if not self._write_run(conn, run):  # a run id another person's run holds: nothing of it is touched
+            revision = self._write_run(conn, run, want)
+            if revision is None:  # nothing of the stored run is touched
+                row = conn.execute(f"SELECT user_id, revision FROM {S}.runs WHERE run_id = %s", (rid,)).fetchone()
+                if row is not None and want is not None and not (self.only and row[0] != self.user):
+                    raise RunConflict(rid, row[1], want)
                 raise FileExistsError(f"run {rid} belongs to another person in {self.url}; ask again to save a new run")
             self._write_steps(conn, rid, steps)
             self._write_overrides(conn, rid, steps)
+        trace.revision = revision
         return rid
 
-    def _write_run(self, conn: Any, run: tuple[Any, ...]) -> bool:
-        """Insert or update the run's row; False when `only` and the row is another user's (left as it is). A row
-        keeps the user who first saved it: the CLI's --resume, or a deployment sharing the store without per-person
-        runs, saves a person's run without taking it out of their list."""
-        cur = conn.execute(f"""INSERT INTO {S}.runs (run_id, project, user_id, question, created_at, answer,
-                stop_reason, llm_calls, cost_usd, width, depth, pruner, model, parent_run, n_steps, trace)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
+    def _write_run(self, conn: Any, run: tuple[Any, ...], want: int | None) -> int | None:
+        """Insert or update the run's row; its new revision, or None when the row is left as it is: `only` and the
+        row is another user's, or it is not at the revision `want` (someone saved it meanwhile; the row is locked by
+        the update, so of two saves expecting one revision only the first goes through). A row keeps the user who
+        first saved it: the CLI's --resume, or a deployment sharing the store without per-person runs, saves a
+        person's run without taking it out of their list."""
+        where = ([f"{S}.runs.user_id = EXCLUDED.user_id"] if self.only else []) + (
+            [f"{S}.runs.revision = %s"] if want is not None else [])
+        row = conn.execute(f"""INSERT INTO {S}.runs (run_id, project, user_id, question, created_at, answer,
+                stop_reason, llm_calls, cost_usd, width, depth, pruner, model, parent_run, n_steps, trace, revision)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
             ON CONFLICT (run_id) DO UPDATE SET project = EXCLUDED.project,
                 question = EXCLUDED.question, created_at = EXCLUDED.created_at, updated_at = now(),
                 answer = EXCLUDED.answer, stop_reason = EXCLUDED.stop_reason, llm_calls = EXCLUDED.llm_calls,
                 cost_usd = EXCLUDED.cost_usd, width = EXCLUDED.width, depth = EXCLUDED.depth,
                 pruner = EXCLUDED.pruner, model = EXCLUDED.model, parent_run = EXCLUDED.parent_run,
-                n_steps = EXCLUDED.n_steps, trace = EXCLUDED.trace"""
-                           + (f" WHERE {S}.runs.user_id = EXCLUDED.user_id" if self.only else ""), run)
-        return cur.rowcount != 0
+                n_steps = EXCLUDED.n_steps, trace = EXCLUDED.trace, revision = GREATEST({S}.runs.revision, 0) + 1"""
+                           + (" WHERE " + " AND ".join(where) if where else "") + " RETURNING revision",
+                           (*run, *([want] if want is not None else []))).fetchone()
+        return None if row is None else int(row[0])
 
     def _write_steps(self, conn: Any, rid: str, steps: list[dict[str, Any]]) -> None:
         conn.execute(f"DELETE FROM {S}.steps WHERE run_id = %s AND n >= %s", (rid, len(steps)))
@@ -192,15 +210,15 @@ class PgRunStore:
         rid = self._check_id(run_id)
         mine, args = self._mine(rid, "r.user_id")
         with self._conn() as conn:
-            row = conn.execute(f"""SELECT r.trace, COALESCE((SELECT jsonb_agg(s.step ORDER BY s.n) FROM {S}.steps s
-                                   WHERE s.run_id = r.run_id), '[]'::jsonb) FROM {S}.runs r
+            row = conn.execute(f"""SELECT r.trace, r.revision, COALESCE((SELECT jsonb_agg(s.step ORDER BY s.n)
+                                   FROM {S}.steps s WHERE s.run_id = r.run_id), '[]'::jsonb) FROM {S}.runs r
                                    WHERE r.run_id = %s""" + mine,
                                args).fetchone()
         if row is None:
             raise FileNotFoundError(f"no saved run {rid} in {self.url}")
-        d, steps = row
+        d, revision, steps = row
         try:
-            return Trace.from_dict({**d, "steps": steps})
+            return Trace.from_dict({**d, "steps": steps, "revision": revision})
         except (ValueError, TypeError, KeyError) as err:
             raise ValueError(f"run {rid} in {self.url}: not a readable trace ({err})") from None
 
@@ -220,14 +238,15 @@ class PgRunStore:
         sql = (f"SELECT run_id, question, created_at, project, answer, stop_reason, llm_calls, cost_usd, width, "
                f"depth, pruner, model, parent_run, n_steps, COALESCE(trace->'state'->>'stage', ''), "
                f"COALESCE(jsonb_typeof(trace->'state') = 'object' AND trace->'state' <> '{{}}'::jsonb, false), "
-               f"updated_at::text FROM {S}.runs" + (" WHERE " + " AND ".join(where) if where else "")
+               f"updated_at::text, revision FROM {S}.runs" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY created_at DESC, run_id DESC")
         with self._conn() as conn:
             rows = conn.execute(sql, args).fetchall()
         return [RunSummary(run_id=r[0], question=r[1], created_at=r[2], project=r[3], answer=r[4], stop_reason=r[5],
                            llm_calls=r[6], cost_usd=r[7], width=r[8], depth=r[9], pruner=r[10], model=r[11],
                            finished=bool(r[4]), parent_run=r[12], path=Path(r[0]), steps=r[13], stage=r[14],
-                           resumable=not r[4] and r[5] != "error" and bool(r[15]), stamp=r[16]) for r in rows]
+                           resumable=not r[4] and r[5] != "error" and bool(r[15]), stamp=r[16], revision=r[17])
+                for r in rows]
 
     def scan(self) -> tuple[builtins.list[RunSummary], builtins.list[str]]:  # builtins: `list` is a method here
         """`list()` and `problems()` together (as RunStore.scan)."""

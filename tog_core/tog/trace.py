@@ -174,6 +174,10 @@ class Trace:
     created_at: str = ""
     parent_run: str | None = None  # a branch records where it came from
     branched_at: int | None = None  # number of steps taken over from the parent
+    # how many times the run store has saved this run (set by the store on every save; 0: a run saved before saves
+    # were counted, or a session's run not saved yet; None: never saved): a save of this trace expects the run stored
+    # at this revision, and is refused when someone else saved it meanwhile (runs/revision.py)
+    revision: int | None = None
     error: str | None = None
     state: dict[str, Any] = field(default_factory=dict)  # what the engine needs to resume
     diagnosis: list[dict[str, Any]] | None = None  # `query --expect TITLE`: where each expected entity was lost
@@ -223,6 +227,8 @@ class Trace:
         # here, as the exports and the picture skip them (render/chains.answer_own_chain)
         cands = d.get("candidates")
         data["candidates"] = [c for c in cands if isinstance(c, dict)] if isinstance(cands, list) else []
+        rev = d.get("revision")  # a count of saves: anything else (a hand edit) reads as never counted
+        data["revision"] = rev if isinstance(rev, int) and not isinstance(rev, bool) and rev >= 0 else None
         return cls(**data)
 
     @classmethod
