@@ -165,7 +165,11 @@ class Exploration:
     parent_run: str | None = None
     branched_at: int | None = None
     model_info: dict[str, Any] = field(default_factory=dict)
-    unsaved: str = ""  # why a save of this run failed (a full disk …): the page says it
+    # what the page says about saving this run: why a save failed (a full disk …), or that someone else saved the run
+    # meanwhile and this one was saved as a new run (progress.Saver: `run_id` is then that run's)
+    unsaved: str = ""
+    revision: int | None = 0  # the run's revision as this session loaded or last saved it (progress.Saver)
+    base_steps: int = 0  # the steps the run had then
     no_history: str = ""  # why a reopened run cannot go back to an earlier depth ("" when it can, or is new)
     # what a press of "Force X in" did and what to press next (force.force_in), for the page until the next step
     forced: str = ""
@@ -188,7 +192,14 @@ class Exploration:
     def saver(self, engine: Any, store: RunStore | None) -> Saver:
         return Saver(engine=engine, store=store, run_id=self.run_id, model_info=self.model_info,
                      parent_run=self.parent_run, branched_at=self.branched_at, on_note=self._note,
-                     t0=self.started, wall_before=self.wall_before, t1=self.stopped, created_at=self.created_at)
+                     t0=self.started, wall_before=self.wall_before, t1=self.stopped, created_at=self.created_at,
+                     revision=self.revision, base_steps=self.base_steps, on_saved=self._saved)
+
+    def _saved(self, saver: Saver) -> None:
+        """A save went through: the revision to save over next, and the run it went to (a new one, a branch, when
+        someone else saved this one meanwhile)."""
+        self.run_id, self.parent_run, self.branched_at = saver.run_id, saver.parent_run, saver.branched_at
+        self.revision, self.base_steps, self.created_at = saver.revision, saver.base_steps, saver.created_at
 
     def stop_clock(self) -> None:
         """A finished run's clock stops at its last step."""
@@ -240,11 +251,12 @@ def explore_start(engine: Any, settings: Settings, question: str, seeds: Iterabl
 
 def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                        model_info: dict[str, Any] | None = None) -> Exploration:
-    """A saved run continued step by step (same run id). Its history is rebuilt by replaying its steps, so "Back to
-    depth" can branch from it: without an LLM the scores cost nothing to recompute; with one, only from the response
-    cache (`replay(cached_only=True)`: the provider is never called here; a call that failed then fails again). When
-    a reply is not cached, or the project no longer offers a recorded choice, the history starts at the saved state
-    and `Exploration.no_history` says why."""
+    """A saved run continued step by step (same run id, saved over the revision it was loaded at: when someone else
+    saves it meanwhile, this session's next save makes a new run of it, a branch, and `unsaved` says so). Its history
+    is rebuilt by replaying its steps, so "Back to depth" can branch from it: without an LLM the scores cost nothing
+    to recompute; with one, only from the response cache (`replay(cached_only=True)`: the provider is never called
+    here; a call that failed then fails again). When a reply is not cached, or the project no longer offers a
+    recorded choice, the history starts at the saved state and `Exploration.no_history` says why."""
     restored = engine.restore(trace)
     states, why = [restored], ""
     if trace.steps:
@@ -260,7 +272,7 @@ def explore_from_trace(engine: Any, settings: Settings, trace: Trace, *,
                      states=states, parent_run=trace.parent_run,
                      branched_at=trace.branched_at, model_info=model_info or {},
                      wall_before=float((trace.stats or {}).get("wall_s") or 0.0), no_history=why,
-                     created_at=trace.created_at or now_iso())
+                     created_at=trace.created_at or now_iso(), revision=trace.revision, base_steps=len(trace.steps))
     if ex.state.done:  # a finished run reopened: its time is the saved one
         ex.stopped = ex.started
     return ex
@@ -320,7 +332,8 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
                 and (not s.steps or s.steps[-1].stage == "evaluate")), None)
     if idx is None or idx == len(ex.states) - 1:
         raise ValueError(f"depth {depth} was never started in this run")
-    ex.saver(engine, store).save(ex.state)  # the old branch, complete as it stands
+    old = ex.saver(engine, store)
+    old.save(ex.state)  # the old branch, complete as it stands (a new run when someone else saved it meanwhile)
     kept = ex.states[: idx + 1]
     # the person's ticks from that depth on stay with the branch: each step offered as before, on the same chains,
     # starts from them (the chains of step i: the state it was proposed from, i steps in)
@@ -328,6 +341,7 @@ def explore_back(engine: Any, ex: Exploration, depth: int, store: RunStore | Non
     earlier = {(s.depth, s.stage): (*step_ticks(s), beams.get(i))
                for i, s in enumerate(ex.state.steps) if i >= len(kept[-1].steps)}
     new = Exploration(settings=ex.settings, run_id=new_run_id(), states=kept, parent_run=ex.run_id,
-                      branched_at=len(kept[-1].steps), model_info=ex.model_info, earlier=earlier)
+                      branched_at=len(kept[-1].steps), model_info=ex.model_info, earlier=earlier,
+                      unsaved=old.new_run_note)
     new.saver(engine, store).save(new.state)
     return new
