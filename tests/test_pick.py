@@ -176,7 +176,8 @@ def test_both_run_stores_keep_the_choice_under_the_same_run(tmp_path, pg_url):
         store.save(P.choose(t, P.answer_list(t)[1], at="2026-01-01T00:00:00+00:00"))
         back = store.load(t.run_id)
         assert person_answer(back) == PersonAnswer(entity_id="y", title="Y", at="2026-01-01T00:00:00+00:00")
-        assert back.answer_entity == "X" and [r.run_id for r in store.list()] == [t.run_id]
+        # saved again, not twice (the shared cluster may list other tests' runs beside it)
+        assert back.answer_entity == "X" and [r.run_id for r in store.list()].count(t.run_id) == 1
         store.save(P.clear(back))
         assert store.load(t.run_id).person_answer is None
     pg.close()
