@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer import projects
 from explorer import ui
+from explorer.reading import hops_block  # the Explore page draws it too (B.hops_block)
 from tog_core.app import run_notes as N
 from tog_core.app import views as V
 from tog_core.app.runner import RunCallbacks, is_unfinished, where_stopped
@@ -191,31 +192,6 @@ def answer_block(t: Trace, *, on_hops: Callable[[int], None] | None = None, gues
     for line in N.fallbacks(t):
         st.warning("Fallback: " + V.md_text(line))
     st.caption(N.run_line(t))
-
-
-def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
-               on_choose: Callable[[int], None] | None = None, trace: Trace | None = None,
-               searched: int | None = None) -> None:
-    """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
-    (views.plan_rows); nothing when it tried none. With `on_choose`, a button per other number of hops runs the
-    search again exactly that deep. `searched`: how deep the run went when its answer sits part-way along a longer
-    chain (the label then gives both numbers)."""
-    rows = V.plan_rows(trace, plan)  # with the run's answer: its row is the kept one
-    if not rows:
-        return
-    kept = V.md_text(next((r["hops"] for r in rows if r["kept"]), "?"))  # the trace's plan: as its characters
-    # the answer part-way along a longer chain: both numbers in the label, not only the one the answer sits at
-    label = (f"How many hops: the answer is {kept} along its chain, the search went {searched} deep" if searched
-             else f"How many hops: {kept}")
-    with st.expander(f"{label} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
-        st.dataframe(rows, hide_index=True, width="stretch")
-        st.caption(note)
-        others = [r["hops"] for r in rows if not r["kept"]]
-        if on_choose and others:
-            for col, n in zip(st.columns(len(others) + 1), others):
-                col.button(f"Answer at {n} hop{'s' if n > 1 else ''}", key=f"hops_{n}", on_click=on_choose, args=(n,),
-                           help="Search again from the same topic entities, exactly this deep (a new run; this one "
-                                "stays in Saved runs)")
 
 
 def unsupported_words(sup: dict[str, Any], who: str) -> str:

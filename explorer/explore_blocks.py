@@ -17,7 +17,7 @@ from explorer import ui
 from tog_core.app import force as F
 from tog_core.app import runner as R
 from tog_core.app import views as V
-from tog_core.app.guide import step_words_markdown
+from tog_core.app.guide import step_help, step_pending
 from tog_core.app.inputs import MAX_QUESTION_CHARS, NAME_MAX
 from tog_core.app.session import K, settings_from_trace
 from tog_core.graphrag.store import GraphStore
@@ -148,8 +148,9 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
                                "the path score fused by rank with the whole chain read by the embedder (the reason "
                                "gives both ranks); relations: the scorer's score")})
         choice = V.choice_from_rows(edited.to_dict("records"))
-    with st.expander("What the words in this table mean", icon=":material/help:"):
-        st.markdown(step_words_markdown())
+    help_title, help_words = step_help(step.stage)  # an evaluate step has no table: its own words
+    with st.expander(help_title, icon=":material/help:"):
+        st.markdown(help_words)
     held["ids"] = choice
 
     def go_on() -> None:  # before the page runs: the last edit counts, and the page runs once
@@ -171,8 +172,7 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
             with st.spinner("Answering…"):
                 R.explore_finish(engine, ex, ui.store(), auto=False)
             st.rerun()
-    st.caption("Your ticks count when you press Continue; until then they live in this page only, and a reload starts "
-               "the step again from the automatic choice.")
+    st.caption(step_pending(step.stage))
     return choice
 
 

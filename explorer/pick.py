@@ -63,9 +63,11 @@ def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
     for i, c in enumerate(cands[: P.SHOWN]):
         _candidate(trace, c, i, store)
     if len(cands) > P.SHOWN:
-        with st.expander(f"{len(cands) - P.SHOWN} more candidate(s)"):
+        with st.expander(P.more_label(cands)):  # with how many were ranked in all, when the run kept fewer
             for i, c in enumerate(cands[P.SHOWN:], start=P.SHOWN):
                 _candidate(trace, c, i, store)
+    elif kept := P.kept_words(cands):
+        st.caption(f"{kept[:1].upper()}{kept[1:]}.")
 
 
 def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:

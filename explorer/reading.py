@@ -1,11 +1,13 @@
 """"How the question was read" under an answer: who read it, the language, the topic entities as the question names
 them, what it asks for, the relation phrases in walking order, the number of hops and what a person changed; the
 number of hops and what is asked for can be corrected and the question searched again with that reading (a new
-run; this one stays in Saved runs). tog_core.app.reading_view holds the logic.
+run; this one stays in Saved runs). tog_core.app.reading_view holds the logic. Also "How many hops", the table of
+what each number of hops found before the run (the Ask and Explore pages; explorer/blocks.py hands it on).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -13,7 +15,7 @@ from explorer import ui
 from tog_core.app import reading_view as RV
 from tog_core.app.inputs import NAME_MAX
 from tog_core.app.session import K, Settings
-from tog_core.app.views import md_text
+from tog_core.app.views import md_text, plan_rows
 from tog_core.graphrag.store import GraphStore
 from tog_core.policy.depths import check_hops
 from tog_core.tog.trace import Trace
@@ -88,3 +90,29 @@ def reading_block(t: Trace, graph: GraphStore, settings: Settings, *,
                 st.error(md_text(str(err)))  # it may quote what was typed
                 return
             on_again(edit)
+
+
+def hops_block(plan: dict[str, Any] | None, *, note: str, when: str = "",
+               on_choose: Callable[[int], None] | None = None, trace: Trace | None = None,
+               searched: int | None = None) -> None:
+    """What each number of hops found when the LLM-free search on a GraphRAG graph tried them before it ran
+    (views.plan_rows; RV.hops_table leaves out an empty column); nothing when it tried none. With `on_choose`, a
+    button per other number of hops runs the search again exactly that deep. `searched`: how deep the run went
+    when its answer sits part-way along a longer chain (the label then gives both numbers)."""
+    rows = plan_rows(trace, plan)  # with the run's answer: its row is the kept one
+    if not rows:
+        return
+    kept = md_text(next((r["hops"] for r in rows if r["kept"]), "?"))  # the trace's plan: as its characters
+    # the answer part-way along a longer chain: both numbers in the label, not only the one the answer sits at
+    label = (f"How many hops: the answer is {kept} along its chain, the search went {searched} deep" if searched
+             else f"How many hops: {kept}")
+    with st.expander(f"{label} (tried 1 to {len(rows)}{when})", icon=":material/stairs:"):
+        shown, more = RV.hops_table(rows)  # an empty "not counted" column left out, a full one explained
+        st.dataframe(shown, hide_index=True, width="stretch")
+        st.caption(note + (f" {more}" if more else ""))
+        others = [r["hops"] for r in rows if not r["kept"]]
+        if on_choose and others:
+            for col, n in zip(st.columns(len(others) + 1), others):
+                col.button(f"Answer at {n} hop{'s' if n > 1 else ''}", key=f"hops_{n}", on_click=on_choose, args=(n,),
+                           help="Search again from the same topic entities, exactly this deep (a new run; this one "
+                                "stays in Saved runs)")

@@ -177,6 +177,39 @@ def _fact(sentence: str, subject: str, obj: str) -> str | None:
     return middle
 
 
+# words a title-cased title keeps in lower case past its first word ("The End of It", "École des Beaux-Arts")
+_MINOR = frozenset("a an and as at but by for from in into nor of on or per the to upon via with "
+                   "au aux d de des du en et l la le les un une".split())
+_ROMAN = re.compile(r"X{0,3}(?:IX|IV|V?I{0,3})")  # a ruler's number: "GEORGE III", "LOUIS XIV" (not "MIX")
+_ELIDED = re.compile(r"([^\W\d_])(['’])([^\W\d_]{3,})")  # "O'BRIEN", "D'ARTAGNAN": both parts capitalised
+
+
+def as_written(title: str) -> str:
+    """A title as a person writes it in a sentence: an all-caps title ("SCROOGE'S OFFICE", as some GraphRAG
+    extractions name every entity) in title case ("Scrooge's Office", "The End of It", "King George III"); a title
+    with any lower-case letter kept as the graph writes it ("iPhone", "Émile Garnier")."""
+    if not title.isupper():
+        return title
+
+    def cap(piece: str) -> str:  # "scrooge's" -> "Scrooge's", "o'brien" -> "O'Brien"
+        m = _ELIDED.fullmatch(piece)
+        if m:
+            return m[1].upper() + m[2] + m[3].capitalize()
+        i = next((i for i, ch in enumerate(piece) if ch.isalpha()), 0)  # "(a)" -> "(A)"
+        return piece[:i] + piece[i:i + 1].upper() + piece[i + 1:]
+
+    out = []
+    for k, word in enumerate(title.split(" ")):
+        bare = word.strip(".,;:()\"")
+        if k and bare.lower() in _MINOR:
+            out.append(word.lower())
+        elif k and bare and _ROMAN.fullmatch(bare):
+            out.append(word)
+        else:
+            out.append("-".join(cap(part) for part in word.lower().split("-")))
+    return " ".join(out)
+
+
 def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> list[Example]:
     """A few questions the graph can answer, from its `scan` best-connected entities: one hop ("Who is the father
     of Peter Cratchit?") and, where a fact's object is itself the subject of a definite fact ("… is the capital
@@ -239,8 +272,9 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
             continue
         used[b] += 1
         used[a] += 1
+        named = as_written(b)  # "Scrooge's Office", not the graph's "SCROOGE'S OFFICE"
         # an elided article or preposition joins its word: "la fille d'Émile Garnier", not "d' Émile"
-        fact = f"{phrase}{b}" if phrase.endswith(("'", "’")) else f"{phrase} {b}"
+        fact = f"{phrase}{named}" if phrase.endswith(("'", "’")) else f"{phrase} {named}"
         one.append(Example(question=f"{word} {fact} ?" if word == "Qui" else f"{word} {fact}?", answer=a, hops=1))
     two: list[Example] = []
     by_subject = {a: (phrase, b) for a, phrase, b in facts if phrase.lower().startswith("is the ")}
@@ -250,7 +284,8 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
             word = wh(a, language_of(f"{phrase} {p2} {c}"))
             if word is None or word == "Qui":  # "is the ..." is an English pattern
                 continue
-            two.append(Example(question=f"{word} {_without_kind(phrase, b, graph)} {p2[3:]} {c}?", answer=a, hops=2))
+            two.append(Example(question=f"{word} {_without_kind(phrase, b, graph)} {p2[3:]} {as_written(c)}?", answer=a,
+                               hops=2))
             break
     picked = one[: max(1, limit - len(two[:1]))] + two[:1]
     return sorted(picked, key=lambda e: e.hops)[:limit] if picked else []
@@ -285,3 +320,37 @@ STEP_WORDS: tuple[tuple[str, str], ...] = (
 def step_words_markdown() -> str:
     """STEP_WORDS as a Markdown list (the texts are ours, not data)."""
     return "\n".join(f"- **{term}**: {meaning}." for term, meaning in STEP_WORDS)
+
+
+# what the two outcomes of an evaluate step mean (its choice is a single radio, not a table with ticks)
+EVALUATE_WORDS: tuple[tuple[str, str], ...] = (
+    ("answer now", "the search stops here and the answer is ranked from the chains kept so far"),
+    ("search one level deeper", "one more depth: first which relations to follow from the chains' ends, then which "
+                                "entities they lead to, up to the run's maximum depth"),
+    ("the automatic choice", "what the search would do on its own, chosen when the step opens; its reason is under "
+                             "it. Without an LLM the wording rules decide (the number of hops settled before the "
+                             "search, the question words the chains' relations cover, the kind of entity asked "
+                             "for); with an LLM, the model reads the chains and says whether they answer the "
+                             "question"),
+    ("not yet covered", "question words no relation of the chain uses yet: the search goes on while some are left"),
+    ("override", "choosing the other one is recorded as your override, and the search picture marks it with a "
+                 "pink ✎"),
+)
+
+
+def step_help(stage: str) -> tuple[str, str]:
+    """The title and the Markdown of the help under a step's choice: the words of the candidates' table, or for an
+    evaluate step (one choice of two outcomes, no table) what the two outcomes and their reason mean."""
+    if stage == "evaluate":
+        return ("What these two choices mean",
+                "\n".join(f"- **{term}**: {meaning}." for term, meaning in EVALUATE_WORDS))
+    return "What the words in this table mean", step_words_markdown()
+
+
+def step_pending(stage: str) -> str:
+    """When a person's choice at a step counts (a reload before Continue starts the step again)."""
+    if stage == "evaluate":
+        return ("Your choice counts when you press Continue; until then it lives in this page only, and a reload "
+                "starts the step again from the automatic choice.")
+    return ("Your ticks count when you press Continue; until then they live in this page only, and a reload starts "
+            "the step again from the automatic choice.")

@@ -10,6 +10,7 @@ A choice is recorded apart from the search's answer (`Trace.person_answer`) and 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
@@ -23,6 +24,7 @@ from tog_core.tog.trace import Link, Trace
 
 SHOWN = 3  # candidates shown under the answer; the rest are one click away
 TITLE_MAX, SENTENCE_MAX = 200, 1_000  # a title or relation text, a supporting sentence, as shown (data may be huge)
+_RANKED_OF = re.compile(r"ranked \d+ of (\d+) candidates\b")  # how a ranked candidate's `why` opens (tog/choice.py)
 
 
 def answer_list(trace: Trace, graph: GraphStore | None = None) -> list[AnswerCandidate]:
@@ -33,6 +35,30 @@ def answer_list(trace: Trace, graph: GraphStore | None = None) -> list[AnswerCan
         return recorded
     built = _from_chains(trace)
     return [_with_sentence(c, graph) for c in built] if graph is not None else built
+
+
+def ranked_in_all(cands: list[AnswerCandidate]) -> int | None:
+    """How many candidates the search ranked in all, as their `why` says it ("ranked 2 of 14 candidates …"); the
+    trace keeps only the best few of them (tog/recording.MAX_CANDIDATES). None when no `why` says it (a trace
+    written before the ranked list, a list built from the chains)."""
+    counts = [int(m.group(1)) for c in cands if (m := _RANKED_OF.match(c.why or ""))]
+    return max(counts) if counts else None
+
+
+def kept_words(cands: list[AnswerCandidate]) -> str:
+    """How the list stands to the whole ranking, when the run kept less than all of it: "the run kept the 10 best
+    of the 14 ranked" (so "ranked 1 of 14" on a card and 3 cards + 7 more add up); "" when it kept them all."""
+    ranked = ranked_in_all(cands)
+    if ranked is None or ranked <= len(cands):
+        return ""
+    return f"the run kept the {len(cands)} best of the {ranked} ranked"
+
+
+def more_label(cands: list[AnswerCandidate]) -> str:
+    """The label of the candidates past the first SHOWN: "7 more candidate(s) · the run kept the 10 best of the 14
+    ranked" ("7 more candidate(s)" when it kept every one it ranked)."""
+    kept = kept_words(cands)
+    return f"{len(cands) - SHOWN} more candidate(s)" + (f" · {kept}" if kept else "")
 
 
 def _walked(chain: list[Link], seed_ids: set[str]) -> list[ChainLink]:

@@ -34,6 +34,13 @@ PHRASES_SHOWN = 10  # relation phrases listed; a rambling question's rest is cou
 TEXT_MAX = 200  # a title or phrase as shown (data may be huge); the trace keeps it whole
 _WORD = re.compile(r"[^\W_]+")
 
+# the hops table's column of the asked noun's words a row's relations matched where its chain's end is not one
+# (views.plan_rows, DepthPlan.trials "set_aside"); shown only when a row has some, and then said in the caption
+NOT_COUNTED = "not counted"
+NOT_COUNTED_NOTE = ("“Not counted”: words of what the question asks for (“which town”) that the row's best chain's "
+                    "relations match although the chain does not end at one (its end's type and description do not "
+                    "say it is one), so they are left out of the question words matched.")
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReadingView:
@@ -175,3 +182,11 @@ def edit_reading(t: Trace, *, hops: Any, asked_text: str | None, max_depth: int,
         raise ValueError("Nothing was changed: set another number of hops or what the question asks for, then "
                          "search again.")
     return ReadingEdit(reading=r.edit(**changes), hops=changes.get("hops"))
+
+
+def hops_table(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The hops table as shown, and what its caption adds: without the NOT_COUNTED column when it is empty on every
+    row (a question that names no kind, a trace written before it), else with it and NOT_COUNTED_NOTE."""
+    if any(r.get(NOT_COUNTED) for r in rows):
+        return rows, NOT_COUNTED_NOTE
+    return [{k: v for k, v in r.items() if k != NOT_COUNTED} for r in rows], ""
