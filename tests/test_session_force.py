@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_engine import bm25_engine
+from test_engine import bm25_engine, make_graph
 
 from tog_core.app.force import force_in
 from tog_core.app.run_notes import fallbacks, person_notes
@@ -18,6 +18,7 @@ from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs.files import RunStore
 from tog_core.tog.diagnosis import diagnose
 from tog_core.tog.engine import ToGEngine
+from tog_core.tog.state import EngineConfig
 
 Q = "Where was the founder of Acme born?"
 
@@ -57,13 +58,17 @@ def test_the_forced_answer_comes_first_and_the_search_s_other_candidates_follow(
     assert "Other candidates: " in t.answer and "Paris" in t.answer.split("Other candidates: ")[1].split("\n")[0]
 
 
+# a way the graph no longer holds: its second link is gone, and no other relation of Bob leads to Paris (a link whose id
+# is gone while another relation joins the same two entities is followed by that one: see TWIN_EDGES below)
+BROKEN = {"route": [["r2", "id-Bob"], ["r-gone", "id-Paris"]], "entity_id": "id-Paris"}
+
+
 def test_a_way_no_longer_offered_stops_where_it_breaks_and_says_what_to_do(lost):
     eng, run, d = lost
-    broken = {**d["force"], "route": [["r2", "id-Bob"], ["r-gone", "id-Lyon"]]}
-    ex = force_in(eng, Settings(), run, broken, None, follow=False)
+    ex = force_in(eng, Settings(), run, {**d["force"], **BROKEN}, None, follow=False)
     assert (ex.state.depth, ex.state.stage) == (2, "relations") and not ex.state.done
-    assert "at depth 2 (relations) the way on towards Lyon is not offered" in ex.forced
-    assert "tick the candidate that leads to Lyon" in ex.forced
+    assert "at depth 2 (relations) the way on towards Paris is not offered" in ex.forced
+    assert "tick the candidate that leads to Paris" in ex.forced
 
 
 def test_a_forced_verdict_that_ends_the_search_on_explore_answers_it(lost):
@@ -87,8 +92,7 @@ def test_what_the_press_did_is_said_until_the_next_step_only(lost):
     assert "Lyon is in the beam now" in ex.forced
     explore_apply(eng, explore_propose(eng, ex), None, None)
     assert ex.forced == ""
-    broken = {**d["force"], "route": [["r2", "id-Bob"], ["r-gone", "id-Lyon"]]}
-    ex = force_in(eng, Settings(), run, broken, None, follow=False)
+    ex = force_in(eng, Settings(), run, {**d["force"], **BROKEN}, None, follow=False)
     assert "the search waits here" in ex.forced
     explore_finish(eng, ex, None, auto=True)
     assert ex.state.done and ex.forced == ""
@@ -159,3 +163,72 @@ def test_the_llm_answering_a_forced_entity_reads_the_passages_of_its_chains_only
     prompt = "\n".join(str(m["content"]) for m in call["messages"])
     assert done.answer == "Lyon" and "Source: Bob was born in Lyon." in prompt
     assert "Source: Alice was born in Paris." not in prompt
+
+
+# Christmas Carol's FRED, in small (a reviewer's "Who is Scrooge's nephew?"): the search answers at depth 1, so Zed, one
+# hop past Alice, was never a candidate. The diagnosis's way to Zed is the relationship GraphRAG stored first, Zed →
+# Alice; at Alice, a hub, the pre-filter cuts that one from the candidates and offers its reversed twin Alice → Zed.
+TWIN_EDGES = [
+    ("Zed", "Alice", "Zed is the partner of Alice"),  # r0: stored target → source, the way the diagnosis finds
+    ("Alice", "Acme", "Alice founded Acme"),
+    ("Alice", "Paris", "Alice founded the Acme office in Paris"),
+    ("Alice", "Rome", "Alice founded the Acme office in Rome"),
+    ("Alice", "Oslo", "Alice founded the Acme office in Oslo"),
+    ("Alice", "Zed", "Alice and Zed share a house"),  # r5: the reversed twin of r0, offered at depth 2
+]
+
+
+@pytest.fixture()
+def twin():
+    """(engine, the run that answered at depth 1, the diagnosis of Zed)."""
+    eng = ToGEngine(make_graph(TWIN_EDGES), policy=CheapPolicy(),
+                    config=EngineConfig(width=1, depth=3, relation_pruner="bm25", entity_pruner="bm25",
+                                        max_candidates=3))
+    run = run_question(eng, "Who founded Acme?", seeds=["Acme"], store=RunStore())
+    assert run.answer_entity == "Alice" and [s.stage for s in run.steps][-1] == "evaluate"
+    [d] = diagnose(run.to_dict(), ["Zed"], eng.graph)
+    assert d["force"]["candidate_id"] == "continue" and d["force"]["route"] == [["r0", "id-Zed"]]
+    assert eng.graph.relationship(5).reverse_of == 0
+    return eng, run, d
+
+
+def test_forcing_past_an_evaluate_step_takes_the_reversed_twin_of_a_relationship_the_search_does_not_offer(twin):
+    """The press kept "search one level deeper" only: at depth 2 the route's relationship r0 was not a candidate, its
+    twin "Alice and Zed share a house" was, and was left unticked, so Zed was not kept, the branch answered the
+    search's own answer, and the page said "Zed was forced in, but no kept chain reaches it"."""
+    eng, run, d = twin
+    for follow in (False, True):  # Explore, Ask
+        ex = force_in(eng, Settings(), run, d["force"], None, follow=follow)
+        t = ex.saver(eng, None).trace(ex.state)
+        made = [(s.depth, s.stage, o["label"], o.get("forced")) for s in t.steps for o in s.overrides if o["kept"]]
+        assert made[:3] == [(1, "evaluate", "Search one level deeper", "Zed"),
+                            (2, "relations", "Alice and Zed share a house", "Zed"), (2, "entities", "Zed", "Zed")]
+        [rels] = [s for s in t.steps if (s.depth, s.stage) == (2, "relations")]
+        assert "r0" not in {r for c in rels.candidates for r in c.relationship_ids}  # the twin is offered instead
+        assert all(forced == "Zed" for *_, forced in made)  # every link the press made is marked as forcing Zed
+        assert any(eng.graph.title(p.end) == "Zed" for p in ex.state.paths) and "was forced in, but" not in ex.forced
+        if follow:
+            assert t.answer_entity == "Zed" and t.candidates[0]["why"] == "forced in by you"
+            assert not any("no kept chain reaches it" in n for n in person_notes(t))
+        else:
+            assert "Zed is in the beam now" in ex.forced
+
+
+def test_a_way_that_stops_on_ask_says_where_and_never_that_the_entity_was_forced_in(twin):
+    """Where no candidate leads on towards the entity (Oslo's one relation to Alice, r4, is cut by the pre-filter, and
+    the way's own link is gone), Ask answers the search's own answer and says where the way stopped; nothing after
+    that is forced (the depth-2 evaluate was forced to "continue" before, in the entity's name, though the way was
+    lost)."""
+    eng, run, d = twin
+    gone = {**d["force"], "route": [["r-gone", "id-Oslo"]], "entity_id": "id-Oslo"}
+    ex = force_in(eng, Settings(), run, gone, None)  # Ask
+    t = ex.saver(eng, None).trace(ex.state)
+    [rels] = [s for s in t.steps if (s.depth, s.stage) == (2, "relations")]
+    assert "r4" not in {r for c in rels.candidates for r in c.relationship_ids}
+    assert t.answer_entity != "Oslo" and not [n for n in person_notes(t) if "Oslo was forced in" in n]
+    [note] = [n for n in person_notes(t) if "Oslo" in n]
+    assert note == ("Oslo could not be forced in: at depth 2 (relations) the way on towards Oslo is not offered, so it "
+                    "was not kept and the answer is the search's own")
+    assert "the search went on without it" in ex.forced and "the search waits here" not in ex.forced
+    forced = [(s.depth, s.stage) for s in t.steps for o in s.overrides if o.get("forced")]
+    assert forced == [(1, "evaluate")]  # the press itself; nothing in Oslo's name once the way stopped

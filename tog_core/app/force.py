@@ -14,34 +14,41 @@ from tog_core.app.replay import replay
 from tog_core.app.runner import Exploration
 from tog_core.app.session import Settings
 from tog_core.runs.files import RunStore, new_run_id
-from tog_core.tog.state import FORCED_ANSWER, Proposal, State
+from tog_core.tog.state import FORCED_ANSWER, Proposal, RelChoice, State
 from tog_core.tog.trace import Trace
 
 NOT_IN_GRAPH = "forced_entity_not_in_graph"  # the named note of a press whose entity this graph does not hold
 
 
-def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any]) -> set[str]:
-    """The candidates that follow the route from where it stands (`at`: {"node", "pos"}); advances `at` when an
-    entity of the route is taken. Evaluate: "continue" while the route is not finished."""
+def _route_choice(prop: Proposal, route: list[list[str]], at: dict[str, Any], graph: Any) -> set[str]:
+    """The candidate that follows the route from where it stands (`at`: {"node", "pos"}; the caller advances it when
+    an entity of the route is taken). Evaluate: "continue" while the route is not finished. Relations: a group of the
+    node holding the route's relationship, else (that one not offered: cut by the hub pre-filter, as GraphRAG's
+    reversed twin of a relationship often is) one leading from the node to the route's entity all the same; entities:
+    the route's entity reached from the node. Of several, the one the search keeps anyway, else the best scored."""
     if at["pos"] >= len(route):
         return set()
-    rel_id, ent_id = route[at["pos"]]
-    out = set()
-    for c in prop.step.candidates:
-        if prop.step.stage == "relations" and c.source_id == at["node"] and rel_id in (c.relationship_ids or []):
-            out.add(c.id)
-        elif prop.step.stage == "entities" and c.source_id == at["node"] and c.target_id == ent_id:
-            out.add(c.id)
     if prop.step.stage == "evaluate":
-        out = {"continue"} & {c.id for c in prop.step.candidates}
-    return out
+        return {"continue"} & {c.id for c in prop.step.candidates}
+    rel_id, ent_id = route[at["pos"]]
+    here = [c for c in prop.step.candidates if c.source_id == at["node"]]
+    if prop.step.stage == "entities":
+        ways = [c for c in here if c.target_id == ent_id]
+    else:
+        groups = {rc.key: rc for rc in prop.payload if isinstance(rc, RelChoice)}
+        ridx, ent = graph.find_relationship(rel_id), graph.find(ent_id)
+        ways = [c for c in here if rel_id in (c.relationship_ids or [])
+                or (c.id in groups and ridx is not None and ridx in groups[c.id].ridxs)]
+        ways = ways or [c for c in here if c.id in groups and ent is not None and ent in groups[c.id].others]
+    return {max(ways, key=lambda c: (c.auto_kept, c.score)).id} if ways else set()
 
 
-def _answer_at(engine: Any, state: State, target_id: str, idx: int | None) -> State:
+def _answer_at(engine: Any, state: State, target_id: str, idx: int | None, missed: str = "") -> State:
     """The state to answer from after forcing an entity in (`target_id`, at `idx` in the graph, None when the graph
     does not hold it): the chains that reach it cut at it (so it is the answer, recorded as a named fallback naming its
     id), the run's other chains kept after them, so the answer list holds the search's other candidates after the
-    person's (engine.answer_candidates); when no chain reaches it, the state as it is with the reason recorded."""
+    person's (engine.answer_candidates); when no chain reaches it, the state as it is with the reason recorded:
+    `missed`, where the way to it stopped before it was kept, else that it was pruned after it was kept."""
     if idx is None:  # said, not swapped silently for the search's own answer
         note = {"stage": "answer", "fallback": NOT_IN_GRAPH, "wall_s": 0.0,
                 "detail": f"the entity forced in ({target_id or 'none named'}) is not in this graph: the answer is the "
@@ -59,8 +66,9 @@ def _answer_at(engine: Any, state: State, target_id: str, idx: int | None) -> St
         # did not take the person's choices), in the state for a replay
         return state.with_(stage="answer", paths=tuple(cut) + others, hops_firm=True,
                            extra_usage=state.extra_usage + (note,))
-    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0,
-            "detail": f"{name} was forced in, but no kept chain reaches it (pruned later in the search)"}
+    detail = (f"{name} could not be forced in: {missed}, so it was not kept and the answer is the search's own"
+              if missed else f"{name} was forced in, but no kept chain reaches it (pruned later in the search)")
+    note = {"stage": "answer", "fallback": "forced_entity_not_reached", "wall_s": 0.0, "detail": detail}
     return state.with_(extra_usage=state.extra_usage + (note,))
 
 
@@ -114,8 +122,11 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
     from `force["from_id"]`) until the expected entity is kept: each of those choices is the person's override too,
     marked `"forced"` with the entity's title. With `follow` (Ask) the search goes on automatically to the end and
     answers the expected entity; without (Explore) it waits for the person at the stage after the entity was kept.
-    When the route cannot be followed (a link no longer offered), Explore waits there: `Exploration.forced` says
-    what was forced and what to do next. A malformed `force` (a step the run does not have, a route link that is not
+    A link of the route the stage does not offer (its relationship cut by the hub pre-filter, say) is followed by
+    another relation of the same entity leading to the route's next entity when one is offered. When the route
+    cannot be followed, Explore waits there and Ask goes on on its own (answering its own answer; the trace's note
+    says where the way stopped, never that the entity was forced in): `Exploration.forced` says what was forced and
+    what to do next. A malformed `force` (a step the run does not have, a route link that is not
     a pair) raises ValueError naming the field, before anything is replayed."""
     step_index, cand, route = _checked(trace, force)
     states = replay(engine, trace, step_index)
@@ -141,11 +152,12 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
                 choice = {cand}
         else:
             choice = prop.auto_choice()
-        extra = _route_choice(prop, route, at) if route else set()
+        # once the way has stopped, nothing more is forced: the search goes on on its own (Ask)
+        extra = _route_choice(prop, route, at, engine.graph) if route and not stalled else set()
         if prop.step.stage == "evaluate" and route and at["pos"] >= len(route) and "sufficient" in offered:
             extra = {"sufficient"}  # the route reached the expected entity: answer there
-        if route and at["pos"] < len(route) and not extra and not first:
-            stalled = stalled or _stall_words(prop, route, at, engine)
+        if route and at["pos"] < len(route) and not extra and not first and not stalled:
+            stalled = _stall_words(prop, route, at, engine)
             if not follow:
                 break  # Explore: the person takes it from here, told where the route stopped
         if prop.step.stage == "evaluate" and extra:
@@ -157,21 +169,30 @@ def force_in(engine: Any, settings: Settings, trace: Trace, force: dict[str, Any
             at["node"], at["pos"] = route[at["pos"]][1], at["pos"] + 1
         ex.states.append(engine.apply(ex.state, prop, choice))
         _mark_forced(ex.state, forced_ids, name)
-        kept_links += [f"“{c.label}” (depth {prop.step.depth}, {prop.step.stage})"
+        kept_links += [f"“{_short(c.label)}” (depth {prop.step.depth}, {prop.step.stage})"
                        for c in prop.step.candidates if c.id in forced_ids and c.id in choice and not c.auto_kept]
         saver.save(ex.state)
         first = False
     reached = tidx is not None and any(tidx in {h.dst for h in p.hops} for p in ex.state.paths)
     ended = not follow and ex.state.stage == "answer"  # Explore: the forced step ended the search (its last depth)
+    # why X is not in the beam when the way to it was not followed to the end: said, never "X was forced in"
+    missed = stalled or ("" if at["pos"] >= len(route) else
+                         f"the search ended at depth {ex.state.depth} before the way reached {name}")
     if follow or ended:
-        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, tidx))))
+        ex.states.append(asyncio.run(engine.answer(_answer_at(engine, ex.state, target, tidx, missed))))
         saver.save(ex.state)
         ex.stop_clock()
-    ex.forced = _forced_words(name, kept_links, stalled, reached=reached, ended=ended)
+    ex.forced = _forced_words(name, kept_links, stalled, reached=reached, ended=ended, answered=follow,
+                              missed=missed)
     if tidx is None:  # said plainly; the answer (if written) is the search's own, with NOT_IN_GRAPH in the trace
         ex.forced = (f"The entity to force in ({target or 'no id given'}) is not in this project's graph, so it cannot "
                      f"be forced in" + ("; the answer is the search's own. " if follow or ended else ". ") + ex.forced)
     return ex
+
+
+def _short(label: str, most: int = 80) -> str:
+    """A candidate's label for a sentence: a GraphRAG relation's whole description cut to its first words."""
+    return label if len(label) <= most else label[: most - 1].rstrip() + "…"
 
 
 def _stall_words(prop: Proposal, route: list[list[str]], at: dict[str, Any], engine: Any) -> str:
@@ -181,9 +202,14 @@ def _stall_words(prop: Proposal, route: list[list[str]], at: dict[str, Any], eng
     return f"at depth {prop.step.depth} ({prop.step.stage}) the way on towards {where} is not offered"
 
 
-def _forced_words(name: str, links: list[str], stalled: str, *, reached: bool, ended: bool = False) -> str:
-    """What a press of "Force X in" did, for the page: the links it kept, whether X is in the beam, what next."""
+def _forced_words(name: str, links: list[str], stalled: str, *, reached: bool, ended: bool = False,
+                  answered: bool = False, missed: str = "") -> str:
+    """What a press of "Force X in" did, for the page: the links it kept, whether X is in the beam, what next
+    (`answered`: Ask went on to the answer; `missed`: where the way to X stopped before X was kept)."""
     kept = f"kept {'; '.join(links)}" if links else "kept what the run had kept there"
+    if answered and not reached:
+        return (f"Forcing {name} in {kept}; then " + (missed or "no kept chain reached it (pruned later)")
+                + f", so {name} is not in the beam: the search went on without it and the answer is its own.")
     if stalled:
         return (f"Forcing {name} in {kept}; then {stalled}, so the search waits here: tick the candidate that leads "
                 f"to {name} (ask “Why not …?” again to see it), or press Auto-finish.")
