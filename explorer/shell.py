@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import streamlit as st
 
@@ -25,6 +26,7 @@ from tog_core.app.session import (
     PRUNERS,
     NUMBER_LIMITS,
     K,
+    memory_home,
     parse_app_args,
     project_label,
     recent_projects,
@@ -47,9 +49,23 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def single_user() -> bool:
     """Served on the loopback address only (`--server.address 127.0.0.1`): one person's app, whose recent
-    projects are kept in TOG_HOME across restarts. Any other address may serve several people: each session
-    keeps its own list, and nothing one person opens is shown to another."""
+    projects and sidebar are kept in TOG_HOME across restarts (per person instead when runs are kept per person:
+    `memory`). Any other address may serve several people: without owners each session keeps its own, and nothing
+    one person opens is shown to another."""
     return (st.get_option("server.address") or "") in LOOPBACK
+
+
+def memory() -> Path | None:
+    """Where this session's sidebar and recent projects are remembered for the next (session.memory_home): the
+    asking person's own folder when runs are kept per person, TOG_HOME on one person's app, else None (nowhere). A
+    request that names nobody when runs are kept per person, or a bad TOG_RUN_OWNER: nowhere (the pages say why)."""
+    from tog_core.app.owner import run_owner
+
+    try:
+        who = run_owner(os.environ, ui._request_headers(), ui._signed_in())
+    except UsageError:
+        return None
+    return memory_home(who, single_user=single_user())
 
 
 def ensure() -> None:
@@ -86,13 +102,14 @@ def draw() -> None:
                                or str(ui.APP_DIR / "demo"))
     if (switch := ss.pop(K.PROJECT_SWITCH, None)):  # a page opens a run of another project: open that project
         ss[K.PROJECT_INPUT] = switch
-    if K.MODEL not in ss:  # a new session (a reload): the sidebar as this person left it, on a single-user app
-        for _k, _v in {**sidebar_defaults(), **(remembered_settings() if single_user() else {})}.items():
+    home = memory()
+    if K.MODEL not in ss:  # a new session (a reload): the sidebar as this person left it (theirs, or the server's)
+        for _k, _v in {**sidebar_defaults(), **(remembered_settings(home) if home else {})}.items():
             ss.setdefault(_k, _v)
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
     if K.RECENT not in ss:
-        ss[K.RECENT] = recent_projects() if single_user() else []
+        ss[K.RECENT] = recent_projects(home) if home else []
 
 
     with st.sidebar:
@@ -123,8 +140,8 @@ def draw() -> None:
                     ss[K.ASK_EXPECT] = ss[K.EXPLORE_EXPECT] = ""  # set, not dropped: the boxes on screen empty too
                 ss[K.PROJECT_OK], ss[K.PROJECT_KEY] = wanted, f"{wanted}|{projects.store_url()}"
                 ss[K.RECENT] = with_recent(ss[K.RECENT], wanted)
-                if single_user():
-                    remember_project(wanted)
+                if home:
+                    remember_project(wanted, home)
             except (ProjectError, UsageError) as err:  # UsageError: a store that cannot be read (StoreError)
                 failed = str(err)
         cur = projects.project()
@@ -205,8 +222,8 @@ def draw() -> None:
                                 "here does what the paper does instead.")
         if bad_model is None and (why := settings_problem()) is not None:  # said now, not only after the next Ask
             st.warning(f"These settings cannot run a search: {V.md_text(why)}")
-        if single_user():  # kept for the next session on this machine (never the API key)
-            remember_settings(ss)
+        if home:  # kept for this person's next session (never the API key, nor a number the sidebar refused)
+            remember_settings(ss, home, refused=ss.get(K.REFUSED) or ())
         hold_tabs()  # a tab switch keeps the page where the person is (explorer/hold.py)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePath
 from typing import Any
@@ -22,12 +22,12 @@ from tog_core.app.inputs import NAMES_MAX, check_project_root, model_problem, pr
 from tog_core.errors import UsageError
 from tog_core.llm.errors import looks_secret
 from tog_core.reading import QuestionReading
-from tog_core.runs.files import atomic_write_text, tog_home
+from tog_core.runs.files import RunStore, atomic_write_text, tog_home
 from tog_core.tog.state import Seed
 from tog_core.tog.trace import Trace
 
 __all__ = ["DEPARTURES", "AskAgain", "K", "MODE_NOTES", "MODES", "NAMES_MAX", "PRUNERS", "RECENT_MAX", "Settings",
-           "check_project_root", "parse_app_args", "project_label", "project_roots", "recent_projects",
+           "check_project_root", "memory_home", "parse_app_args", "project_label", "project_roots", "recent_projects",
            "remember_project", "remember_settings", "remembered_settings", "usable_settings",
            "resolve_project_path", "run_spec", "settings_dict", "settings_from_trace", "sidebar_defaults",
            "with_recent", "with_settings"]
@@ -74,6 +74,8 @@ class K:
     EXPLORE_LINKED = "explore_linked_question"  # the question the seeds were last linked from
     EXPLORE_EDITOR = "explore_editor"
     EXPLORE_CHOICE = "explore_choice"  # {proposal key: set of kept candidate ids} (table and picture clicks)
+    EXPLORE_DRAFT = "explore_draft"  # {run id: the draft record last kept for it} (explorer/drafts.py)
+    EXPLORE_DRAFT_SAID = "explore_draft_said"  # {run id: why its draft was not restored} (a finished run)
     EXPLORE_VERSION = "explore_version"  # bumped when a picture click changes the choice (fresh table)
     EXPLORE_BACK = "explore_back_depth"
     EXPLORE_EXPECT = "explore_expect"
@@ -208,15 +210,15 @@ def project_label(path: str | Path) -> str:
     return p.name or str(path)
 
 
-def _recent_file() -> Path:
-    return tog_home() / "recent.json"
+def _recent_file(home: Path | None = None) -> Path:
+    return (home or tog_home()) / "recent.json"
 
 
-def recent_projects() -> list[str]:
-    """The recent projects kept in TOG_HOME: the single-user default, read only when the app is served on the
-    loopback address (shell.py); a shared server keeps each session's list in that session only."""
+def recent_projects(home: Path | None = None) -> list[str]:
+    """The recent projects kept in `home` (memory_home: TOG_HOME on one person's app, the person's own folder when
+    runs are kept per person); a shared server without owners keeps each session's list in that session only."""
     try:
-        data = json.loads(_recent_file().read_text(encoding="utf-8"))
+        data = json.loads(_recent_file(home).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return []
     return [p for p in data if isinstance(p, str)][:RECENT_MAX] if isinstance(data, list) else []
@@ -228,12 +230,12 @@ def with_recent(recent: list[str], path: str | Path) -> list[str]:
     return ([p] + [r for r in recent if r != p])[:RECENT_MAX]
 
 
-def remember_project(path: str | Path) -> list[str]:
-    """Put `path` first in the recent projects kept in TOG_HOME (single-user default)."""
-    recent = with_recent(recent_projects(), path)
-    if recent != recent_projects():
+def remember_project(path: str | Path, home: Path | None = None) -> list[str]:
+    """Put `path` first in the recent projects kept in `home` (default TOG_HOME)."""
+    recent = with_recent(recent_projects(home), path)
+    if recent != recent_projects(home):
         try:
-            atomic_write_text(_recent_file(), json.dumps(recent, indent=1))
+            atomic_write_text(_recent_file(home), json.dumps(recent, indent=1))
         except OSError:  # TOG_HOME cannot be written: the list lives in this session only
             pass
     return recent
@@ -251,8 +253,8 @@ def parse_app_args(argv: list[str]) -> dict[str, str]:
     return out
 
 
-# the sidebar's choices kept across reloads on a single-user app (never the API key; an API base only without
-# credentials or a query in it), each checked against what its widget accepts before it is used
+# the sidebar's choices kept across reloads, in memory_home (never the API key; an API base only without credentials
+# or a query in it; never a number the sidebar refused), each checked against what its widget accepts before use
 _NUMBERS = {K.WIDTH: (1, 10), K.DEPTH: (1, 6)}
 NUMBER_LIMITS = _NUMBERS  # what the sidebar's width and depth accept (the labels and help name them)
 _NUMBER_NAMES = {K.WIDTH: "Width", K.DEPTH: "Depth"}
@@ -293,8 +295,21 @@ _CHOICES = {K.REL_PRUNER: PRUNERS, K.ENT_PRUNER: PRUNERS, K.MODE: MODES}
 REMEMBERED = (K.MODEL, K.API_BASE, *_NUMBERS, *_TEMPERATURES, *_CHOICES, K.WITHOUT)
 
 
-def _settings_file() -> Path:
-    return tog_home() / "sidebar.json"
+SETTINGS_DIR = ".settings"  # in a person's runs folder: their sidebar and recent projects (a folder: never a run)
+
+
+def memory_home(owner: str | None, *, single_user: bool) -> Path | None:
+    """Where a session's sidebar and recent projects are remembered for the next one: the person's own folder when
+    runs are kept per person (`TOG_RUN_OWNER`: TOG_HOME/runs/people/<digest>/.settings, on any address), TOG_HOME on
+    one person's app (served on 127.0.0.1 without owners: whoever reaches that server shares it), else None:
+    nothing is remembered, every session starts from the defaults."""
+    if owner is not None:
+        return RunStore().for_owner(owner).root / SETTINGS_DIR
+    return tog_home() if single_user else None
+
+
+def _settings_file(home: Path | None = None) -> Path:
+    return (home or tog_home()) / "sidebar.json"
 
 
 def _plain_base(url: str) -> bool:
@@ -331,22 +346,28 @@ def usable_settings(raw: Any) -> dict[str, Any]:
     return out
 
 
-def remembered_settings() -> dict[str, Any]:
-    """The sidebar as it was left on this machine (single-user app), {} when nothing was kept or the file is bad."""
+def remembered_settings(home: Path | None = None) -> dict[str, Any]:
+    """The sidebar as it was left in `home` (memory_home; default TOG_HOME), {} when nothing was kept or the file is
+    bad."""
     try:
-        return usable_settings(json.loads(_settings_file().read_text(encoding="utf-8")))
+        return usable_settings(json.loads(_settings_file(home).read_text(encoding="utf-8")))
     except (OSError, ValueError, RecursionError):
         return {}
 
 
-def remember_settings(values: Mapping[str, Any]) -> bool:
-    """Keep the sidebar's choices for the next session (single-user app); written only when they changed. False
-    when TOG_HOME cannot be written (the sidebar works on; it is only not kept)."""
-    keep = usable_settings({k: values.get(k) for k in REMEMBERED})
-    if keep == remembered_settings():
+def remember_settings(values: Mapping[str, Any], home: Path | None = None, *, refused: Iterable[str] = ()) -> bool:
+    """Keep the sidebar's choices in `home` (memory_home; default TOG_HOME) for the next session; written only when
+    they changed. `refused`: the fields whose value the sidebar did not take as typed (K.REFUSED: a width of 0 set to
+    1): what was kept for them before stays, the value put in their place is never kept. False when the folder
+    cannot be written (the sidebar works on; it is only not kept)."""
+    refused = set(refused)
+    before = remembered_settings(home)
+    keep = usable_settings({k: values.get(k) for k in REMEMBERED if k not in refused})
+    keep.update({k: before[k] for k in refused if k in before})
+    if keep == before:
         return True
     try:
-        atomic_write_text(_settings_file(), json.dumps(keep, indent=1))
+        atomic_write_text(_settings_file(home), json.dumps(keep, indent=1))
     except OSError:
         return False
     return True
