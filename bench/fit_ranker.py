@@ -88,7 +88,7 @@ SIGNED = {"free"}
 # candidates found by description: policy/retrieval.py) and is kept as shipped
 UNUSED: dict[str, frozenset[str]] = {"free": frozenset(),
                                      "typed": frozenset({"passage_words", "asked_head", "title_named", "desc_bm25",
-                                                         "beam"})}
+                                                         "beam", "path_cover"})}
 TARGET_WRONG: float | None = None  # `fit --target-wrong=0.7`: threshold by the share of wrong answers flagged
 CROSSFIT = False  # `fit --crossfit`: the confidence and its threshold fitted on rankings that never saw the set
 BALANCED = False  # `fit --balanced`: threshold by the best balance of wrong flagged and right not flagged

@@ -3,6 +3,8 @@ title and description read best against the question (BM25) join the answer rank
 chain to them, beside every entity of the kept chains (policy/answers.py)."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from test_policy import free_graph
@@ -12,6 +14,9 @@ from tog_core.policy import answers, ranking, retrieval
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop, Search
+
+# the description finder alone (the paths read whole, policy/pathcover.py, find more: tests/test_pathcover.py)
+ONLY_DESCRIPTIONS = functools.partial(CheapPolicy, path_found=0)
 
 # Ann knows three people; two of them lead on to Carl, the miller; Zed is three hops out
 EDGES = [("Ann", "Bob", "Ann and Bob are neighbours"), ("Ann", "Dan", "Ann hired Dan"),
@@ -103,7 +108,7 @@ def one_hop_state(eng: ToGEngine, question: str = QUESTION):
 
 
 def test_retrieved_candidates_join_the_ranking_with_the_search_side_features_at_zero(graph):
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng)
     cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
     by = {graph.title(c.entity): c for c in cands}
@@ -116,7 +121,7 @@ def test_retrieved_candidates_join_the_ranking_with_the_search_side_features_at_
     assert by["Bob"].features["desc_bm25"] == 0.0  # "Bob is a farmer": no word of the question
     assert titles(graph, [by["Carl"].path]) == [["Ann", "Dan", "Carl"]]
     # switched off, none is added; a person who forced an answer in gets none either
-    off = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(retrieved=0))
+    off = ToGEngine(graph, config=CHEAP, policy=CheapPolicy(retrieved=0, path_found=0))
     assert [graph.title(c.entity) for c in off.policy.answer_features(off, st, list(st.paths), None, None)] == ["Bob"]
     forced = st.with_(extra_usage=(*st.extra_usage, {"fallback": FORCED_ANSWER}))
     assert forced.forced
@@ -125,7 +130,7 @@ def test_retrieved_candidates_join_the_ranking_with_the_search_side_features_at_
 
 
 def test_a_store_that_went_away_leaves_the_chains_candidates(graph, monkeypatch):
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng)
     retrieval.index_of(graph)  # read while the store was up (the app warms it when a project opens)
 
@@ -137,7 +142,7 @@ def test_a_store_that_went_away_leaves_the_chains_candidates(graph, monkeypatch)
 
 
 def test_a_typed_graph_gets_no_retrieved_candidates(graph, monkeypatch):
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     monkeypatch.setattr(type(eng.graph), "has_relation_labels", property(lambda self: True))
     st = one_hop_state(eng)
     cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
@@ -146,7 +151,7 @@ def test_a_typed_graph_gets_no_retrieved_candidates(graph, monkeypatch):
 
 def test_a_retrieved_answer_says_how_it_was_found_in_its_why_the_answer_and_the_trace(graph, monkeypatch):
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng)
     ranked = eng.answer_candidates(st)
     assert [graph.title(c.entity) for c in ranked][:2] == ["Carl", "Dan"]
@@ -173,7 +178,7 @@ def test_why_not_says_a_retrieved_candidate_was_never_the_searchs_but_is_on_the_
     from tog_core.tog.diagnosis import diagnose, diagnosis_text
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", 3.0, low=0.1))  # the chain first
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     t = eng.trace(one_hop_state(eng)).to_dict()
     assert [c["title"] for c in t["candidates"]][:1] == ["Bob"]
     text = diagnosis_text(diagnose(t, ["Carl"], graph))
@@ -188,7 +193,7 @@ def test_why_not_the_answer_itself_found_by_its_description_says_so_and_suggests
     from tog_core.tog.diagnosis import diagnose, diagnosis_text
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     t = eng.trace(one_hop_state(eng)).to_dict()
     assert t["answer_entity"] == "Carl" and t["candidates"][0]["found"] == "description"
     assert "found" not in next(c for c in t["candidates"] if c["title"] == "Bob")  # a chain's candidate
@@ -213,7 +218,7 @@ def test_the_walk_stops_reading_past_max_reached_but_scores_what_it_reached(monk
 
 
 def test_an_entity_the_question_names_takes_no_retrieved_place(graph):
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng, "Which miller by the river does Dan carry sacks for?")
     got = [graph.title(c.entity) for c in eng.policy.answer_features(eng, st, list(st.paths), None, None)]
     assert "Carl" in got and "Dan" not in got  # Dan reads well ("river") but the question names him
@@ -226,7 +231,7 @@ def test_the_question_is_stemmed_in_the_language_it_is_read_in():
                     ("Lucien", "Atelier Roux", "Lucien a fondé l'Atelier Roux")],
                    {"Moulin Vert": "Le Moulin Vert est un moulin sur la rivière, à côté du pont de pierre.",
                     "Atelier Roux": "L'Atelier Roux est une fabrique de cloches en bronze."})
-    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(g, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     lucien, roux = g.find_title("Lucien"), g.find_title("Atelier Roux")
     path = BeamPath(start=lucien, hops=(Hop(ridx=1, src=lucien, dst=roux, score=1.0, label="fondé"),), score=1.0)
     st = eng.start("Où Lucien travaille-t-il, sur les rivières ?", ["Lucien"])  # "rivières": the only word shared
@@ -271,7 +276,7 @@ def test_a_failed_build_lets_its_lock_go_and_the_next_reader_builds_again(monkey
 def test_a_step_a_person_dropped_keeps_a_retrieved_chain_through_it_out(graph):
     from tog_core.tog.trace import Candidate, Step
 
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng)
     # at depth 1 the person dropped Ann -> Dan, which the policy had kept
     dropped = Candidate(id="e|p0|x|id-Dan", label="Dan", score=0.5, kind="entity", auto_kept=True, kept=False,
@@ -286,7 +291,7 @@ def test_an_index_that_cannot_be_read_leaves_the_description_features_at_zero(mo
 
     def down(*a, **k):
         raise StoreError("store postgresql://127.0.0.1/x: server closed the connection unexpectedly")
-    eng = ToGEngine(g, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(g, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     st = one_hop_state(eng)
     monkeypatch.setattr(type(g), "entity_descriptions", down)
     cands = eng.policy.answer_features(eng, st, list(st.paths), None, None)
@@ -295,7 +300,7 @@ def test_an_index_that_cannot_be_read_leaves_the_description_features_at_zero(mo
 
 def test_the_ranking_is_not_reused_across_search_depths(graph, monkeypatch):
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     deep = one_hop_state(eng)
     assert eng.graph.title(eng.answer_candidates(deep)[0].entity) == "Carl"  # two hops out: read at depth 2
     shallow = deep.with_(depth=1)
@@ -308,7 +313,7 @@ def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, mon
     from tog_core.render.export_common import own_answer_chain
 
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("desc_bm25", 3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     t = eng.trace(one_hop_state(eng))
     view = answer_view(t)
     assert view["entity"] == "Carl" and view["found"] == "description" and not view["from_trial"]
@@ -319,7 +324,7 @@ def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, mon
     assert own is not None and "found by its description" in own[1]
     # a chain's answer is none of this
     monkeypatch.setattr(ranking, "shipped_model", lambda typed=False: only("beam", 3.0, low=0.1))
-    eng = ToGEngine(graph, config=CHEAP, policy=CheapPolicy())
+    eng = ToGEngine(graph, config=CHEAP, policy=ONLY_DESCRIPTIONS())
     t = eng.trace(one_hop_state(eng))
     view = answer_view(t)
     assert view["entity"] == "Bob" and not view["found"]

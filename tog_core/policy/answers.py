@@ -14,11 +14,12 @@ from collections import Counter
 from typing import Any
 
 from tog_core.graphrag.pg_common import StoreError
-from tog_core.policy import candidates, explain, naming, ranking, retrieval, textunits
+from tog_core.policy import candidates, explain, naming, pathcover, ranking, retrieval, textunits
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
-from tog_core.tog.choice import found_words, place_words, second_search_words
+from tog_core.scoring.scorers import READS_QUESTION
+from tog_core.tog.choice import found_chain, found_words, place_words, second_search_words
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
@@ -27,8 +28,9 @@ log = logging.getLogger(__name__)
 
 
 def found_why(kind: str) -> str:
-    """What a candidate's `why` says of one no kept chain reaches (policy/retrieval.py, policy/textunits.py)."""
-    return f"{found_words(kind)}, not on a kept chain (its chain is the shortest to it)"
+    """What a candidate's `why` says of one no kept chain reaches (policy/retrieval.py, policy/textunits.py,
+    policy/pathcover.py)."""
+    return f"{found_words(kind)}, not on a kept chain (its chain is {found_chain(kind)})"
 
 
 class CheapAnswers:
@@ -37,6 +39,7 @@ class CheapAnswers:
     answer_model: bool
     retrieved: int
     text_found: int
+    path_found: int
     second_search: bool
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]]
 
@@ -67,7 +70,7 @@ class CheapAnswers:
         # everything _rank reads: the graph, the question, its reading and seeds, the chains, whether only ends
         # answer, the LLM, the search's depth and how many are found off the chains (by description, in the text)
         key = (id(ctx.graph), state.question, repr(state.reading), tuple(x.id for x in state.seeds), ctx.llm is None,
-               state.depth, self.retrieved, self.text_found,
+               state.depth, self.retrieved, self.text_found, self.path_found,
                bool(ctx.config.exact_depth or state.hops_firm), tuple(candidates.path_key(p) for p in paths),
                tuple((s.depth, tuple(candidates.path_key(p) for p in s.paths)) for s in state.other_searches),
                (dropped := person_dropped(state)), state.forced, person_stopped(state), state.second)
@@ -123,11 +126,12 @@ class CheapAnswers:
         reading = self.reading(ctx, state)
         topic_titles = [x.title for x in state.seeds]
         query = self.description_query(ctx, state)
+        walk = self.path_walk(ctx, state, query)
         for c in cands:
             c.features["beam"] = 1.0
         if not person_stopped(state):  # a person who judged the chains enough is answered from them
             cands += self.retrieved_candidates(ctx, state, query, frozenset(c.entity for c in cands), ends_only,
-                                               dropped, topic_titles)
+                                               dropped, topic_titles, walk)
         asked, want = list(reading.asked), reading.want
         pick = rule.entity if rule is not None else None
         # free text: the words that name what is asked ("which place") describe the answer, not a fact its chain
@@ -139,6 +143,8 @@ class CheapAnswers:
         for i, c in enumerate(cands):
             # free text only: a typed graph's descriptions are templates (its model was fitted without it)
             c.features["desc_bm25"] = described[i]
+            if walk is not None:  # only with the finder on (the shipped model was fitted without it)
+                c.features["path_cover"] = walk.cover(c.entity)
             fit = type_matches(asked, ctx.graph.entity(c.entity).type)
             c.features["type_fit"] = 0.0 if fit is None else 1.0 if fit else -1.0
             got = covered(facts, [self.hop_words(ctx, h) for h in c.path.hops])
@@ -157,7 +163,8 @@ class CheapAnswers:
 
     def retrieved_candidates(self, ctx: SearchContext, state: State, query: frozenset[str], exclude: frozenset[int],
                              ends_only: bool, dropped: frozenset[tuple[Any, ...]] | None,
-                             topic_titles: list[str]) -> list[candidates.RankedEntity]:
+                             topic_titles: list[str], walk: pathcover.Walk | None = None
+                             ) -> list[candidates.RankedEntity]:
         """The entities within the search's depth of the topic entities whose descriptions read best against the
         question (policy/retrieval.py), `retrieved` of them not already candidates, then `text_found` named where the
         source text behind the neighbourhood's relationships reads best against it (policy/textunits.py), each with
@@ -165,7 +172,8 @@ class CheapAnswers:
         marks the second kind, for the trace, and is no model feature). None on a typed graph or when a person forced
         the answer in; an entity the question names (`naming.named_in`: ranked last anyway) and a chain through a step
         a person dropped are skipped; none when the store cannot be read."""
-        if not query or state.forced or ctx.graph.has_relation_labels or not (self.retrieved or self.text_found):
+        if not query or state.forced or ctx.graph.has_relation_labels or not (
+                self.retrieved or self.text_found or walk is not None):
             return []
         dropped = person_dropped(state) if dropped is None else dropped
         topics = ctx.topic_ids(state)
@@ -178,7 +186,7 @@ class CheapAnswers:
             # the walk only when a finder will read it: no description index (a graph above retrieval.MAX_ENTITIES)
             # and no text finder, no walk
             if not self.text_found and (not self.retrieved or retrieval.index_of(ctx.graph) is None):
-                return []
+                return self._path_found(ctx, state, walk, exclude | topics, ends_only, allowed)
             near = retrieval.neighbourhood(ctx.graph, sorted(topics), depth)
             paths = retrieval.retrieve(ctx.graph, sorted(topics), depth, query, k=self.retrieved,
                                        exclude=exclude | topics, exact=ends_only, allowed=allowed, near=near)
@@ -191,10 +199,41 @@ class CheapAnswers:
         except StoreError as err:  # the text units unread: the ones found by description still count
             log.warning("no candidates found in the source text: %s", err)
             in_text = []
-        return [candidates.RankedEntity(entity=p.end, path=p, features=dict(
+        found = [candidates.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
             search_depth=float(depth), share_searches=0.0, beam=0.0, **({"found_text": 1.0} if text else {})))
             for text, group in ((False, paths), (True, in_text)) for p in group]
+        return found + self._path_found(ctx, state, walk, exclude | topics | {c.entity for c in found}, ends_only,
+                                        allowed)
+
+    def path_walk(self, ctx: SearchContext, state: State, query: frozenset[str]) -> pathcover.Walk | None:
+        """Every path up to the maximum depth from the topic entities, read whole (policy/pathcover.py), when
+        `path_found` is on, on a free-text graph, with a query, both stages scored by what reads the question (a
+        random baseline stays random; an LLM's pruning is its own), and no answer forced in; else None."""
+        if not self.path_found or not query or state.forced or ctx.graph.has_relation_labels:
+            return None
+        scorers = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")}
+        if not scorers <= set(READS_QUESTION):
+            return None
+        try:
+            return pathcover.walk(ctx.graph, sorted(ctx.topic_ids(state)), max(1, ctx.config.depth), query,
+                                  self.reading(ctx, state).language)
+        except StoreError as err:
+            log.warning("no paths read whole: %s", err)
+            return None
+
+    def _path_found(self, ctx: SearchContext, state: State, walk: pathcover.Walk | None, exclude: frozenset[int],
+                    ends_only: bool, allowed: Any) -> list[candidates.RankedEntity]:
+        """The `path_found` best ends at each number of hops by the walk (only the search's when the hops are known),
+        not in `exclude`, each with the path that names the most of the question (`found_path`, for the trace)."""
+        if walk is None:
+            return []
+        paths = walk.found(self.path_found, exclude=exclude, exact_hops=state.depth if ends_only else None,
+                           allowed=allowed)
+        return [candidates.RankedEntity(entity=p.end, path=p, features=dict(
+            share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
+            search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0, found_path=1.0))
+            for p in paths]
 
     @staticmethod
     def _description_scores(ctx: SearchContext, entities: list[int], query: frozenset[str]) -> list[float]:
@@ -240,7 +279,8 @@ class CheapAnswers:
 def _found(c: candidates.RankedEntity) -> str:
     """AnswerChoice.found of a ranked candidate when no kept chain reaches it (`beam` 0): "text" when found in the
     source text (its `found_text`, no model feature), else "description"; "" for a chain's."""
-    return "" if c.features.get("beam", 1.0) else "text" if c.features.get("found_text") else "description"
+    return "" if c.features.get("beam", 1.0) else "text" if c.features.get("found_text") else (
+        "path" if c.features.get("found_path") else "description")
 
 
 # what the rule's pick says of a candidate, by its type_fit (1 fits, -1 does not, 0 the question asks no type): the

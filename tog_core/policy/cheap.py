@@ -23,6 +23,7 @@ from tog_core.policy.coverage import covered, rest_of_question
 from tog_core.policy.fusion import ChainFusion
 from tog_core.policy.judge import EVIDENCE_CHARS, CheapJudge
 from tog_core.policy.lookahead import rate_next_hops
+from tog_core.policy.pathcover import PATH_FOUND
 from tog_core.reading import QuestionReading
 from tog_core.reading.readers import entity_types, read as read_question
 from tog_core.scoring.text import first_sentence, without_words
@@ -131,6 +132,11 @@ class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
     # 14 + 16), which the rule written before the reading made a drop (docs/experiment-log.md, tenth stop); read again
     # on blind7 at the eleventh stop, 9 + 15 against 10 + 16: dropped again. The shipped ranker was fitted without them
     text_found: int = 0
+    # ... and then the `path_found` best ends at each number of hops of every path up to the maximum depth read whole
+    # (policy/pathcover.py), and every candidate's `path_cover` (0: neither). The ranker refitted with them, left out
+    # over the nine GraphRAG dev sets first answers / first three 170 / 209 -> 172 / 214; on the twelve sets outside
+    # the fit 148 / 200 -> 158 / 217 of 336 (docs/experiment-log.md, nineteenth stop)
+    path_found: int = PATH_FOUND
     # GraphRAG graphs, BM25 on both stages, with the answer model: before the answer, the question is searched again
     # with e5 scoring its relations, and the confidence reads that search's probability for the first answer
     # (policy/agreement.py). Mean AUROC: nine dev sets left out 0.804 -> 0.819, eleven outside the fit 0.725 -> 0.754
@@ -156,7 +162,7 @@ class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
                 "neighbour_evidence": self.neighbour_evidence, "stop_when_nothing_ahead": self.stop_when_nothing_ahead,
                 "try_depths": self.try_depths, "answer_model": self.answer_model, "type_prior": self.type_prior,
                 "type_prior_factor": self.type_prior_factor, "chain_fusion": self.chain_fusion,
-                "relation_width": self.relation_width, "retrieved": self.retrieved,
+                "relation_width": self.relation_width, "retrieved": self.retrieved, "path_found": self.path_found,
                 # only when on: a run saved before the option existed resumes without a "policy changed" note
                 **({"text_found": self.text_found} if self.text_found else {}),
                 **({"beam_descriptions": True} if self.beam_descriptions else {}),

@@ -38,6 +38,7 @@ SIGNAL_WORDS = {
     "title_named": "how much of its title the question itself uses",
     "desc_bm25": "how many of the question's words its whole description uses",
     "beam": "being on a kept chain",
+    "path_cover": "how much of the question the best path to it names",
 }
 SHOWN = 2  # signals named on each side
 MIN_PART = 0.25  # a signal parting two candidates' log-odds by less than this is not named

@@ -25,7 +25,7 @@ MODEL_FILE = Path(__file__).with_name("ranker.json")
 
 FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "search_depth", "share_searches",
             "sim_entity", "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "log_degree",
-            "is_pick", "passage_words", "asked_head", "title_named", "desc_bm25", "beam", "bias")
+            "is_pick", "passage_words", "asked_head", "title_named", "desc_bm25", "beam", "path_cover", "bias")
 # "bias" is 1 for every candidate: against it stands "none of these" (score 0), so a question whose candidates are all
 # weak gets a low probability for each instead of the best of them taking it all
 # the features whose direction is known before any data: more agreement between chains and searches, text
@@ -35,7 +35,7 @@ FEATURES = ("path_rel", "inv_rank", "is_end", "share_in", "share_end", "hop", "s
 # degree, how much of its title the question uses) go either way
 AT_LEAST_ZERO = frozenset({"path_rel", "inv_rank", "share_in", "share_end", "share_searches", "sim_entity",
                            "sim_chain", "sim_sentence", "sim_type", "type_fit", "coverage", "overlap", "is_pick",
-                           "passage_words", "asked_head", "desc_bm25", "beam"})
+                           "passage_words", "asked_head", "desc_bm25", "beam", "path_cover"})
 # read relative to the question's best candidate (what matters is a candidate against the others)
 RELATIVE = frozenset({"sim_entity", "sim_chain", "sim_sentence", "sim_type", "coverage", "overlap", "log_degree"})
 

@@ -160,7 +160,9 @@ def with_answer_chain(trace: dict[str, Any]) -> tuple[list[list[dict[str, Any]]]
 
 
 def unscored(kind: str) -> str:
-    """What a link of the shortest chain to an answer found off the kept chains says on hover."""
+    """What a link of the chain to an answer found off the kept chains says on hover."""
+    if kind == "path":
+        return "not scored: the path that names the most of the question, read whole, to the answer it found"
     return f"not scored: the shortest chain to an answer {found_words(kind)}"
 
 

@@ -17,7 +17,8 @@ from tog_core.tog.trace import Trace
 # how an answer candidate on no kept chain was found (AnswerChoice.found, the trace candidate's "found"): its chain is
 # the shortest to it and the search scored none of its links
 FOUND_HOW = {"description": "found by its description",  # policy/retrieval.py
-             "text": "found in the source text"}  # policy/textunits.py
+             "text": "found in the source text",  # policy/textunits.py
+             "path": "found by the words of a whole path to it"}  # policy/pathcover.py
 
 
 # how the ranked answer list says a candidate's place: the first words of its `why` (policy/answers.py), which a
@@ -35,6 +36,12 @@ def without_place(why: str) -> str:
     """`why` without the place_words it opens with (and the "; " after them); as it is when it opens otherwise."""
     m = _PLACED.match(why)
     return why[m.end():] if m else why
+
+
+def found_chain(kind: str) -> str:
+    """Which chain a candidate of this `found` kind carries, in words: the path that found it ("path"), else the
+    shortest to it."""
+    return "the path that names the most of the question" if kind == "path" else "the shortest to it"
 
 
 def found_words(kind: str) -> str:

@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from tog_core.tog.choice import found_words, without_place
+from tog_core.tog.choice import found_chain, found_words, without_place
 
 def _found_by(d: dict[str, Any]) -> str:
     """An entry's "found_by"; a diagnosis stored before it (a trace's `diagnosis`) said `by_description`."""
@@ -321,7 +321,7 @@ def diagnosis_text(diagnosis: list[dict[str, Any]]) -> str:
             continue
         if d.get("answer"):
             out.append(f"{t}: the answer, {found_words(_found_by(d))}: no chain the search kept reaches it, "
-                       "and its chain is the shortest to it.")
+                       f"and its chain is {found_chain(_found_by(d))}.")
             continue
         # "never a candidate" of the search: the answer list may still hold it (found off the kept chains)
         never = (f"never a candidate of the search (the answer list holds it, {found_words(_found_by(d))})."
