@@ -49,11 +49,17 @@ def forget_other_project(project: str) -> None:
         ui.put_in_address(None)
 
 
-def answer_stopped(saved: Trace | None, store: Any, project: str) -> None:
-    """Stop was pressed during a run: answer from what it found."""
+def answer_stopped(run_id: str, store: Any, project: str) -> None:
+    """Stop was pressed during the run `run_id`: once it has ended in its own thread (Streamlit runs the page again
+    at once) and saved what it did with its time, answer from what it found; what is shown is what is saved."""
+    with st.spinner("Stopping the search…"):
+        R.wait_stopped(run_id)
+    saved = load(store, run_id)
     if saved and R.is_unfinished(saved):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
         show(R.finish_stopped(engine, saved, store, model_info=model_info))
+    elif saved:  # it ended on its own before the Stop came through: shown as it ended
+        show(saved)
 
 
 def start_entities() -> list[str]:

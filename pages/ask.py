@@ -26,7 +26,7 @@ if (withheld := ui.key_notice()):
 A.forget_other_project(project)  # the project was switched: its answer goes with it
 
 if ss.pop(K.ASK_STOPPED, False) and ss.get(K.ASK_RUN):  # Stop was pressed during a run: answer from what it found
-    A.answer_stopped(A.load(store, ss.pop(K.ASK_RUN)), store, project)
+    A.answer_stopped(ss.pop(K.ASK_RUN), store, project)
 if K.ASK_TRACE not in ss and (wanted := st.query_params.get("run")):  # a reloaded page: the run in the address
     if saved := ui.run_in_address(store, wanted):  # on its own project
         ss[K.ASK_TRACE] = saved

@@ -77,16 +77,16 @@ def test_runs_page_filters_searches_resumes_deletes_and_exports_source_text(tmp_
     other.run_id, other.project = "20200101-000000-other1", "/elsewhere/other-project"
     RunStore().save(other)
     empty = RunStore().load(rid)
-    empty.run_id, empty.steps = "20200101-000000-empty1", []
-    RunStore().save(empty)  # abandoned before its first step
+    empty.run_id, empty.steps, empty.created_at = "20200101-000000-empty1", [], "2020-01-01T00:00:00.000+00:00"
+    RunStore().save(empty)  # left before its first step: listed too, to resume
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     listed = at.dataframe[0].value
-    assert sorted(listed["question"]) == sorted([QUESTION, CORIN]) and "project" not in listed.columns
+    assert sorted(listed["question"]) == sorted([QUESTION, CORIN, CORIN]) and "project" not in listed.columns
     assert "(unfinished: resume it)" in set(listed["answer"])
     at.toggle(key=K.RUNS_ALL).set_value(True).run()
     listed = at.dataframe[0].value
-    assert len(listed) == 3 and set(listed["project"]) == {"demo", "other-project"}
+    assert len(listed) == 4 and set(listed["project"]) == {"demo", "other-project"}
     at.toggle(key=K.RUNS_ALL).set_value(False).run()
     at.text_input(key=K.RUNS_SEARCH).set_value("Lanternwright").run()
     assert list(at.dataframe[0].value["question"]) == [QUESTION]

@@ -105,7 +105,7 @@ def test_a_per_person_view_sees_saves_and_deletes_only_its_persons_runs(pg_url, 
 
 
 def test_run_store_lists_unfinished_runs_with_their_steps_without_reading_them(pg_url, demo_pg):
-    """Saved runs hides a run with no steps and no answer: the list must carry the step count (it said 0 for every
+    """Saved runs says how far a run went: the list must carry the step count (it said 0 for every
     run before), where an unfinished run stopped, and whether it can be resumed; and a stamp that changes on save."""
     store = PgRunStore(pg_url, user="unfinished")
     eng = ToGEngine(demo_pg, config=EngineConfig(relation_pruner="bm25", entity_pruner="bm25"), project="p-unf")

@@ -29,7 +29,7 @@ def home(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- views
 
-def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
+def test_run_rows_filter_by_project_and_search_and_list_runs_without_steps():
     from pathlib import Path
 
     from dataclasses import replace
@@ -40,18 +40,22 @@ def test_run_rows_filter_by_project_and_search_and_skip_abandoned_runs():
     def summary(rid, project, question, answer="", steps=3):
         return RunSummary(run_id=rid, question=question, created_at="2026-01-01T00:00:00", project=project,
                           answer=answer, stop_reason=None, llm_calls=0, cost_usd=None, width=3, depth=3, pruner="x",
-                          model="none", finished=bool(answer), parent_run=None, path=Path("."), steps=steps)
+                          model="none", finished=bool(answer), parent_run=None, path=Path("."), steps=steps,
+                          resumable=not answer)
 
     runs = [summary("1", "/p/demo", "Who founded Acme?", "Alice"), summary("2", "/p/demo", "Where is Acme?"),
-            summary("3", "/q/other", "Who founded Acme?", "Alice"), summary("4", "/p/demo", "Abandoned?", steps=0)]
+            summary("3", "/q/other", "Who founded Acme?", "Alice"), summary("4", "/p/demo", "Stopped early?", steps=0)]
     rows = run_rows(runs, project="/p/demo")
-    assert [r["run"] for r in rows] == ["1", "2"] and "project" not in rows[0]
+    # a run without steps is listed too (stopped or left before its first step, a branch back to depth 1)
+    assert [r["run"] for r in rows] == ["1", "2", "4"] and "project" not in rows[0]
     assert rows[1]["answer"] == "(unfinished: resume it)" and rows[1]["stop"] == "unfinished"
+    failed = run_rows([replace(runs[3], stop_reason="error", resumable=False)])  # cannot be resumed: not offered
+    assert (failed[0]["answer"], failed[0]["stop"]) == ("", "failed")
     done = run_rows([replace(runs[0], stop_reason="sufficient"), replace(runs[1], stop_reason="no_candidates")])
     assert [r["stop"] for r in done] == ["judged enough to answer", "nothing further to follow"]  # words
     assert [r["run"] for r in run_rows(runs, project="/p/demo", search="where")] == ["2"]
     every = run_rows(runs)
-    assert [r["project"] for r in every] == ["demo", "demo", "other"]
+    assert [r["project"] for r in every] == ["demo", "demo", "other", "demo"]
     # a search reads the answer as the table shows it: an LLM-free answer's entity, not the candidates it lists after
     composed = ("[No LLM] This answer is composed from the reasoning chains.\nMost likely answer: Cairn River "
                 "(confidence 0.41; a guess)\nOther candidates: Reedwind, Fenwater")

@@ -3,15 +3,20 @@ saved under one run id after every step (`Saver`; `saver_for` goes on with a sav
 every state the engine reports; a save that fails is a note, never an error; a run someone else saved meanwhile is
 not overwritten: this session's work is saved as a new run, a branch of it, and the note says so), recorded as failed
 when it breaks (`failed`), and timed while it works (`with_ticker`: the elapsed time every TICK_S; what the tick
-raises, Streamlit's interrupt when Stop is pressed, ends the run).
+raises, Streamlit's interrupt when Stop is pressed, ends the run). A run says it is going on in this process
+(`in_progress`) until its last save is written: Streamlit starts the page's next run at once when Stop is pressed
+(fast reruns), while the stopped run still ends in its own thread, and that page run answers the stopped run only
+once it has ended (`wait_ended`), so what the page shows is what is saved, and its time is the run's own.
 """
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tog_core.llm import embed
 from tog_core.runs.fallback import SAVE_ERRORS
@@ -57,15 +62,19 @@ class Saver:
         tr.parent_run, tr.branched_at, tr.revision = self.parent_run, self.branched_at, self.revision
         return tr
 
-    def save(self, state: State) -> Trace:
+    def save(self, state: State, *, branch: bool = True) -> Trace:
         """The trace of `state`, saved. A store that cannot keep it (a full disk; a server that is down with no
-        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why."""
+        local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why.
+        `branch=False` (the save of a run as it is interrupted): a run someone saved meanwhile (Stop answered it) is
+        left as they saved it, and nothing is written."""
         tr = self.trace(state)
         if self.store is not None:
             try:
                 try:
                     self.store.save(tr)  # over self.revision, which the trace carries
                 except RunConflict:
+                    if not branch:
+                        return tr
                     self._branch(tr)
                     self.store.save(tr)
                     self.new_run_note = (f"Someone else saved this run ({tr.parent_run}) meanwhile; your choices were "
@@ -93,6 +102,33 @@ class Saver:
         self.run_id, self.revision, self.created_at = new_run_id(), 0, now_iso()
         tr.run_id, tr.parent_run, tr.branched_at = self.run_id, self.parent_run, self.branched_at
         tr.revision, tr.created_at = 0, self.created_at
+
+
+_RUNNING: dict[str, threading.Event] = {}  # run id → set when the run that holds it has ended (this process)
+_RUNNING_LOCK = threading.Lock()
+
+
+@contextmanager
+def in_progress(run_id: str) -> Iterator[None]:
+    """The run `run_id` is going on in this thread until the block ends, its last save included (`wait_ended`)."""
+    ended = threading.Event()
+    with _RUNNING_LOCK:
+        _RUNNING[run_id] = ended
+    try:
+        yield
+    finally:
+        ended.set()
+        with _RUNNING_LOCK:
+            if _RUNNING.get(run_id) is ended:
+                del _RUNNING[run_id]
+
+
+def wait_ended(run_id: str, timeout: float) -> bool:
+    """Wait until the run `run_id`, when it is going on in this process, has ended and saved what it did; False when
+    it has not after `timeout` seconds."""
+    with _RUNNING_LOCK:
+        ended = _RUNNING.get(run_id)
+    return ended is None or ended.wait(timeout)
 
 
 def failed(state: State, err: BaseException) -> State:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from tog_core.app.progress import Saver, failed, saver_for, saving_callbacks, with_ticker
+from tog_core.app.progress import Saver, failed, in_progress, saver_for, saving_callbacks, wait_ended, with_ticker
 from tog_core.app.replay import replay
 from tog_core.app.session import Settings
 from tog_core.llm.errors import NotCached
@@ -78,22 +78,25 @@ def run_question(engine: Any, question: str, callbacks: RunCallbacks | None = No
                                    on_stage=cb.on_stage, on_linked=linked)
         return await depths.run(engine, question, state=start, callbacks=cb)
 
-    try:
-        state = asyncio.run(with_ticker(work, given.on_tick))
-    except Exception as err:  # after linking: keep what was done and say what broke; before: bad input
-        if not last:
+    with in_progress(saver.run_id):  # until its last save: Stop's page run waits for it (answer_stopped)
+        try:
+            state = asyncio.run(with_ticker(work, given.on_tick))
+        except Exception as err:  # after linking: keep what was done and say what broke; before: bad input
+            if not last:
+                raise
+            return saver.save(failed(last[0], err))
+        except BaseException:  # Stop (Streamlit's interrupt): saved again, so the run's time runs up to its end
+            if last:
+                _saved_quietly(saver, last[0])
             raise
-        return saver.save(failed(last[0], err))
-    except BaseException:  # Stop (Streamlit's interrupt): saved again, so the run's time runs up to the press
-        if last:
-            _saved_quietly(saver, last[0])
-        raise
-    return saver.save(state)
+        return saver.save(state)
 
 
 def _saved_quietly(saver: Saver, state: State) -> None:
+    """The last state of an interrupted run, saved again with its time: never as a new run (a run saved meanwhile,
+    answered by Stop, stays as it was saved)."""
     try:
-        saver.save(state)
+        saver.save(state, branch=False)
     except Exception:  # noqa: BLE001 - the interruption goes on whatever the save does; the last step is saved
         log.warning("the run %s could not be saved again when it was stopped", saver.run_id, exc_info=True)
 
@@ -109,10 +112,20 @@ def where_stopped(trace: Trace) -> str:
     return f"at depth {state.get('depth')}, {state.get('stage')}"
 
 
+STOP_WAIT_S = 30.0  # how long the page run after Stop waits for the stopped run to end (it takes 0.5-3.1 s)
+
+
+def wait_stopped(run_id: str, timeout: float = STOP_WAIT_S) -> bool:
+    """Wait until the run Stop was pressed on has ended in its own thread and saved its last state with its time
+    (progress.in_progress): Streamlit runs the page again at once, while the stopped run still ends."""
+    return wait_ended(run_id, timeout)
+
+
 def finish_stopped(engine: Any, trace: Trace, store: RunStore | None, *,
                    model_info: dict[str, Any] | None = None) -> Trace:
     """The person pressed Stop: answer from the chains found so far (no LLM call; the person asked to stop)
-    and save under the same run id with stop reason "user"."""
+    and save under the same run id with stop reason "user". `trace`: the run as saved once it ended
+    (`wait_stopped`); its time goes on from the saved one."""
     state = engine.stop(engine.restore(trace))
     text = engine.compose_answer(state)
     done = state.with_(stage="done", answer=text, answer_by="chains")
@@ -131,14 +144,15 @@ def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks
     async def work() -> State:
         return await depths.run(engine, state0.question, state=state0, callbacks=cb)
 
-    try:
-        state = asyncio.run(with_ticker(work, given.on_tick))
-    except Exception as err:
-        return saver.save(failed(last[0], err))
-    except BaseException:  # Stop, as in run_question
-        _saved_quietly(saver, last[0])
-        raise
-    return saver.save(state)
+    with in_progress(saver.run_id):  # the id the page knows (the saved run's), as in run_question
+        try:
+            state = asyncio.run(with_ticker(work, given.on_tick))
+        except Exception as err:
+            return saver.save(failed(last[0], err))
+        except BaseException:  # Stop, as in run_question
+            _saved_quietly(saver, last[0])
+            raise
+        return saver.save(state)
 
 
 # ---------------------------------------------------------------------------------------------- explore

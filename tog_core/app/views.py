@@ -319,18 +319,18 @@ def answer_start(answer: str, n: int = 80) -> str:
 def run_rows(summaries: Iterable[Any], *, project: str | None = None, search: str = "") -> list[dict[str, Any]]:
     """Saved runs as table rows, newest first: only `project`'s when given (else a project column), only those
     whose question or answer as shown contains `search` (an LLM-free answer's entity, not the other candidates and
-    chains its text goes on to list; an LLM's whole answer), never a run abandoned before its first step."""
+    chains its text goes on to list; an LLM's whole answer). Every saved run is listed: a run is saved only once a
+    person's question is linked to the graph, so none is "abandoned" (a branch made with "Back to depth 1", a run
+    stopped or left before its first step, a step-by-step run before its first Continue: unfinished, to resume)."""
     needle = search.strip().lower()
     rows = []
     for r in summaries:
-        if r.steps == 0 and not r.answer:
-            continue
         if project is not None and not same_project(r.project, project):
             continue
         if needle and needle not in r.question.lower() and needle not in answer_start(r.answer, 10**6).lower():
             continue
         row = {"run": r.run_id, "question": r.question, "time": r.created_at.replace("T", " ")[:19],
-               "answer": answer_start(r.answer) if r.answer else "(unfinished: resume it)",
+               "answer": answer_start(r.answer) if r.answer else "(unfinished: resume it)" if r.resumable else "",
                "calls": r.llm_calls, "cost $": None if r.cost_usd is None else round(r.cost_usd, 4),
                "width": r.width, "depth": r.depth, "pruner": r.pruner, "model": r.model,
                "stop": stop_words(r.stop_reason), "branch of": r.parent_run or ""}

@@ -59,7 +59,7 @@ class RunSummary:
     finished: bool
     parent_run: str | None
     path: Path
-    steps: int = 0  # steps taken; 0 with no answer = abandoned before the search began (not worth listing)
+    steps: int = 0  # steps taken (0: stopped, left or branched before the first step; listed all the same)
     stage: str = ""  # where an unfinished run stopped ("relations", "entities", "evaluate", "answer")
     resumable: bool = False  # unfinished, not failed, and carrying the state a resume needs
     stamp: str = ""  # changes whenever the run is saved again (file size and time; the row's update time)

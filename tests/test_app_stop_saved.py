@@ -1,0 +1,123 @@
+"""Stop on the Ask page while the search is still busy (a newcomer's review): Streamlit starts the page's next run at
+once (fast reruns) while the stopped run is still ending in its own thread, which saves the run once more when it
+ends. What the page shows at Stop must be what is saved: stop reason "stopped by you", the answer from what was
+found, the run's real time (not the time of the save made when the topic entities were linked), the same after a
+reload, and the run listed in Saved runs, with no second run made of the late save.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tog_core.app import runner as R
+from tog_core.app.session import K
+from tog_core.app.views import run_rows
+from tog_core.policy import depths
+from tog_core.runs.files import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+CORIN = "Who founded the company that manufactures the invention of Corin Vell?"
+RID = "20260101-000000-stop01"
+BUSY_S = 2.0  # how long the stopped run goes on after the press (the hop trial blocking the event loop)
+
+
+@pytest.fixture(autouse=True)
+def home(app_home):
+    return app_home
+
+
+class Interrupted(BaseException):
+    """What Streamlit raises in the stopped run's thread at its next tick (StopException)."""
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
+                     for e in getattr(at, kind)).replace("\\", "")
+
+
+def demo_engine():
+    from tog_core.compose import RunSpec, build_engine
+    from tog_core.graphrag.graph import KnowledgeGraph
+    from tog_core.graphrag.project import open_project
+
+    info = open_project(ROOT / "demo")
+    return build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
+
+
+def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_listed(monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()  # the session and its project open before the run starts, as on a page where Ask was pressed
+    assert not at.exception, at.exception
+    at.session_state[K.MODEL] = "none"
+    linked, pressed = threading.Event(), threading.Event()
+    real_start = depths.start
+
+    async def busy_start(*args, on_linked=None, **kwargs):  # the hop trial's work blocks the loop: no tick meanwhile
+        def hook(state):
+            on_linked(state)  # the run's first save: linked, no step yet
+            linked.set()
+            pressed.wait(30)
+            time.sleep(BUSY_S)
+        start = await real_start(*args, on_linked=hook, **kwargs)
+        await asyncio.sleep(30)  # still busy: the next tick after the press ends the run (a warm run ends sooner)
+        return start
+
+    monkeypatch.setattr(depths, "start", busy_start)
+
+    def tick(_elapsed: float) -> None:
+        if pressed.is_set():
+            raise Interrupted()
+
+    raised: list[BaseException] = []
+
+    def stopped_run() -> None:  # the page run that was interrupted, in its own thread
+        try:
+            R.run_question(demo_engine(), CORIN, R.RunCallbacks(on_tick=tick), store=RunStore(), run_id=RID,
+                           model_info={"model": "none", "model_kind": "none"})
+        except BaseException as err:  # noqa: BLE001 - checked below
+            raised.append(err)
+
+    t0 = time.perf_counter()
+    th = threading.Thread(target=stopped_run)
+    th.start()
+    assert linked.wait(60)
+    at.session_state[K.ASK_RUN] = RID
+    at.session_state[K.ASK_STOPPED] = True  # what the Stop button's callback sets, in the page's next run
+    pressed.set()
+    at.run()  # started at once, while the stopped run is still busy
+    th.join(60)
+    took = time.perf_counter() - t0
+    assert not at.exception, at.exception
+    assert [type(e) for e in raised] == [Interrupted]
+
+    shown = at.session_state[K.ASK_TRACE]
+    saved = RunStore().load(RID)
+    # one run, saved as shown: stopped by you, answered from what was found, its time the run's own
+    assert [r.run_id for r in RunStore().list()] == [RID]
+    assert (saved.stop_reason, shown.stop_reason) == ("user", "user")
+    assert saved.answer and saved.answer == shown.answer
+    wall = saved.stats["wall_s"]
+    assert shown.stats["wall_s"] == wall and BUSY_S <= wall <= took + 1
+    assert f"{wall:.1f} s" in texts(at) and "stopped by you" in texts(at)
+    # Saved runs lists it, with its stop reason
+    [row] = run_rows(RunStore().list(), project=str(ROOT / "demo"))
+    assert row["run"] == RID and row["stop"] == "stopped by you"
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    assert CORIN in list(at.dataframe[0].value["question"])
+
+    # a reload (a new session, the run in the address) shows the same run: not "unfinished", the same time
+    again = AppTest.from_file(APP, default_timeout=90)
+    again.query_params["run"] = RID
+    again.run()
+    assert not again.exception, again.exception
+    assert again.session_state[K.ASK_TRACE].to_dict() == saved.to_dict()
+    words = texts(again)
+    assert "stopped before its answer" not in words and "stopped: stopped by you" in words
+    assert f"{wall:.1f} s" in words
