@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import blocks as B
+from explorer import drafts as D
 from explorer import ui
 from tog_core.app import force as F
 from tog_core.app import runner as R
@@ -43,7 +44,7 @@ def current() -> R.Exploration | None:
             s0 = settings_from_trace(saved, ss[K.PROJECT_OK])
             engine0, model_info0, _ = ui.engine_or_stop(s0)
             try:
-                ex = ss[K.EXPLORE] = R.explore_from_trace(engine0, s0, saved, model_info=model_info0)
+                ex = ss[K.EXPLORE] = D.reopen(engine0, s0, saved, model_info=model_info0)
             except (ValueError, KeyError) as err:  # a run of another version of the graph
                 st.error(V.md_text(f"Cannot continue this run here: {err}"))
     return ex
@@ -110,13 +111,17 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
         st.stop()
     step, pkey = ex.proposal.step, ex.proposal_key()
     held = ss.get(K.EXPLORE_CHOICE) or {}
-    if held.get("key") != pkey:  # a new proposal: the automatic choice, or the person's ticks before going back
-        ids, whose = ex.start_ticks()
-        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": ids, "version": 0, "whose": whose}
+    if held.get("key") != pkey:  # a new proposal: the automatic choice, the person's ticks before going back, or
+        ids, whose, stale = D.start_ticks(ex)  # their unsaved ticks from before a reload (kept with the run)
+        held = ss[K.EXPLORE_CHOICE] = {"key": pkey, "ids": ids, "version": 0, "whose": whose, "stale": stale}
     st.subheader(V.md_text(f"Depth {step.depth} · {step.stage}"))
     if (kept_says := V.keep_words(step, ex.proposal.auto_choice(), width=engine.config.width,
                                   relations_kept=engine.policy.relations_kept(engine))):
         st.caption(kept_says)  # why 6 relations are ticked at width 3 (the policy's numbers, read here)
+    if held.get("whose") == "draft":
+        st.info(D.RESTORED, icon=":material/restore:")
+    elif held.get("stale"):
+        st.info(V.md_text(held["stale"]), icon=":material/restore:")
     if held.get("whose") == "earlier":
         st.info(f"Ticked as you chose it on run {V.md_text(ex.parent_run)} before going back"
                 + (" (the automatic choice differs)" if held["ids"] != ex.proposal.auto_choice() else "")
@@ -152,6 +157,7 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
     with st.expander(help_title, icon=":material/help:"):
         st.markdown(help_words)
     held["ids"] = choice
+    kept_here = D.keep(ex, choice)  # a reload brings the ticks back until the step is applied
 
     def go_on() -> None:  # before the page runs: the last edit counts, and the page runs once
         if ex.proposal is None or ex.proposal_key() != pkey:
@@ -160,19 +166,25 @@ def stage_block(engine: ToGEngine, ex: R.Exploration) -> set[str]:
             kept = {str(ss.get(editor) or next(iter(held["ids"])))}
         else:
             kept = V.edited_choice(V.candidate_rows(ex.proposal, held["ids"]), ss.get(editor))
+        run_id = ex.run_id
         R.explore_apply(engine, ex, kept, ui.store())
+        D.applied(ex, run_id)
 
     with st.container(horizontal=True):
         st.button("Continue", type="primary", help="Keep the ticked candidates", on_click=go_on)
         if st.button("Auto-finish", help="Let the automatic policy search to the end"):
+            run_id = ex.run_id
             with st.spinner("Searching to the end…"):
                 R.explore_finish(engine, ex, ui.store(), auto=True)
+            D.applied(ex, run_id)  # finished: no ticks are pending
             st.rerun()
         if st.button("Stop & answer"):
+            run_id = ex.run_id
             with st.spinner("Answering…"):
                 R.explore_finish(engine, ex, ui.store(), auto=False)
+            D.applied(ex, run_id)
             st.rerun()
-    st.caption(step_pending(step.stage))
+    st.caption(D.pending_words(step.stage) if kept_here else step_pending(step.stage))  # else: this page only
     return choice
 
 

@@ -11,6 +11,7 @@ from explorer import shell
 from explorer import projects
 from explorer import ui
 from explorer import blocks as B
+from explorer import drafts as D
 from explorer import explore_blocks as E
 from tog_core.app.session import K
 
@@ -39,6 +40,8 @@ with st.container():
         st.warning(ex.unsaved)
     if not state.done:
         choice = E.stage_block(engine, ex)
+    else:
+        D.finished(ex)  # a finished run keeps no ticks (those kept for a step it went past elsewhere: said)
     trace = ex.saver(engine, None).trace(state)
     d = ui.as_dict(trace)  # the pictures read the trace JSON (the stable format), made once for the blocks too
     if state.done:

@@ -9,6 +9,7 @@ from explorer import shell
 from explorer import projects
 from explorer import ui
 from explorer import blocks as B
+from explorer import drafts as D
 from explorer import pick
 from tog_core.app import runner as R
 from tog_core.app import run_notes as N
@@ -84,7 +85,7 @@ if tabs[0].open:
                         s = settings_from_trace(tr, ss[K.PROJECT_OK])
                         engine, model_info, _ = ui.engine_or_stop(s)
                         try:
-                            ss[K.EXPLORE] = R.explore_from_trace(engine, s, tr, model_info=model_info)
+                            ss[K.EXPLORE] = D.reopen(engine, s, tr, model_info=model_info)
                         except ValueError as err:  # a graph indexed again since the run: its ids are gone
                             st.error(f"Cannot continue this run step by step: {V.md_text(err)}. Ask its question "
                                      "again on the Ask page.")
@@ -100,6 +101,7 @@ if tabs[0].open:
                     if st.button("Delete this run", type="primary"):
                         try:
                             store.delete(tr.run_id)
+                            D.forget(tr.run_id)  # the ticks kept with it on Explore go too
                         except (OSError, UsageError) as err:  # a read-only folder, a store that is down
                             st.error(f"Cannot delete this run: {V.md_text(err)}")
                         else:

@@ -197,14 +197,15 @@ def test_each_stage_says_what_the_words_of_its_table_mean():
 
 def test_the_force_button_says_what_it_does_on_each_page_and_a_step_says_when_ticks_count():
     """Explore's "Force X in" keeps X and waits at the next stage (the answer may be another); the Ask page's answers
-    X when a chain reaches it: the button's help says which. Ticks not yet continued are lost on a reload: said."""
+    X when a chain reaches it: the button's help says which. Ticks not yet continued are kept with the run for a reload:
+    said (tests/test_drafts.py)."""
     from explorer.blocks import FORCE_ANSWERS, FORCE_WAITS
 
     at = app(**{K.MODEL: "none", K.REL_PRUNER: "random", K.ENT_PRUNER: "random", K.WIDTH: 1})
     at.switch_page("pages/explore.py").run()
     at.text_input(key=K.EXPLORE_QUESTION).set_value(CORIN).run()
     at = click(at, "Start")
-    assert any("until then they live in this page only" in c.value for c in at.caption)
+    assert any("until then they are kept with this run, and a reload brings them back" in c.value for c in at.caption)
     at = click(at, "Auto-finish")
     at.text_input(key=K.EXPLORE_EXPECT).set_value("Pell Ardent").run()
     [force] = [b for b in at.button if b.label.startswith("Force")]
