@@ -72,8 +72,9 @@ def answers_block(trace: Trace, graph: GraphStore, store: Any) -> None:
 
 def _candidate(trace: Trace, c: AnswerCandidate, i: int, store: Any) -> None:
     chosen = P.is_chosen(trace, c)
-    with st.container(border=True, key=f"pick_card_{i}"):
-        left, right = st.columns([4, 1], vertical_alignment="center")
+    # the button as wide as its words, the card's text the rest (a 4:1 column cut it to "This is th…" at 1000 px)
+    with st.container(border=True, key=f"pick_card_{i}", horizontal=True, vertical_alignment="center", wrap=False):
+        left, right = st.container(width="stretch"), st.container(width="content")
         the_search = i == 0 and P.is_search_answer(trace, c)
         forced = the_search and is_forced(trace)  # a person's: no weight claimed
         score = "" if c.score is None or forced else f" · weight {c.score:.2f}" if c.score >= 0.005 else \

@@ -43,8 +43,12 @@ if not rows:
     st.info("No saved runs" + (" match that search." if search.strip() else
                                " for this project yet: ask a question first."))
     st.stop()
-st.dataframe(pd.DataFrame(rows).drop(columns=["run"]), hide_index=True, width="stretch",
-             column_config={"question": st.column_config.TextColumn(width="large")})
+# the answer next to its question, before the wide columns: a 1000 px window shows both without scrolling
+table = pd.DataFrame(rows).drop(columns=["run"])
+first = [c for c in ("project", "question", "answer", "time", "stop") if c in table.columns]
+st.dataframe(table, hide_index=True, width="stretch", column_order=first + [c for c in table.columns if c not in first],
+             column_config={"question": st.column_config.TextColumn(width=300),
+                            "answer": st.column_config.TextColumn(width="medium")})
 names = {r["run"]: f"{r['time']} · {r['question']}" + ("" if r["stop"] != "unfinished" else "  (unfinished)")
          for r in rows}
 stamps = {r.run_id: r.stamp for r in listed}
