@@ -135,7 +135,7 @@ class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
     # ... and then the `path_found` best ends at each number of hops of every path up to the maximum depth read whole
     # (policy/pathcover.py), and every candidate's `path_cover` (0: neither). The ranker refitted with them, left out
     # over the nine GraphRAG dev sets first answers / first three 170 / 209 -> 172 / 214; on the twelve sets outside
-    # the fit 148 / 200 -> 158 / 217 of 336 (docs/experiment-log.md, nineteenth stop)
+    # the fit 148 / 200 -> 158 / 217 of 336 (docs/experiment-log.md, eighteenth stop)
     path_found: int = PATH_FOUND
     # GraphRAG graphs, BM25 on both stages, with the answer model: before the answer, the question is searched again
     # with e5 scoring its relations, and the confidence reads that search's probability for the first answer

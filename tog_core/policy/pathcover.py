@@ -25,7 +25,7 @@ from tog_core.policy import retrieval
 from tog_core.scoring.text import first_sentence, tokens_in
 from tog_core.tog.state import BeamPath, Hop
 
-PATH_FOUND = 5  # ends added per number of hops (the study: docs/experiment-log.md, nineteenth stop)
+PATH_FOUND = 5  # ends added per number of hops (the study: docs/experiment-log.md, eighteenth stop)
 MAX_STATES = 200_000  # (entity, words named) pairs the walk holds per level; past it, the farther ones are not read
 EVIDENCE_CHARS = 300  # the first sentence of a reached entity's description, as the relation stage reads it
 
