@@ -107,3 +107,26 @@ def test_a_random_baseline_gets_no_paths_read_whole():
     st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
     cands = pol.answer_features(eng, st, eng.best_paths(st), None, None)
     assert cands and all("path_cover" not in c.features and not c.features.get("found_path") for c in cands)
+
+
+def test_a_store_gone_away_finds_no_paths_and_the_chains_still_answer(monkeypatch):
+    """A graph store that stops answering while the paths are read back, or while the candidates' source text is
+    read, costs those candidates, never the run (tests/test_app_store.py: the same on PostgreSQL, end to end)."""
+    from tog_core.graphrag.pg_common import StoreError
+    from tog_core.policy import candidates, ranking
+
+    g = graph()
+    pol = CheapPolicy(path_found=2, retrieved=0)
+    eng = ToGEngine(g, config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
+                    policy=pol)
+    st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
+    w = pol.path_walk(eng, st, pol.description_query(eng, st))
+
+    def gone(*_a, **_k):
+        raise StoreError("store postgresql://db: the server closed the connection")
+    monkeypatch.setattr(KnowledgeGraph, "labels", gone)
+    assert w is not None and pol._path_found(eng, st, w, frozenset(), False, None) == []
+    monkeypatch.setattr(candidates, "text_features", gone)
+    monkeypatch.setattr(ranking, "ranking_embedder", lambda: object())  # read by text_features only
+    ranked = pol._rank(eng, st, eng.best_paths(st))
+    assert ranked and ranked[0].entity == eng.best_paths(st)[0].end  # the chains' ends answer

@@ -89,7 +89,11 @@ class CheapAnswers:
         embedder = ranking.ranking_embedder() if model is not None else None
         if model is None or embedder is None:
             return chain_ends(paths, rule)
-        cands = self.answer_features(ctx, state, paths, rule, embedder, dropped=dropped)
+        try:
+            cands = self.answer_features(ctx, state, paths, rule, embedder, dropped=dropped)
+        except StoreError as err:  # a graph store gone away mid-run (the candidates' source text unread): the chains
+            log.warning("the answer candidates could not be read, the chains' ends answer: %s", err)
+            return chain_ends(paths, rule)
         if not cands:
             return chain_ends(paths, rule)
         ranked = ranking.rank(cands, model)
@@ -228,8 +232,12 @@ class CheapAnswers:
         not in `exclude`, each with the path that names the most of the question (`found_path`, for the trace)."""
         if walk is None:
             return []
-        paths = walk.found(self.path_found, exclude=exclude, exact_hops=state.depth if ends_only else None,
-                           allowed=allowed)
+        try:  # reads each found path's relation labels
+            paths = walk.found(self.path_found, exclude=exclude, exact_hops=state.depth if ends_only else None,
+                               allowed=allowed)
+        except StoreError as err:  # a store gone away: the other candidates still answer
+            log.warning("no candidates found by paths read whole: %s", err)
+            return []
         return [candidates.RankedEntity(entity=p.end, path=p, features=dict(
             share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
             search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0, found_path=1.0))
