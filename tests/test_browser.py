@@ -261,7 +261,7 @@ def test_a_new_question_empties_the_why_not_box_on_screen(app_url, browser_page)
     why = page.get_by_role("textbox", name="Why not …? The answer you expected")
     why.fill("Saltmere")
     why.press("Enter")
-    page.get_by_text("Saltmere").nth(1).wait_for(timeout=30_000)
+    page.locator("[data-testid=stAlert]").filter(has_text="Saltmere").wait_for(timeout=30_000)  # its diagnosis
     _idle(page)
     box = page.get_by_role("textbox", name="Question")
     box.fill("Who founded the Lanternwright Guild?")
