@@ -19,6 +19,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from streamlit.testing.v1 import AppTest
 
 from scripted import toy_llm
+from test_app_hardening import ask
 from tog_core.app.inputs import MAX_QUESTION_CHARS, MODEL_MAX, NAME_MAX, PATH_MAX, model_problem
 from tog_core.app.session import K, check_project_root, resolve_project_path  # where the app has always read them
 from tog_core.graphrag.errors import ProjectError
@@ -45,14 +46,6 @@ def session(**state) -> AppTest:
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def ask(at: AppTest, question: str) -> AppTest:
-    at.text_area(key=K.ASK_QUESTION).set_value(question)
-    [b] = [b for b in at.button if b.label == "Ask"]
-    b.click().run()
     assert not at.exception, at.exception
     return at
 

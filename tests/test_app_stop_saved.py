@@ -50,20 +50,18 @@ def demo_engine():
     return build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
 
 
-def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_listed(monkeypatch):
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()  # the session and its project open before the run starts, as on a page where Ask was pressed
-    assert not at.exception, at.exception
-    at.session_state[K.MODEL] = "none"
-    linked, pressed = threading.Event(), threading.Event()
+def busy_until(monkeypatch, linked: threading.Event, pressed: threading.Event, busy_s: float = 0.0):
+    """Make the search's start busy: once linked (its first save, no step yet) it sets `linked`, waits for `pressed`,
+    blocks the loop `busy_s` more (the hop trial's work: no tick meanwhile), then stays busy. Returns the ticker that
+    ends the run once `pressed` is set."""
     real_start = depths.start
 
-    async def busy_start(*args, on_linked=None, **kwargs):  # the hop trial's work blocks the loop: no tick meanwhile
+    async def busy_start(*args, on_linked=None, **kwargs):
         def hook(state):
-            on_linked(state)  # the run's first save: linked, no step yet
+            on_linked(state)
             linked.set()
             pressed.wait(30)
-            time.sleep(BUSY_S)
+            time.sleep(busy_s)
         start = await real_start(*args, on_linked=hook, **kwargs)
         await asyncio.sleep(30)  # still busy: the next tick after the press ends the run (a warm run ends sooner)
         return start
@@ -73,6 +71,17 @@ def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_list
     def tick(_elapsed: float) -> None:
         if pressed.is_set():
             raise Interrupted()
+    return tick
+
+
+def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_listed(monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()  # the session and its project open before the run starts, as on a page where Ask was pressed
+    assert not at.exception, at.exception
+    at.session_state[K.MODEL] = "none"
+    linked, pressed = threading.Event(), threading.Event()
+
+    tick = busy_until(monkeypatch, linked, pressed, BUSY_S)
 
     raised: list[BaseException] = []
 

@@ -33,6 +33,19 @@ def walked(g: KnowledgeGraph, depth: int = 3) -> pathcover.Walk:
     return pathcover.walk(g, [g.find_title("Orla")], depth, query, "en")
 
 
+def searched(pol: CheapPolicy, pruner: str = "bm25"):
+    """The search on graph() with `pol`, width 1, depth 2, both stages by `pruner`: (engine, its final state)."""
+    eng = ToGEngine(graph(), config=EngineConfig(width=1, depth=2, relation_pruner=pruner, entity_pruner=pruner),
+                    policy=pol)
+    return eng, asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
+
+
+def features(pol: CheapPolicy, pruner: str = "bm25"):
+    """Every answer candidate of searched(pol, pruner), with its features (no embedder: the text ones stay 0)."""
+    eng, st = searched(pol, pruner)
+    return eng.graph, pol.answer_features(eng, st, eng.best_paths(st), None, None)
+
+
 def test_the_answer_behind_a_hub_relation_that_names_little_is_found_at_its_hops():
     g = graph()
     w = walked(g)
@@ -79,33 +92,20 @@ def test_an_empty_query_or_no_topic_walks_nothing():
 
 
 def test_the_found_ends_join_the_candidates_with_their_path_and_every_candidate_reads_path_cover():
-    g = graph()
     pol = CheapPolicy(path_found=2, retrieved=0)
-    eng = ToGEngine(g, config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
-                    policy=pol)
-    st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
-    cands = pol.answer_features(eng, st, eng.best_paths(st), None, None)
+    g, cands = features(pol)
     by = {g.title(c.entity): c for c in cands}
     assert "Wenna" in by and by["Wenna"].features["found_path"] == 1.0 and by["Wenna"].features["beam"] == 0.0
     assert all("path_cover" in c.features for c in cands)
     assert by["Wenna"].features["path_cover"] == max(c.features["path_cover"] for c in cands)
     assert pol.params()["path_found"] == 2 and CheapPolicy().params()["path_found"] == pathcover.PATH_FOUND
     # off: no walk, no feature
-    off = CheapPolicy(retrieved=0, path_found=0)
-    eng = ToGEngine(g, config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
-                    policy=off)
-    st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
-    assert all("path_cover" not in c.features for c in off.answer_features(eng, st, eng.best_paths(st), None, None))
+    assert all("path_cover" not in c.features for c in features(CheapPolicy(retrieved=0, path_found=0))[1])
 
 
 def test_a_random_baseline_gets_no_paths_read_whole():
     """The walk reads the question: a search whose stages do not (the random baseline) stays as it searched."""
-    g = graph()
-    pol = CheapPolicy(path_found=2, retrieved=0)
-    eng = ToGEngine(g, config=EngineConfig(width=1, depth=2, relation_pruner="random", entity_pruner="random"),
-                    policy=pol)
-    st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
-    cands = pol.answer_features(eng, st, eng.best_paths(st), None, None)
+    _, cands = features(CheapPolicy(path_found=2, retrieved=0), "random")
     assert cands and all("path_cover" not in c.features and not c.features.get("found_path") for c in cands)
 
 
@@ -115,11 +115,8 @@ def test_a_store_gone_away_finds_no_paths_and_the_chains_still_answer(monkeypatc
     from tog_core.graphrag.pg_common import StoreError
     from tog_core.policy import candidates, ranking
 
-    g = graph()
     pol = CheapPolicy(path_found=2, retrieved=0)
-    eng = ToGEngine(g, config=EngineConfig(width=1, depth=2, relation_pruner="bm25", entity_pruner="bm25"),
-                    policy=pol)
-    st = asyncio.run(eng.run(QUESTION, seeds=["Orla"]))
+    eng, st = searched(pol)
     w = pol.path_walk(eng, st, pol.description_query(eng, st))
 
     def gone(*_a, **_k):

@@ -263,15 +263,22 @@ def outage_stores(tmp_path):
     return primary, store, back_up
 
 
-def test_a_run_continued_while_the_store_was_down_goes_back_to_it_without_a_branch(tmp_path):
-    """Ann's steps are kept on this machine while PostgreSQL is down; once it is back, her next save goes over the run
-    there (nobody else saved it): no new run, nothing said."""
+def ann_step_during_outage(tmp_path):
+    """A saved run Ann opens, then PostgreSQL goes down and her next step (an override) is kept on this machine:
+    (engine, the primary store, the store factory, back_up, the run id, Ann's exploration)."""
     eng = engine()
     primary, store, back_up = outage_stores(tmp_path)
     rid = saved_run(eng, store())
     ann = explore_from_trace(eng, Settings(), store().load(rid))
     primary.down = True
     explore_apply(eng, explore_propose(eng, ann), overridden(ann), store())
+    return eng, primary, store, back_up, rid, ann
+
+
+def test_a_run_continued_while_the_store_was_down_goes_back_to_it_without_a_branch(tmp_path):
+    """Ann's steps are kept on this machine while PostgreSQL is down; once it is back, her next save goes over the run
+    there (nobody else saved it): no new run, nothing said."""
+    eng, primary, store, back_up, rid, ann = ann_step_during_outage(tmp_path)
     explore_apply(eng, explore_propose(eng, ann), None, store())
     assert store().local.load(rid).revision == -ann.revision > 0  # kept here meanwhile, in its own count
     back_up()
@@ -322,12 +329,7 @@ def test_a_copy_opened_here_while_the_store_was_down_does_not_go_back_over_a_new
     """Ben opens the run while PostgreSQL is down (the copy kept here, with Ann's step); Ann goes on, and once the
     store is back her run goes there first. Ben's step, made on the older copy, is saved as a new run, and he is
     told: the copy's count of saves and the store's are never mistaken for one another."""
-    eng = engine()
-    primary, store, back_up = outage_stores(tmp_path)
-    rid = saved_run(eng, store())
-    ann = explore_from_trace(eng, Settings(), store().load(rid))
-    primary.down = True
-    explore_apply(eng, explore_propose(eng, ann), overridden(ann), store())
+    eng, primary, store, back_up, rid, ann = ann_step_during_outage(tmp_path)
     ben = explore_from_trace(eng, Settings(), store().load(rid))  # from the copy here
     explore_apply(eng, explore_propose(eng, ann), None, store())
     back_up()
@@ -342,7 +344,8 @@ def test_the_explore_page_says_in_one_sentence_that_the_run_was_saved_as_a_new_o
     """Two sessions on one run's address (the same ?run= link, or one person in two tabs): the first Continue goes on
     in the run; the second page's Continue saves a new run, names it in its header and address, and says why."""
     from streamlit.testing.v1 import AppTest
-    from test_app import APP, QUESTION, app, click, texts
+    from test_app import QUESTION, app, click, texts
+    from test_drafts import _reload as reopened
 
     from tog_core.app.session import K
 
@@ -352,13 +355,8 @@ def test_the_explore_page_says_in_one_sentence_that_the_run_was_saved_as_a_new_o
     at = click(at, "Start")
     rid = at.session_state[K.EXPLORE].run_id
 
-    def opened() -> AppTest:
-        page = AppTest.from_file(APP, default_timeout=90)
-        page.query_params["run"] = rid
-        page.session_state[K.MODEL] = "none"
-        page.switch_page("pages/explore.py").run()
-        assert not page.exception, page.exception
-        return page
+    def opened() -> AppTest:  # a new browser session on the run's address
+        return reopened(rid)
 
     ann, ben = opened(), opened()
     ann, ben = click(ann, "Continue"), click(ben, "Continue")

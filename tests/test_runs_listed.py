@@ -5,18 +5,16 @@ answered the run, never makes a second run of it.
 """
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import pytest
 from test_app import APP, QUESTION, app, click, texts
-from test_app_stop_saved import CORIN, Interrupted, demo_engine
+from test_app_stop_saved import CORIN, Interrupted, busy_until, demo_engine
 from streamlit.testing.v1 import AppTest
 
 from tog_core.app import runner as R
 from tog_core.app.session import K
 from tog_core.app.views import run_rows
-from tog_core.policy import depths
 from tog_core.runs.files import RunStore
 
 
@@ -82,23 +80,9 @@ def test_the_stopped_runs_last_save_after_stop_answered_it_makes_no_second_run(m
     """Stop's page run answers the run while the stopped run still ends (here without waiting for it): the stopped
     run's last save finds the run saved meanwhile and leaves it as Stop saved it, instead of saving a new run."""
     linked, answered = threading.Event(), threading.Event()
-    real_start = depths.start
     rid = "20260101-000000-stop02"
 
-    async def busy_start(*args, on_linked=None, **kwargs):
-        def hook(state):
-            on_linked(state)
-            linked.set()
-            answered.wait(30)
-        start = await real_start(*args, on_linked=hook, **kwargs)
-        await asyncio.sleep(30)  # still busy: the next tick after the press ends the run (a warm run ends sooner)
-        return start
-
-    monkeypatch.setattr(depths, "start", busy_start)
-
-    def tick(_elapsed: float) -> None:
-        if answered.is_set():
-            raise Interrupted()
+    tick = busy_until(monkeypatch, linked, answered)
 
     raised: list[BaseException] = []
 

@@ -10,7 +10,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from builders import write_project
-from test_app import APP
+from test_app_inputs import session
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 
@@ -22,14 +22,7 @@ def home(app_home):
     return app_home
 
 
-def _fresh(**state) -> AppTest:
-    """A new browser session (a reload, another person's first visit), nothing set by hand unless given."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_fresh = session  # a new browser session (a reload, another person's first visit), nothing set by hand unless given
 
 
 def _type(at: AppTest, key: str, value: int) -> AppTest:
