@@ -3,6 +3,8 @@ resume an unfinished run or continue it step by step, delete, and compare two ru
 from __future__ import annotations
 
 import pandas as pd
+from collections import Counter
+
 import streamlit as st
 
 from explorer import shell
@@ -51,6 +53,9 @@ st.dataframe(table, hide_index=True, width="stretch", column_order=first + [c fo
                             "answer": st.column_config.TextColumn(width="medium")})
 names = {r["run"]: f"{r['time']} · {r['question']}" + ("" if r["stop"] != "unfinished" else "  (unfinished)")
          for r in rows}
+# two runs of one question made within one second (a branch back to depth 1) read alike: each says its run id then
+seen = Counter(names.values())
+names = {rid: label + (f" · {rid}" if seen[label] > 1 else "") for rid, label in names.items()}
 stamps = {r.run_id: r.stamp for r in listed}
 
 
