@@ -16,12 +16,12 @@ from streamlit.testing.v1 import AppTest
 
 from test_app import APP, QUESTION, app, click, texts
 from test_app_steps import _kept, _rows
+from test_run_owner import _as, runs_per_person
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 
 RIVER = "Which river flows through the capital of the Verdant Isles?"
 RESTORED = "Your unsaved ticks from before the reload were restored."
-HEADER = {"TOG_RUN_OWNER": "header:X-Forwarded-User"}
 
 
 @pytest.fixture(autouse=True)
@@ -204,16 +204,8 @@ def test_back_to_depths_earlier_ticks_survive_a_reload(home):
 
 # ---------------------------------------------------------------------------------------------- per person
 
-def _as(monkeypatch, who: str | None) -> None:
-    import explorer.ui as ui
-
-    monkeypatch.setattr(ui, "_request_headers", lambda: {} if who is None else {"x-forwarded-user": who})
-
-
 def test_with_runs_kept_per_person_a_draft_is_kept_in_that_persons_folder_and_shown_to_nobody_else(monkeypatch, home):
-    for k, v in HEADER.items():
-        monkeypatch.setenv(k, v)
-    _as(monkeypatch, "ann")
+    runs_per_person(monkeypatch, "ann")
     at = _tick(_start(), **{"Isle of Cairnloch": False, "Brackenmere": True})
     rid = at.session_state[K.EXPLORE].run_id
     [draft] = _drafts(home)
@@ -241,9 +233,7 @@ def test_a_shared_draft_is_not_read_for_a_person_once_runs_are_kept_per_person(m
     ann_runs = RunStore().for_owner("ann").root
     ann_runs.mkdir(parents=True)
     RunStore().path(rid).replace(ann_runs / f"{rid}.json")  # the operator gives the run to ann, not its draft
-    for k, v in HEADER.items():
-        monkeypatch.setenv(k, v)
-    _as(monkeypatch, "ann")
+    runs_per_person(monkeypatch, "ann")
     again = _reload(rid)
     assert RESTORED not in _infos(again) and _kept(_rows(again)[1])["Isle of Cairnloch"]
 

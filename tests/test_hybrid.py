@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tog_core.cli.main import main
-from tog_core.scoring.scorers import HybridScorer, ScoreRequest, UnknownScorer, make_scorer
+from tog_core.scoring.scorers import HybridScorer, ScoreRequest, UnknownScorer, make_scorer, reads_question
 
 
 class TableEmbedder:
@@ -47,6 +47,13 @@ def test_ranks_are_fused_without_a_weight():
 def test_the_hybrid_pruner_needs_the_embedder_and_says_so():
     with pytest.raises(UnknownScorer, match="'hybrid' needs an embedder"):
         make_scorer("hybrid")
+
+
+def test_the_hybrid_pruner_reads_the_question_as_bm25_does_and_random_does_not():
+    emb = TableEmbedder({})
+    assert reads_question(HybridScorer(emb), make_scorer("bm25"))
+    assert not reads_question(HybridScorer(emb), make_scorer("random"))
+    assert not reads_question(make_scorer("bm25"), object())  # a scorer without a name (an LLM's own) reads as not
 
 
 def test_a_hybrid_run_builds_the_embedder_and_tries_the_numbers_of_hops(demo_project, capsys, monkeypatch, tmp_path):

@@ -93,15 +93,21 @@ def test_each_persons_runs_are_apart_from_everyone_elses_and_from_the_shared_one
 
 
 def _as(monkeypatch, who: str | None) -> None:
+    """The app's requests come from `who` (through the proxy's header; None: around the proxy, no header)."""
     import explorer.ui as ui
 
     monkeypatch.setattr(ui, "_request_headers", lambda: {} if who is None else {"x-forwarded-user": who})
 
 
-def test_the_app_lists_opens_and_saves_only_the_asking_persons_runs(monkeypatch, home):
+def runs_per_person(monkeypatch, first: str) -> None:
+    """The server keeps runs per person, named by the proxy's header; the first request comes from `first`."""
     for k, v in HEADER.items():
         monkeypatch.setenv(k, v)
-    _as(monkeypatch, "ann")
+    _as(monkeypatch, first)
+
+
+def test_the_app_lists_opens_and_saves_only_the_asking_persons_runs(monkeypatch, home):
+    runs_per_person(monkeypatch, "ann")
     at = ask(session(ROOT / "demo"), QUESTION)
     run_id = at.session_state[K.ASK_TRACE].run_id
     assert [r.run_id for r in RunStore().for_owner("ann").list()] == [run_id] and RunStore().list() == []

@@ -18,7 +18,7 @@ from tog_core.policy import candidates, explain, naming, pathcover, ranking, ret
 from tog_core.policy.coverage import covered
 from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
-from tog_core.scoring.scorers import READS_QUESTION
+from tog_core.scoring.scorers import reads_question
 from tog_core.tog.choice import found_chain, found_words, place_words, second_search_words
 from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
@@ -203,10 +203,8 @@ class CheapAnswers:
         except StoreError as err:  # the text units unread: the ones found by description still count
             log.warning("no candidates found in the source text: %s", err)
             in_text = []
-        found = [candidates.RankedEntity(entity=p.end, path=p, features=dict(
-            share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
-            search_depth=float(depth), share_searches=0.0, beam=0.0, **({"found_text": 1.0} if text else {})))
-            for text, group in ((False, paths), (True, in_text)) for p in group]
+        found = [_off_chain(p, depth, **({"found_text": 1.0} if text else {}))
+                 for text, group in ((False, paths), (True, in_text)) for p in group]
         return found + self._path_found(ctx, state, walk, exclude | topics | {c.entity for c in found}, ends_only,
                                         allowed)
 
@@ -216,8 +214,7 @@ class CheapAnswers:
         random baseline stays random; an LLM's pruning is its own), and no answer forced in; else None."""
         if not self.path_found or not query or state.forced or ctx.graph.has_relation_labels:
             return None
-        scorers = {getattr(ctx.relation_scorer, "name", ""), getattr(ctx.entity_scorer, "name", "")}
-        if not scorers <= set(READS_QUESTION):
+        if not reads_question(ctx.relation_scorer, ctx.entity_scorer):
             return None
         try:
             return pathcover.walk(ctx.graph, sorted(ctx.topic_ids(state)), max(1, ctx.config.depth), query,
@@ -238,10 +235,7 @@ class CheapAnswers:
         except StoreError as err:  # a store gone away: the other candidates still answer
             log.warning("no candidates found by paths read whole: %s", err)
             return []
-        return [candidates.RankedEntity(entity=p.end, path=p, features=dict(
-            share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
-            search_depth=float(max(1, state.depth)), share_searches=0.0, beam=0.0, found_path=1.0))
-            for p in paths]
+        return [_off_chain(p, max(1, state.depth), found_path=1.0) for p in paths]
 
     @staticmethod
     def _description_scores(ctx: SearchContext, entities: list[int], query: frozenset[str]) -> list[float]:
@@ -282,6 +276,14 @@ class CheapAnswers:
         why = ("its type fits the question" if fit else "no entity of the asked type; the best chain's end"
                if fit is False else "the best chain's end") + f"; covers {got:.0%} of the question's words"
         return AnswerChoice(path=p, hop=k, confidence=round(conf, 3), why=why)
+
+
+def _off_chain(p: BeamPath, depth: int, **marks: float) -> candidates.RankedEntity:
+    """A candidate no kept chain reaches, with its shortest (or best-read) chain `p`: the search-side features 0
+    (`beam` 0), `marks` saying how it was found (`found_text`, `found_path`: for the trace, no model features)."""
+    return candidates.RankedEntity(entity=p.end, path=p, features=dict(
+        share_in=0.0, share_end=0.0, path_rel=0.0, inv_rank=0.0, is_end=1.0, hop=float(len(p.hops)),
+        search_depth=float(depth), share_searches=0.0, beam=0.0, **marks))
 
 
 def _found(c: candidates.RankedEntity) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading import QuestionReading
 from tog_core.reading.llm import read_with_llm
-from tog_core.scoring.scorers import READS_QUESTION
+from tog_core.scoring.scorers import reads_question
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.policy import FaithfulPolicy, llm_judges
 from tog_core.tog.state import BeamPath, Callbacks, Search, State
@@ -57,8 +57,7 @@ def tries(engine: ToGEngine, state: State) -> bool:
     graph's relation texts rarely repeat the question's words) with cheap scorers on both stages, no LLM judge, a
     maximum of at least 2 that is not the question's known depth, a topic entity, and no number given yet."""
     pol, cfg = engine.policy, engine.config
-    cheap = {getattr(engine.relation_scorer, "name", ""), getattr(engine.entity_scorer, "name", "")} <= set(
-        READS_QUESTION)
+    cheap = reads_question(engine.relation_scorer, engine.entity_scorer)
     return (isinstance(pol, CheapPolicy) and pol.try_depths and not cfg.exact_depth and cfg.depth >= 2
             and not engine.graph.has_relation_labels and cheap and not llm_judges(engine) and bool(state.paths)
             and not state.done and state.hops is None)

@@ -304,6 +304,12 @@ NEEDS_EMBEDDER: tuple[str, ...] = ("embedding", "hybrid")
 READS_QUESTION: tuple[str, ...] = tuple(n for n in CHEAP if n != "random")  # cheap scorers that read the question
 
 
+def reads_question(*scorers: object) -> bool:
+    """Whether every scorer given is a cheap one that reads the question (READS_QUESTION, by its `name`): what the
+    depth trials (policy/depths.py) and the paths read whole (policy/pathcover.py) need on both stages."""
+    return all(getattr(s, "name", "") in READS_QUESTION for s in scorers)
+
+
 def one_of(names: tuple[str, ...]) -> str:
     """Names as a choice in a message: "bm25, embedding, hybrid or random"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
