@@ -87,6 +87,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
     from tog_core.compose import build_engine, plan
     from tog_core.graphrag.open import open_graph
     from tog_core.home import new_run_id
+    from tog_core.runs.revision import RunConflict
     from tog_core.policy import depths
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
@@ -126,10 +127,23 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
                              "them, or leave --resume out to start a new run") from None
         state = _restore(engine, saved, store_url, question) if saved is not None else None
 
+        # what each save expects the stored run to be at (runs/revision.py): a resumed run's own count of saves, so
+        # that a save over a run someone else continued meanwhile is refused; this run then goes on as a branch
+        revision: int | None = saved.revision if saved is not None else None
+        parent: str | None = saved.parent_run if saved is not None else None  # a branch resumed stays one
+
         def save_state(st: State) -> None:
+            nonlocal run_id, revision, parent
             if store is not None:
-                store.save(engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0,
-                                        model_info=model_info))
+                tr = engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
+                tr.revision, tr.parent_run = revision, parent
+                try:
+                    store.save(tr)
+                except RunConflict:
+                    tr.parent_run, tr.run_id, tr.revision = tr.run_id, new_run_id(), 0
+                    store.save(tr)  # cmd says so (trace.parent_run is the resumed run)
+                    run_id, parent = tr.run_id, tr.parent_run
+                revision = tr.revision
             given.on_state(st)
 
         def on_step(step: Step) -> None:
@@ -143,6 +157,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
         except ValueError as err:
             raise UsageError(str(err)) from None
         trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
+        trace.revision, trace.parent_run = revision, parent
         if expect:
             from tog_core.tog.diagnosis import diagnose
 
@@ -318,6 +333,9 @@ def cmd(args: argparse.Namespace) -> int:
         where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
         print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
         return 1
+    if args.resume and trace.parent_run == args.resume and trace.run_id != args.resume:
+        echo(f"warning: run {args.resume} was saved by someone else meanwhile (left as they saved it); this run went "
+             f"on as a new run {trace.run_id}, a branch of it", file=sys.stderr)
     if fallback := fallback_line(trace):  # on stderr whatever stdout carries; the text output repeats it
         echo(f"warning: {fallback}", file=sys.stderr)
     if args.json:
