@@ -49,7 +49,7 @@ def test_the_question_files_are_all_found():
                      "christmas-carol-v1.2/questions_dev.jsonl",
                      "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol-v1.2/questions_dev_hub.jsonl",
                      "christmas-carol/questions_blind10.jsonl", "christmas-carol/questions_blind11.jsonl",
-                     "christmas-carol/questions_blind2.jsonl",
+                     "christmas-carol/questions_blind12.jsonl", "christmas-carol/questions_blind2.jsonl",
                      "christmas-carol/questions_blind4.jsonl", "christmas-carol/questions_blind7.jsonl",
                      "christmas-carol/questions_blind8.jsonl", "christmas-carol/questions_blind9.jsonl",
                      "christmas-carol/questions_dev.jsonl",
@@ -104,6 +104,7 @@ BLIND8 = DATA / "christmas-carol" / "questions_blind8.jsonl"
 BLIND9 = DATA / "christmas-carol" / "questions_blind9.jsonl"
 BLIND10 = DATA / "christmas-carol" / "questions_blind10.jsonl"
 BLIND11 = DATA / "christmas-carol" / "questions_blind11.jsonl"
+BLIND12 = DATA / "christmas-carol" / "questions_blind12.jsonl"
 CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
 DULCE_BLIND = DATA / "operation-dulce" / "questions_blind.jsonl"
 DULCE = ROOT.parent / "shared" / "data" / "graphrag" / "operation-dulce-v3" / "output"
@@ -115,10 +116,10 @@ DULCE = ROOT.parent / "shared" / "data" / "graphrag" / "operation-dulce-v3" / "o
                                                   (BLIND6, {1: 10, 2: 11, 3: 3}, "cc12-blind6-"),
                                                   (BLIND7, 10, "cc-blind7-"), (BLIND8, 10, "cc-blind8-"),
                                                   (BLIND9, 10, "cc-blind9-"), (BLIND10, 10, "cc-blind10-"),
-                                                  (BLIND11, 10, "cc-blind11-")],
+                                                  (BLIND11, 10, "cc-blind11-"), (BLIND12, 10, "cc-blind12-")],
                          ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)",
                               "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)", "blind8 (3.x)", "blind9 (3.x)",
-                              "blind10 (3.x)", "blind11 (3.x)"])
+                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
 def test_each_blind_set_is_sized_sourced_and_apart_from_every_other_set(path, per_hop, prefix):
     """A blind set: the same number of questions per hop level (or the counts given, for blind6, whose graph holds
     only three clean three-hop paths once the earlier sets' relationships are left out), each hop backed by a quoted
@@ -147,10 +148,11 @@ def test_checker_reads_graphrag_1_tables_and_checks_quotes_against_the_text_unit
 
 @pytest.mark.parametrize("path, output", [(BLIND, CC12), (BLIND2, CC3), (BLIND3, CC12), (DULCE_BLIND, DULCE),
                                           (BLIND4, CC3), (BLIND5, CC12), (BLIND6, CC12), (BLIND7, CC3),
-                                          (BLIND8, CC3), (BLIND9, CC3), (BLIND10, CC3), (BLIND11, CC3)],
+                                          (BLIND8, CC3), (BLIND9, CC3), (BLIND10, CC3), (BLIND11, CC3),
+                                          (BLIND12, CC3)],
                          ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)",
                               "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)", "blind8 (3.x)", "blind9 (3.x)",
-                              "blind10 (3.x)", "blind11 (3.x)"])
+                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
 def test_the_bench_loader_finds_every_blind_title(path, output):
     """`bench kgqa` opens the output through KnowledgeGraph: every topic entity and answer is found there too (the
     checker above reads the parquet tables itself)."""
@@ -172,7 +174,7 @@ def _hops(q: dict, graph) -> set[frozenset[str]]:
 WRITTEN = {
     CC3: [f"christmas-carol/questions_{n}.jsonl" for n in
           ("dev", "dev2", "dev3", "test", "blind2", "blind4", "blind7", "dev_hub", "blind8", "blind9", "blind10",
-           "blind11")],
+           "blind11", "blind12")],
     CC12: [f"christmas-carol-v1.2/questions_{n}.jsonl" for n in
            ("dev", "dev2", "blind", "blind3", "blind5", "dev_hub", "blind6")],
     DULCE: ["operation-dulce/questions_dev.jsonl", "operation-dulce/questions_blind.jsonl"],
@@ -182,15 +184,15 @@ WRITTEN = {
 @pytest.mark.parametrize("path, output, starts_apart", [
     (BLIND2, CC3, False), (BLIND3, CC12, True), (DULCE_BLIND, DULCE, True), (BLIND4, CC3, True), (BLIND5, CC12, True),
     (BLIND6, CC12, True), (BLIND7, CC3, True), (BLIND8, CC3, True), (BLIND9, CC3, True), (BLIND10, CC3, True),
-    (BLIND11, CC3, True),
+    (BLIND11, CC3, True), (BLIND12, CC3, True),
 ], ids=["blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)", "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)",
-        "blind8 (3.x)", "blind9 (3.x)", "blind10 (3.x)", "blind11 (3.x)"])
+        "blind8 (3.x)", "blind9 (3.x)", "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
 def test_a_later_blind_set_keeps_the_protocol_its_readme_states(path, output, starts_apart):
     """What bench/data/README.md says of blind2, blind3, dulce-blind, blind4, blind5, blind6, blind7, blind8, blind9,
-    blind10 and blind11 and the checker does not check: no hop is a relationship the earlier sets on the graph use, no
-    relationship is used twice, no answer has an empty type or is a licence entity, and (blind3, dulce-blind, blind4,
-    blind5, blind6, blind7, blind8, blind9, blind10, blind11) no two- or three-hop question starts where an earlier
-    set's question does.
+    blind10, blind11 and blind12 and the checker does not check: no hop is a relationship the earlier sets on the graph
+    use, no relationship is used twice, no answer has an empty type or is a licence entity, and (blind3, dulce-blind,
+    blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12) no two- or three-hop question starts
+    where an earlier set's question does.
     Failures are counts: the log shows nothing of a blind question."""
     if not checker.table_path(output, "entities").is_file():
         pytest.skip(f"the GraphRAG output {output} is not here (../shared/data holds it)")
