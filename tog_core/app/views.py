@@ -20,7 +20,7 @@ from tog_core.render.evidence import evidence, support_span, with_evidence  # no
 from tog_core.render.support import answer_support  # noqa: F401  (the answer block marks unsupported text)
 from tog_core.runs.index import same_project, same_question  # noqa: F401  (here for the pages; the CLI reads them from runs)
 from tog_core.tog.choice import STOP_WORDS, PersonAnswer, changed_search, changed_words, second_search_words
-from tog_core.tog.policy import GUESS_WORDS
+from tog_core.tog.policy import BESIDE_BEAM, GUESS_WORDS
 from tog_core.tog.state import Proposal, Step
 from tog_core.tog.trace import Candidate, Seed, Trace, outcome_change
 
@@ -144,6 +144,9 @@ def keep_words(step: Step, auto: set[str], *, width: int, relations_kept: int) -
     """How many candidates the stage keeps, and why, from the numbers of this run's search: a relations step keeps up
     to `relations_kept` (the policy's) of each entity, which may be more than the width N of chains the entity stage
     keeps; an entities step keeps N chains. `auto`: the automatic choice, ticked before the person edits it."""
+    beside = sum(1 for c in step.candidates if c.id in auto and c.reason.startswith(BESIDE_BEAM))
+    also = (f" One more {'relation' if step.stage == 'relations' else 'chain'} is kept {BESIDE_BEAM}: it is on the "
+            "path that, read whole, names the most of the question." if beside else "")
     if step.stage == "relations":
         ents = len({c.source_id for c in step.candidates})
         more = (f" ({relations_kept // width if relations_kept % width == 0 else round(relations_kept / width, 1)}× "
@@ -151,10 +154,10 @@ def keep_words(step: Step, auto: set[str], *, width: int, relations_kept: int) -
                 "relations than chains)" if width and relations_kept > width else "")
         return (f"At width {width} the search keeps up to {relations_kept} relations of each entity{more}; the "
                 f"entity stage then keeps the best {width} chains. Ticked by the automatic choice: {len(auto)} "
-                f"relation{'s' if len(auto) != 1 else ''} of {ents} entit{'y' if ents == 1 else 'ies'}.")
+                f"relation{'s' if len(auto) != 1 else ''} of {ents} entit{'y' if ents == 1 else 'ies'}.{also}")
     if step.stage == "entities":
         return (f"At width {width} the beam keeps the best {width} chains; ticked by the automatic choice: "
-                f"{len(auto)}.")
+                f"{len(auto)}.{also}")
     return ""
 
 

@@ -20,7 +20,7 @@ from tog_core.reading import QuestionReading
 from tog_core.scoring.question import asked_in, type_matches
 from tog_core.scoring.scorers import reads_question
 from tog_core.tog.choice import found_chain, found_words, place_words, second_search_words
-from tog_core.tog.policy import AnswerChoice, SearchContext, chain_ends
+from tog_core.tog.policy import BESIDE_BEAM, AnswerChoice, SearchContext, chain_ends
 from tog_core.tog.state import BeamPath, Hop, Search, State
 
 
@@ -40,8 +40,10 @@ class CheapAnswers:
     retrieved: int
     text_found: int
     path_found: int
+    path_beam: bool
     second_search: bool
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]]
+    _routes: dict[tuple[Any, ...], tuple[BeamPath, str] | None]
 
     def reading(self, ctx: SearchContext, state: State) -> QuestionReading:  # CheapPolicy's
         raise NotImplementedError
@@ -208,16 +210,44 @@ class CheapAnswers:
         return found + self._path_found(ctx, state, walk, exclude | topics | {c.entity for c in found}, ends_only,
                                         allowed)
 
-    def path_walk(self, ctx: SearchContext, state: State, query: frozenset[str]) -> pathcover.Walk | None:
-        """Every path up to the maximum depth from the topic entities, read whole (policy/pathcover.py), when
-        `path_found` is on, on a free-text graph, with a query, both stages scored by what reads the question (a
-        random baseline stays random; an LLM's pruning is its own), and no answer forced in; else None."""
-        if not self.path_found or not query or state.forced or ctx.graph.has_relation_labels:
+    def whole_path(self, ctx: SearchContext, state: State) -> tuple[BeamPath, str] | None:
+        """With `path_beam`, where the paths are read whole (path_walk): the path to the depth the search expects to
+        answer at that names the most of the question, which the beam keeps beside its own N at every step, and the
+        reason the trace gives; None when no path names a word of it. One walk per search (cached)."""
+        if not self.path_beam:
+            return None
+        depth = max(1, ctx.last_depth(state))
+        topics = ctx.topic_ids(state)
+        key = (id(ctx.graph), state.question, repr(state.reading), tuple(sorted(topics)), depth, state.forced)
+        if key not in self._routes:
+            walk = self.path_walk(ctx, state, self.description_query(ctx, state), depth=depth)
+            route = None
+            if walk is not None:
+                try:
+                    found = walk.found(1, exclude=frozenset(topics), exact_hops=depth)
+                except StoreError as err:  # a store gone away: the beam keeps its own N
+                    log.warning("no whole path for the beam: %s", err)
+                    found = []
+                if found:
+                    route = (found[0], f"{BESIDE_BEAM}: on the path to depth {depth} that names the most of the "
+                                       f"question read whole ({walk.cover(found[0].end):.0%} of its words)")
+            if len(self._routes) >= 16:
+                self._routes.pop(next(iter(self._routes)))
+            self._routes[key] = route
+        return self._routes[key]
+
+    def path_walk(self, ctx: SearchContext, state: State, query: frozenset[str],
+                  depth: int | None = None) -> pathcover.Walk | None:
+        """Every path up to the maximum depth (or `depth`, for whole_path) from the topic entities, read whole
+        (policy/pathcover.py), when `path_found` is on (or for whole_path), on a free-text graph, with a query, both
+        stages scored by what reads the question (a random baseline stays random; an LLM's pruning is its own), and
+        no answer forced in; else None."""
+        if (not self.path_found and depth is None) or not query or state.forced or ctx.graph.has_relation_labels:
             return None
         if not reads_question(ctx.relation_scorer, ctx.entity_scorer):
             return None
         try:
-            return pathcover.walk(ctx.graph, sorted(ctx.topic_ids(state)), max(1, ctx.config.depth), query,
+            return pathcover.walk(ctx.graph, sorted(ctx.topic_ids(state)), max(1, depth or ctx.config.depth), query,
                                   self.reading(ctx, state).language)
         except StoreError as err:
             log.warning("no paths read whole: %s", err)

@@ -137,11 +137,16 @@ class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
     # over the nine GraphRAG dev sets first answers / first three 170 / 209 -> 172 / 214; on the twelve sets outside
     # the fit 148 / 200 -> 158 / 217 of 336 (docs/experiment-log.md, eighteenth stop)
     path_found: int = PATH_FOUND
+    # ... and (path_beam, with the walk on) the beam keeps, beside its own N at every step, the path to the depth it
+    # expects to answer at that names the most of the question read whole: a relation and a chain it would cut
+    # (docs/experiment-log.md, nineteenth stop)
+    path_beam: bool = True
     # GraphRAG graphs, BM25 on both stages, with the answer model: before the answer, the question is searched again
     # with e5 scoring its relations, and the confidence reads that search's probability for the first answer
     # (policy/agreement.py). Mean AUROC: nine dev sets left out 0.804 -> 0.819, eleven outside the fit 0.725 -> 0.754
     second_search: bool = True
     _ranked: dict[tuple[Any, ...], list[AnswerChoice]] = field(default_factory=dict, repr=False)
+    _routes: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # whole_path's, per search
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # per graph: texts, names, types
     # the last hub's relation evidence: (graph, the groups' target entities, their evidence), or ()
     _evidence: tuple[Any, ...] = field(default=(), repr=False)
@@ -166,7 +171,8 @@ class CheapPolicy(CheapJudge, ChainFusion, CheapAnswers):
                 # only when on: a run saved before the option existed resumes without a "policy changed" note
                 **({"text_found": self.text_found} if self.text_found else {}),
                 **({"beam_descriptions": True} if self.beam_descriptions else {}),
-                **({"second_search": False} if not self.second_search else {})}
+                **({"second_search": False} if not self.second_search else {}),
+                **({"path_beam": False} if not self.path_beam else {})}
 
     # ------------------------------------------------------------------ relation texts
     def relation_text(self, ctx: SearchContext, label: str, ridx: int) -> str:

@@ -112,6 +112,11 @@ class EntityScoring(Protocol):
     def entity_prior(self, ctx: SearchContext, state: State, entity: int) -> tuple[float, str]: ...
     def beam_scores(self, ctx: SearchContext, state: State, chains: Sequence[BeamPath], path_scores: Sequence[float]
                     ) -> tuple[list[float], list[str], str] | None: ...
+    def whole_path(self, ctx: SearchContext, state: State) -> tuple[BeamPath, str] | None: ...
+
+
+# how a whole_path reason begins: what the app counts as kept beside the beam's N (app/views.keep_words)
+BESIDE_BEAM = "beside the beam"
 
 
 class StopJudge(Protocol):
@@ -198,6 +203,12 @@ class PaperEntities:
                     ) -> tuple[list[float], list[str], str] | None:
         """What the entity beam is cut on, given each candidate chain and its path score: (scores, a reason per
         candidate, who scored them), or None for the path scores themselves (the paper's top N)."""
+        return None
+
+    def whole_path(self, ctx: SearchContext, state: State) -> tuple[BeamPath, str] | None:
+        """A path from the topic entities to the depth the search expects to answer at that the beam keeps at every
+        step beside its own N (a relation and a chain each cut would drop), with the reason the trace gives; None:
+        the paper's beam, only its top N."""
         return None
 
 

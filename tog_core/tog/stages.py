@@ -51,6 +51,21 @@ def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequen
     return top
 
 
+def route_next(route: BeamPath, p: BeamPath) -> Hop | None:
+    """The hop `route` takes after chain `p` when `p` is its beginning (the same start and entities in the same
+    order: a relationship's reversed twin takes the same way), else None."""
+    n = len(p.hops)
+    if p.start != route.start or n >= len(route.hops) or any(a.dst != b.dst for a, b in zip(p.hops, route.hops)):
+        return None
+    return route.hops[n]
+
+
+def on_route(route: BeamPath, p: BeamPath) -> bool:
+    """Whether chain `p` is the beginning of `route` (at least one hop of it)."""
+    return bool(p.hops) and route_next(route, BeamPath(start=p.start, hops=p.hops[:-1])) is not None and \
+        route.hops[len(p.hops) - 1].dst == p.end
+
+
 class StageProposals(EdgeRules):
     """The stages of ToG's Algorithm 1 as ToGEngine proposes them (see engine.py), in the paper's order."""
 
@@ -142,6 +157,7 @@ class StageProposals(EdgeRules):
             return groups, res, scores, reasons, by, note
 
         results = await asyncio.gather(*(one(i) for i in range(len(state.paths))))
+        route = self.policy.whole_path(self, state)  # kept beside the top N (the policy's; the paper: none)
         step = Step(depth=state.depth, stage="relations", note="; ".join(r[-1] for r in results))
         payload: list[RelChoice] = []
         for i, (groups, res, scores, reasons, by, _) in enumerate(results):
@@ -158,6 +174,12 @@ class StageProposals(EdgeRules):
                         reasons[k] = f"{why}; {reasons[k]}" if reasons[k] else why
             top = beam_cut([(-v, -t) for v, t in zip(scores, ties[0])] if ties else [(-v,) for v in scores],
                            self.policy.relations_kept(self))  # relation pruning: the top N per entity (policy's)
+            nxt = route_next(route[0], state.paths[i]) if route else None
+            way = next((k for k, g in enumerate(groups) if nxt.ridx in g.ridxs), next(
+                (k for k, g in enumerate(groups) if nxt.dst in g.others), None)) if nxt is not None else None
+            if way is not None and route and way not in top:
+                top.add(way)
+                reasons[way] = f"{route[1]}; {reasons[way]}" if reasons[way] else route[1]
             order = best_first(scores)
             scored = {k for k, b in enumerate(by) if b == res.scored_by}  # by the main scorer: all without pre-filter
             shown = shown_in_trace(order, [i] * len(groups), top | scored, cfg.max_candidates)  # a hub: top K
@@ -277,11 +299,19 @@ class StageProposals(EdgeRules):
         shown_scores = cut[0] if cut else [row[0] for row in rows]
         top = beam_cut([(-v, -row[0], -row[1]) for v, row in zip(shown_scores, rows)], cfg.width,
                        self._reach([row[4] for row in rows]))
+        route = self.policy.whole_path(self, state)  # kept beside the top N (the policy's; the paper: none)
+        beside = next((k for k, g in enumerate(grown) if route and on_route(route[0], g)), None)
+        if beside is not None and beside not in top:
+            top.add(beside)
+        else:
+            beside = None
         payload = []
         for k, (path_score, _, i, rc, o, r, reason, by) in enumerate(rows):
             if cut:  # the trace shows what the beam was cut on; the chain keeps its path score
                 reason = f"{cut[1][k]}; {reason}" if reason else cut[1][k]
                 by = f"{by}+{cut[2]}"
+            if k == beside and route:
+                reason = f"{route[1]}; {reason}" if reason else route[1]
             p = state.paths[i]
             src_e, dst_e = self.graph.entity(p.end), self.graph.entity(o)
             rel = self.graph.relationship(r)
