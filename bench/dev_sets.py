@@ -56,6 +56,7 @@ SPENT: dict[str, tuple[Path, Path]] = {
     "blind9": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind9.jsonl"),
     "blind10": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind10.jsonl"),
     "blind11": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind11.jsonl"),
+    "blind12": (GR / "christmas-carol-v3/output", ROOT / "bench/data/christmas-carol/questions_blind12.jsonl"),
 }
 # the free-text (GraphRAG) dev sets
 GRAPHRAG_DEV = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "cc12hub", "cchub", "demo", "fr", "zh")

@@ -43,7 +43,7 @@ UNSEEN: dict[str, tuple[Path, Path]] = {
 # the real GraphRAG outputs (not written for this project)
 REAL_GRAPHRAG = ("cc", "cc2", "cc3", "dulce", "cc12", "cc12b", "cc12hub", "cchub", "heldout", "blind", "blind2",
                  "blind3", "dulce-blind", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
-                 "blind11")
+                 "blind11", "blind12")
 GOLD_SEEDED = ("pq2", "pq3", "pql2", "pql3")  # reported from their gold topic entities
 
 

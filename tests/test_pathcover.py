@@ -92,7 +92,7 @@ def test_an_empty_query_or_no_topic_walks_nothing():
 
 
 def test_the_found_ends_join_the_candidates_with_their_path_and_every_candidate_reads_path_cover():
-    pol = CheapPolicy(path_found=2, retrieved=0, path_beam=False)  # the beam alone would not reach Wenna
+    pol = CheapPolicy(path_found=2, retrieved=0)  # the beam alone (path_beam off) does not reach Wenna
     g, cands = features(pol)
     by = {g.title(c.entity): c for c in cands}
     assert "Wenna" in by and by["Wenna"].features["found_path"] == 1.0 and by["Wenna"].features["beam"] == 0.0
@@ -100,8 +100,7 @@ def test_the_found_ends_join_the_candidates_with_their_path_and_every_candidate_
     assert by["Wenna"].features["path_cover"] == max(c.features["path_cover"] for c in cands)
     assert pol.params()["path_found"] == 2 and CheapPolicy().params()["path_found"] == pathcover.PATH_FOUND
     # off: no walk, no feature
-    assert all("path_cover" not in c.features
-               for c in features(CheapPolicy(retrieved=0, path_found=0, path_beam=False))[1])
+    assert all("path_cover" not in c.features for c in features(CheapPolicy(retrieved=0, path_found=0))[1])
 
 
 def test_a_random_baseline_gets_no_paths_read_whole():
