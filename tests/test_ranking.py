@@ -340,9 +340,11 @@ def test_why_names_the_signals_that_part_a_candidate_from_the_answer():
             {"type_fit": 1.0, "log_degree": 3.0, "hop": 1.0}]
     said = explain.reasons(model, rows, ["Ann", "Bob", "Cy"])
     words = explain.SIGNAL_WORDS
-    # the answer against the runner-up: ahead on type (+4), behind on links (-2); hop parts them by nothing
-    assert said[0] == f"ahead of Bob on: {words['type_fit']}; behind it on: {words['log_degree']}"
-    assert said[1] == f"behind Ann on: {words['type_fit']}; ahead of it on: {words['log_degree']}"
+    # the answer against the runner-up: ahead on type (+4), behind on links (-2); hop parts them by nothing; each side
+    # names the other candidate (a reader of "ahead of it on" could not tell who "it" was)
+    assert said[0] == f"ahead of Bob on: {words['type_fit']}; behind Bob on: {words['log_degree']}"
+    assert said[1] == f"behind Ann on: {words['type_fit']}; ahead of Ann on: {words['log_degree']}"
+    assert not any(" it on:" in s for s in said)
     assert said[2] == ""  # the answer's twin: nothing parts them
     assert explain.reasons(model, rows[:1], ["Ann"]) == [""]  # a lone candidate
     assert explain.reasons(model, [], []) == []

@@ -60,7 +60,7 @@ def _named(diff: np.ndarray, names: list[str], sign: int) -> list[str]:
 
 def reasons(model: Model, rows: Sequence[dict[str, float]], titles: Sequence[str]) -> list[str]:
     """Per candidate, best first (`rows`, `titles` in the ranked order): the answer against the runner-up, "ahead
-    of X on: …; behind it on: …", every other against the answer, "behind Y on: …; ahead of it on: …", naming the
+    of X on: …; behind X on: …", every other against the answer, "behind Y on: …; ahead of Y on: …", naming the
     signals that part them most (at most SHOWN each side, each by MIN_PART); "" for a lone candidate or where
     nothing parts them."""
     p = parts(model, rows)
@@ -78,7 +78,7 @@ def reasons(model: Model, rows: Sequence[dict[str, float]], titles: Sequence[str
         if first:
             said.append(f"{'ahead of' if i == 0 else 'behind'} {titles[other]} on: {', '.join(first)}")
         if second:
-            said.append(f"{'behind' if i == 0 else 'ahead of'} {'it' if first else titles[other]} on: "
-                        f"{', '.join(second)}")
+            # the other candidate named again, not "it": a reader could not tell who "it" was
+            said.append(f"{'behind' if i == 0 else 'ahead of'} {titles[other]} on: {', '.join(second)}")
         out.append("; ".join(said))
     return out
