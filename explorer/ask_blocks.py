@@ -57,7 +57,11 @@ def answer_stopped(run_id: str, store: Any, project: str) -> None:
     saved = load(store, run_id)
     if saved and R.is_unfinished(saved):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
-        show(R.finish_stopped(engine, saved, store, model_info=model_info))
+        notes: list[str] = []
+        done = R.finish_stopped(engine, saved, store, model_info=model_info, on_note=notes.append)
+        if notes:  # someone else saved the run meanwhile: the answer is a new run (said while it is shown)
+            ss[K.ASK_SAVED_AS] = (done.run_id, notes[-1])
+        show(done)
     elif saved:  # it ended on its own before the Stop came through: shown as it ended
         show(saved)
 

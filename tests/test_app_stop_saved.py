@@ -130,3 +130,38 @@ def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_list
     words = texts(again)
     assert "stopped before its answer" not in words and "stopped: stopped by you" in words
     assert f"{wall:.1f} s" in words
+
+
+def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_saved_as(monkeypatch):
+    """Another session resumed the run to its answer while this one was stopping: Stop's answer is saved as a new run,
+    a branch of it, and the page says so (it said nothing: the note went nowhere)."""
+    from explorer import ui
+
+    class Halt(BaseException):
+        pass
+
+    def halt(depth, _stage):
+        if depth == 2:
+            raise Halt()
+
+    with pytest.raises(Halt):
+        R.run_question(demo_engine(), CORIN, R.RunCallbacks(on_stage=halt), store=RunStore(), run_id=RID,
+                       model_info={"model": "none", "model_kind": "none"})
+    real = ui.engine_or_stop
+
+    def meanwhile(*args, **kwargs):  # after the page read the stopped run, before it answers it
+        R.resume_question(demo_engine(), RunStore().load(RID), RunStore())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ui, "engine_or_stop", meanwhile)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.session_state[K.MODEL] = "none"
+    at.session_state[K.ASK_RUN] = RID
+    at.session_state[K.ASK_STOPPED] = True
+    at.run()
+    assert not at.exception, at.exception
+    shown = at.session_state[K.ASK_TRACE]
+    assert shown.run_id != RID and shown.parent_run == RID and shown.stop_reason == "user"
+    assert f"Someone else saved this run ({RID}) meanwhile" in texts(at) and shown.run_id in texts(at)
+    assert RunStore().load(RID).stop_reason != "user"  # theirs, as they saved it

@@ -144,6 +144,31 @@ def test_two_resumes_of_one_stopped_run_both_save_and_the_second_is_told(store):
     assert store.load(b.run_id).answer == b.answer and "Paris" in b.answer
 
 
+def test_stop_answered_over_a_run_resumed_meanwhile_is_a_new_run_and_says_so(store):
+    """The Ask page's Stop answers the stopped run from its chains; when someone else resumed and saved the run
+    meanwhile, that answer goes to a new run, a branch of it, and the note the page shows says so."""
+    from tog_core.app.runner import finish_stopped
+
+    class Stop(BaseException):
+        pass
+
+    def stop_at_depth_2(depth, _stage):
+        if depth == 2:
+            raise Stop()
+
+    rid = "20260101-000000-5709ed"
+    with pytest.raises(Stop):
+        run_question(engine(), Q, RunCallbacks(on_stage=stop_at_depth_2), seeds=["Acme"], store=store, run_id=rid)
+    mine, theirs = store.load(rid), store.load(rid)
+    resume_question(engine(), theirs, store)  # someone else resumed it to its answer
+    notes: list[str] = []
+    done = finish_stopped(engine(), mine, store, on_note=notes.append)
+    assert done.run_id != rid and done.parent_run == rid and done.stop_reason == "user"
+    assert notes == [f"Someone else saved this run ({rid}) meanwhile; your choices were saved as a new run "
+                     f"{done.run_id}."]
+    assert store.load(rid).stop_reason != "user" and store.load(done.run_id).stop_reason == "user"  # theirs kept
+
+
 def test_a_stale_copy_of_a_run_is_refused_and_the_run_left_as_it_was(store):
     """Anything that saves back a run it loaded (a person's choice of answer) is refused once someone else saved
     the run since: RunConflict, a ValueError the page says, and the stored run untouched."""
