@@ -18,11 +18,11 @@ from tog_core.graphrag.store import GraphStore
 from tog_core.render.chains import walk
 from tog_core.render.evidence import support_span
 from tog_core.render.style import cut
-from tog_core.tog.choice import AnswerCandidate, ChainLink, PersonAnswer, person_answer, recorded_candidates, \
-    with_choice
+from tog_core.tog.choice import CANDIDATES_SHOWN, AnswerCandidate, ChainLink, PersonAnswer, person_answer, \
+    recorded_candidates, with_choice
 from tog_core.tog.trace import Link, Trace
 
-SHOWN = 3  # candidates shown under the answer; the rest are one click away
+SHOWN = CANDIDATES_SHOWN  # candidates shown under the answer; the rest are one click away
 TITLE_MAX, SENTENCE_MAX = 200, 1_000  # a title or relation text, a supporting sentence, as shown (data may be huge)
 _RANKED_OF = re.compile(r"ranked \d+ of (\d+) candidates\b")  # how a ranked candidate's `why` opens (tog/choice.py)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 from tog_core.render.style import cut
-from tog_core.tog.choice import changed_search, changed_words, threshold_words
+from tog_core.tog.choice import CANDIDATES_SHOWN, changed_search, changed_words, threshold_words
 
 if TYPE_CHECKING:
     from tog_core.compose import RunSpec
@@ -49,8 +49,8 @@ def add_parser(sub: Any) -> None:
                    help="an entity you expected in the answer (repeatable): the trace's diagnosis says where the "
                         "search lost it, or that it never was a candidate")
     q.add_argument("--json", action="store_true", help="print the trace JSON only")
-    q.add_argument("--candidates", type=int, default=3, metavar="N",
-                   help="how many of the ordered answer candidates to print (default 3; 0: none)")
+    q.add_argument("--candidates", type=int, default=CANDIDATES_SHOWN, metavar="N",
+                   help=f"how many of the ordered answer candidates to print (default {CANDIDATES_SHOWN}; 0: none)")
     q.add_argument("--out", default=None, help="also write the trace JSON to this file")
     q.add_argument("--no-save", action="store_true", help="don't keep the run in the run store")
     q.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a saved run from its last step")
@@ -258,7 +258,7 @@ def _usage_words(t: Trace) -> str:
     return f"{s['llm_calls'] - failed} LLM calls answered, {failed_words}"
 
 
-def _print_trace(t: Trace, n_candidates: int = 3, *, saved: bool = True) -> None:
+def _print_trace(t: Trace, n_candidates: int = CANDIDATES_SHOWN, *, saved: bool = True) -> None:
     if fallback := fallback_line(t):
         echo(f"warning: {fallback}\n")
     guess = guess_line(t) if t.candidates else None

@@ -2,7 +2,8 @@
 
 Both lay the entities out left→right by hop (one node per distinct entity). Tooltips of a link show its
 relation text and, when the trace carries `evidence` (views.with_evidence), the supporting sentence of its
-source text, never a text-unit hash.
+source text, never a text-unit hash. The chains of the first answer candidates no drawn chain reaches are drawn
+too, dashed (render/candidate_chains.py).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import html
 from collections import defaultdict
 from typing import Any
 
+from tog_core.render.candidate_chains import COLOUR as CANDIDATE_COLOUR, DASHES, candidate_chains
 from tog_core.tog.choice import found_words
 from tog_core.render.labels import frame_of, level_labels, place_edge_labels
 from tog_core.render.page import arrows, build_page, empty_html, vis_options
@@ -186,9 +188,13 @@ def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:
 def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: str = "420px",
                 types: dict[str, str] | None = None) -> str:
     """The final reasoning chains laid out left→right by hop; chain `emphasise` (default: the one the answer used,
-    with_answer_chain) drawn thick, the others thin and grey. Nodes coloured by type when `types` (entity id →
-    type) is given."""
+    with_answer_chain) drawn thick, the others thin and grey; then, thin and dashed, the chains of the first answer
+    candidates that none of these reaches (candidate_chains). Nodes coloured by type when `types` (entity id → type)
+    is given."""
     chains, answer_at = with_answer_chain(trace)
+    extra = candidate_chains(trace, chains)
+    kept = len(chains)  # chains from here on are candidates' (extra), never emphasised
+    chains = chains + [chain for _, chain, _ in extra]
     emphasise = answer_at if emphasise is None else emphasise
     if not chains:
         done = trace.get("stop_reason") and trace.get("answer")
@@ -198,15 +204,17 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
     walks = [walk(c, seed_ids) for c in chains]
     place, columns = _layout(walks)
     # the answer may sit part way along its chain (a deeper chain passes through it): thick up to the answer only
-    upto = _answer_hop(trace, walks[emphasise]) if 0 <= emphasise < len(walks) and emphasise == answer_at else None
-    emph_walk = (walks[emphasise][: upto + 1] if upto else walks[emphasise]) if 0 <= emphasise < len(walks) else []
+    upto = _answer_hop(trace, walks[emphasise]) if 0 <= emphasise < kept and emphasise == answer_at else None
+    emph_walk = (walks[emphasise][: upto + 1] if upto else walks[emphasise]) if 0 <= emphasise < kept else []
     emph_keys = {k for k, _ in emph_walk}
     ids = {k: i for i, k in enumerate(place)}
+    ends = {w[-1][0]: rank for (rank, _, _), w in zip(extra, walks[kept:]) if w}  # each drawn candidate's entity
     nodes = []
     for hop, keys in sorted(columns.items()):
         for row, key in enumerate(keys):
             colour = type_colour((types or {}).get(key)) if types is not None else depth_colour(hop)
-            nodes.append(_node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=key in emph_keys))
+            nodes.append(_node(ids[key], key, place[key][1], hop, row, len(keys), colour, on=key in emph_keys,
+                               extra=f"\ncandidate {ends[key]} of the answer list" if key in ends else ""))
     evidence = trace.get("evidence") if isinstance(trace.get("evidence"), dict) else None
     # many links: only the emphasised chain's carry their relation text, the others show it on hover
     every_label = sum(len(c) for c in chains) <= EDGE_LABELS_ALL
@@ -221,23 +229,36 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
                 continue
             seen.add((a, b, rid))
             stored_fwd = _stored_forward(link, a)
-            scored = plain(link["unscored"], 120) if link.get("unscored") else f"score {num(link.get('score', 1.0))}"
-            tip = [plain(link.get("relation"), 400), f"{scored} · chain {ci + 1}, hop {hop + 1}"] + \
+            which = f"chain {ci + 1}"
+            if ci >= kept:  # a candidate's chain (candidate_chains): what it says on hover, its place in the list
+                rank, _, said = extra[ci - kept]
+                scored, which = plain(said, 160), f"candidate {rank}'s chain"
+            elif link.get("unscored"):
+                scored = plain(link["unscored"], 120)
+            else:
+                scored = f"score {num(link.get('score', 1.0))}"
+            tip = [plain(link.get("relation"), 400), f"{scored} · {which}, hop {hop + 1}"] + \
                 evidence_lines(link, evidence)
-            on = ci == emphasise and (upto is None or hop < upto)
+            on = ci == emphasise and ci < kept and (upto is None or hop < upto)
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1
             edges.append({"from": ids[a], "to": ids[b], "arrows": arrows(stored_fwd),
                           "label": short(link.get("relation"), 40) if every_label or on else "",
                           "title": "\n".join(tip),
-                          "width": 3 if on else 1, "color": {"color": "#343a40" if on else "#adb5bd"},
+                          "width": 3 if on else 1, "dashes": DASHES if ci >= kept else False,
+                          "color": {"color": "#343a40" if on else CANDIDATE_COLOUR if ci >= kept else "#adb5bd"},
                           "smooth": {"enabled": True, "type": "curvedCW" if k % 2 == 0 else "curvedCCW",
                                      "roundness": 0.08 + 0.12 * ((k + 1) // 2)}})
     items = type_items(types.get(k, "") for k in place) if types is not None else []
-    items += [f"{len(chains)} chain(s), left→right by hop",
+    items += [f"{kept} chain(s), left→right by hop",
               swatch("#fff", border=FRONTIER_BORDER, ring=True) + f"chain {emphasise + 1} (used for the answer"
               + (f", up to {html.escape(short(emph_walk[-1][1], 40))}, its hop {upto})" if upto else ")")
               if emph_keys else "no chain emphasised"]
+    if extra:
+        ranks = ", ".join(str(rank) for rank, _, _ in extra)
+        items.append(f'<i class="ln" style="border-top:2px dashed {CANDIDATE_COLOUR}"></i>'
+                     + (f"the chains of candidates {ranks}" if len(extra) > 1 else f"the chain of candidate {ranks}")
+                     + ": off the kept chains, not scored by the search")
     opts = vis_options(len(nodes), len(edges), physics=False)
     opts["interaction"]["dragNodes"] = True
     return build_page(nodes, edges, opts, height=height, legend_html=legend(items), title="ToG reasoning chains")

@@ -14,6 +14,10 @@ from typing import Any
 from tog_core.tog.trace import Trace
 
 
+CANDIDATES_SHOWN = 3  # answer candidates shown by default: under the answer (app/pick.py), `query --candidates`, and
+# whose chains the reasoning chains picture draws (render/candidate_chains.py); the rest are one click or flag away
+
+
 # how an answer candidate on no kept chain was found (AnswerChoice.found, the trace candidate's "found"): its chain is
 # the shortest to it and the search scored none of its links
 FOUND_HOW = {"description": "found by its description",  # policy/retrieval.py

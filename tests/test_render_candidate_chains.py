@@ -1,0 +1,72 @@
+"""The reasoning chains picture draws the chains of the first answer candidates no drawn chain reaches
+(render/candidate_chains.py): dashed, never emphasised, each link saying on hover that the search did not score it and
+how the candidate was found; a candidate a drawn chain reaches adds no chain. Helpers: test_viz.py."""
+from __future__ import annotations
+
+from typing import Any
+
+from test_viz import HOSTILE, assert_safe, make_trace
+
+from tog_core.render.viz import chains_html, picture_json
+from tog_core.tog.choice import CANDIDATES_SHOWN
+
+
+def link(s: str, rel: str, t: str) -> dict[str, Any]:
+    return {"source": s, "source_id": s, "relation": rel, "target": t, "target_id": t, "relationship_id": f"r-{t}"}
+
+
+def with_candidates(*cands: dict[str, Any]) -> dict[str, Any]:
+    """make_trace's A → B → E and A → C → G kept; the answer E (on chain 1), then `cands`."""
+    trace = make_trace()
+    answer = {"title": "E", "entity_id": "E", "score": 0.5, "chain": [link("A", "A founded B", "B"),
+                                                                       link("B", "B lives in E", "E")]}
+    trace["answer_entity"] = "E"
+    trace["candidates"] = [answer, *cands]
+    return trace
+
+
+def test_a_candidate_found_off_the_kept_chains_has_its_chain_drawn_dashed():
+    h = {"title": "H", "entity_id": "H", "chain": [link("A", "A met C", "C"), link("C", "C knows H", "H")],
+         "found": "description"}
+    b = {"title": "B", "entity_id": "B", "chain": [link("A", "A founded B", "B")]}  # on kept chain 1
+    k = {"title": "K", "entity_id": "K", "chain": [link("A", "A hired K", "K")], "found": "text"}  # 4th: not shown
+    page = chains_html(with_candidates(h, b, k))
+    data = picture_json(page)
+    nodes = {n["label"]: n for n in data["nodes"]}
+    assert "H" in nodes and "K" not in nodes and CANDIDATES_SHOWN == 3
+    assert "candidate 2 of the answer list" in nodes["H"]["title"]
+    dashed = [e for e in data["edges"] if e.get("dashes")]
+    # A met C is kept chain 2's own link, drawn once, solid; only the hop off the kept chains is the candidate's
+    assert [e["label"] for e in dashed] == ["C knows H"]
+    assert "not scored by the search: found by its description" in dashed[0]["title"]
+    assert "candidate 2's chain, hop 2" in dashed[0]["title"]
+    # candidate 3 (B) is on a kept chain: no chain of its own, no duplicate link
+    assert "candidate 3" not in page and len(data["edges"]) == 5
+    # the answer's chain stays the emphasised one, the candidate's thin
+    widths = {e["label"]: e["width"] for e in data["edges"]}
+    assert widths["A founded B"] == widths["B lives in E"] == 3 and widths["C knows H"] == 1
+    assert "the chain of candidate 2: off the kept chains, not scored by the search" in page
+
+
+def test_a_candidate_reached_by_another_candidates_chain_adds_none():
+    # candidate 3 (J) is on candidate 2's chain; candidate 2 came from a number of hops tried but not kept
+    h = {"title": "H", "entity_id": "H", "chain": [link("A", "A taught J", "J"), link("J", "J knows H", "H")]}
+    j = {"title": "J", "entity_id": "J", "chain": [link("A", "A taught J", "J")], "found": "path"}
+    data = picture_json(chains_html(with_candidates(h, j)))
+    dashed = [e for e in data["edges"] if e.get("dashes")]
+    assert [e["label"] for e in dashed] == ["A taught J", "J knows H"]
+    assert all("not scored by the search: its chain from a number of hops tried but not kept" in e["title"]
+               for e in dashed)
+    assert not any("candidate 3" in e["title"] for e in data["edges"])
+
+
+def test_a_hostile_candidates_chain_stays_text():
+    for bad in HOSTILE:
+        h = {"title": bad, "entity_id": "H", "found": bad,
+             "chain": [link("A", bad, "H") | {"target": bad}]}
+        page = chains_html(with_candidates(h))
+        assert_safe(page)
+        data = picture_json(page)
+        dashed = [e for e in data["edges"] if e.get("dashes")]
+        assert len(dashed) == 1 and "found off the kept chains" in dashed[0]["title"]  # an unknown `found`
+        assert all("href" not in (x.get("title") or "").lower() for x in data["nodes"] + data["edges"])
