@@ -137,16 +137,9 @@ def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_s
     a branch of it, and the page says so (it said nothing: the note went nowhere)."""
     from explorer import ui
 
-    class Halt(BaseException):
-        pass
+    from test_run_conflicts import stopped_at_depth_2
 
-    def halt(depth, _stage):
-        if depth == 2:
-            raise Halt()
-
-    with pytest.raises(Halt):
-        R.run_question(demo_engine(), CORIN, R.RunCallbacks(on_stage=halt), store=RunStore(), run_id=RID,
-                       model_info={"model": "none", "model_kind": "none"})
+    stopped_at_depth_2(demo_engine(), RunStore(), RID, CORIN, model_info={"model": "none", "model_kind": "none"})
     real = ui.engine_or_stop
 
     def meanwhile(*args, **kwargs):  # after the page read the stopped run, before it answers it

@@ -119,9 +119,9 @@ def test_one_session_saves_every_step_over_its_own_run(store):
     assert [r.run_id for r in store.list() if r.question == Q and r.run_id == rid] == [rid]
 
 
-def test_two_resumes_of_one_stopped_run_both_save_and_the_second_is_told(store):
-    """The Ask page's Resume, pressed in two sessions on one stopped run: the first finishes the run; the second's
-    steps go to a new run, a branch of it, and the note it is given says so."""
+def stopped_at_depth_2(eng, store, run_id: str, question: str, **kwargs) -> str:
+    """A run of `question` saved to `store` as `run_id` and stopped as depth 2 begins (as Stop or a crash leaves it:
+    unfinished, resumable); `kwargs` go to run_question (seeds, model_info). Returns the run id."""
     class Stop(BaseException):
         pass
 
@@ -130,9 +130,14 @@ def test_two_resumes_of_one_stopped_run_both_save_and_the_second_is_told(store):
             raise Stop()
 
     with pytest.raises(Stop):
-        run_question(engine(), Q, RunCallbacks(on_stage=stop_at_depth_2), seeds=["Acme"], store=store,
-                     run_id="20260101-000000-c0ffee")
-    rid = "20260101-000000-c0ffee"
+        run_question(eng, question, RunCallbacks(on_stage=stop_at_depth_2), store=store, run_id=run_id, **kwargs)
+    return run_id
+
+
+def test_two_resumes_of_one_stopped_run_both_save_and_the_second_is_told(store):
+    """The Ask page's Resume, pressed in two sessions on one stopped run: the first finishes the run; the second's
+    steps go to a new run, a branch of it, and the note it is given says so."""
+    rid = stopped_at_depth_2(engine(), store, "20260101-000000-c0ffee", Q, seeds=["Acme"])
     first, second = store.load(rid), store.load(rid)
     notes_a, notes_b = [], []
     a = resume_question(engine(), first, store, RunCallbacks(on_note=notes_a.append))
@@ -149,16 +154,7 @@ def test_stop_answered_over_a_run_resumed_meanwhile_is_a_new_run_and_says_so(sto
     meanwhile, that answer goes to a new run, a branch of it, and the note the page shows says so."""
     from tog_core.app.runner import finish_stopped
 
-    class Stop(BaseException):
-        pass
-
-    def stop_at_depth_2(depth, _stage):
-        if depth == 2:
-            raise Stop()
-
-    rid = "20260101-000000-5709ed"
-    with pytest.raises(Stop):
-        run_question(engine(), Q, RunCallbacks(on_stage=stop_at_depth_2), seeds=["Acme"], store=store, run_id=rid)
+    rid = stopped_at_depth_2(engine(), store, "20260101-000000-5709ed", Q, seeds=["Acme"])
     mine, theirs = store.load(rid), store.load(rid)
     resume_question(engine(), theirs, store)  # someone else resumed it to its answer
     notes: list[str] = []
