@@ -44,7 +44,8 @@ def _rows(path: Path) -> list[dict]:
 
 def test_the_question_files_are_all_found():
     names = sorted(f"{q.parent.name}/{q.name}" for q, _ in PAIRS)
-    assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_blind3.jsonl",
+    assert names == ["christmas-carol-v1.2/questions_blind.jsonl", "christmas-carol-v1.2/questions_blind13.jsonl",
+                     "christmas-carol-v1.2/questions_blind3.jsonl",
                      "christmas-carol-v1.2/questions_blind5.jsonl", "christmas-carol-v1.2/questions_blind6.jsonl",
                      "christmas-carol-v1.2/questions_dev.jsonl",
                      "christmas-carol-v1.2/questions_dev2.jsonl", "christmas-carol-v1.2/questions_dev_hub.jsonl",
@@ -105,6 +106,7 @@ BLIND9 = DATA / "christmas-carol" / "questions_blind9.jsonl"
 BLIND10 = DATA / "christmas-carol" / "questions_blind10.jsonl"
 BLIND11 = DATA / "christmas-carol" / "questions_blind11.jsonl"
 BLIND12 = DATA / "christmas-carol" / "questions_blind12.jsonl"
+BLIND13 = DATA / "christmas-carol-v1.2" / "questions_blind13.jsonl"
 CC3 = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
 DULCE_BLIND = DATA / "operation-dulce" / "questions_blind.jsonl"
 DULCE = ROOT.parent / "shared" / "data" / "graphrag" / "operation-dulce-v3" / "output"
@@ -116,14 +118,15 @@ DULCE = ROOT.parent / "shared" / "data" / "graphrag" / "operation-dulce-v3" / "o
                                                   (BLIND6, {1: 10, 2: 11, 3: 3}, "cc12-blind6-"),
                                                   (BLIND7, 10, "cc-blind7-"), (BLIND8, 10, "cc-blind8-"),
                                                   (BLIND9, 10, "cc-blind9-"), (BLIND10, 10, "cc-blind10-"),
-                                                  (BLIND11, 10, "cc-blind11-"), (BLIND12, 10, "cc-blind12-")],
+                                                  (BLIND11, 10, "cc-blind11-"), (BLIND12, 10, "cc-blind12-"),
+                                                  (BLIND13, {1: 18, 2: 11, 3: 1}, "cc12-blind13-")],
                          ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)",
                               "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)", "blind8 (3.x)", "blind9 (3.x)",
-                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
+                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)", "blind13 (1.2)"])
 def test_each_blind_set_is_sized_sourced_and_apart_from_every_other_set(path, per_hop, prefix):
-    """A blind set: the same number of questions per hop level (or the counts given, for blind6, whose graph holds
-    only three clean three-hop paths once the earlier sets' relationships are left out), each hop backed by a quoted
-    passage, no shortcut, and no question or id shared with another set."""
+    """A blind set: the same number of questions per hop level (or the counts given, for blind6 and blind13, whose
+    graph holds only three, then one, clean three-hop paths once the earlier sets' relationships are left out), each
+    hop backed by a quoted passage, no shortcut, and no question or id shared with another set."""
     rows = _rows(path)
     expected = per_hop if isinstance(per_hop, dict) else {1: per_hop, 2: per_hop, 3: per_hop}
     assert Counter(q["hops"] for q in rows) == expected
@@ -149,10 +152,10 @@ def test_checker_reads_graphrag_1_tables_and_checks_quotes_against_the_text_unit
 @pytest.mark.parametrize("path, output", [(BLIND, CC12), (BLIND2, CC3), (BLIND3, CC12), (DULCE_BLIND, DULCE),
                                           (BLIND4, CC3), (BLIND5, CC12), (BLIND6, CC12), (BLIND7, CC3),
                                           (BLIND8, CC3), (BLIND9, CC3), (BLIND10, CC3), (BLIND11, CC3),
-                                          (BLIND12, CC3)],
+                                          (BLIND12, CC3), (BLIND13, CC12)],
                          ids=["blind (1.2)", "blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)",
                               "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)", "blind8 (3.x)", "blind9 (3.x)",
-                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
+                              "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)", "blind13 (1.2)"])
 def test_the_bench_loader_finds_every_blind_title(path, output):
     """`bench kgqa` opens the output through KnowledgeGraph: every topic entity and answer is found there too (the
     checker above reads the parquet tables itself)."""
@@ -176,7 +179,7 @@ WRITTEN = {
           ("dev", "dev2", "dev3", "test", "blind2", "blind4", "blind7", "dev_hub", "blind8", "blind9", "blind10",
            "blind11", "blind12")],
     CC12: [f"christmas-carol-v1.2/questions_{n}.jsonl" for n in
-           ("dev", "dev2", "blind", "blind3", "blind5", "dev_hub", "blind6")],
+           ("dev", "dev2", "blind", "blind3", "blind5", "dev_hub", "blind6", "blind13")],
     DULCE: ["operation-dulce/questions_dev.jsonl", "operation-dulce/questions_blind.jsonl"],
 }
 
@@ -184,15 +187,15 @@ WRITTEN = {
 @pytest.mark.parametrize("path, output, starts_apart", [
     (BLIND2, CC3, False), (BLIND3, CC12, True), (DULCE_BLIND, DULCE, True), (BLIND4, CC3, True), (BLIND5, CC12, True),
     (BLIND6, CC12, True), (BLIND7, CC3, True), (BLIND8, CC3, True), (BLIND9, CC3, True), (BLIND10, CC3, True),
-    (BLIND11, CC3, True), (BLIND12, CC3, True),
+    (BLIND11, CC3, True), (BLIND12, CC3, True), (BLIND13, CC12, True),
 ], ids=["blind2 (3.x)", "blind3 (1.2)", "dulce-blind", "blind4 (3.x)", "blind5 (1.2)", "blind6 (1.2)", "blind7 (3.x)",
-        "blind8 (3.x)", "blind9 (3.x)", "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)"])
+        "blind8 (3.x)", "blind9 (3.x)", "blind10 (3.x)", "blind11 (3.x)", "blind12 (3.x)", "blind13 (1.2)"])
 def test_a_later_blind_set_keeps_the_protocol_its_readme_states(path, output, starts_apart):
     """What bench/data/README.md says of blind2, blind3, dulce-blind, blind4, blind5, blind6, blind7, blind8, blind9,
-    blind10, blind11 and blind12 and the checker does not check: no hop is a relationship the earlier sets on the graph
-    use, no relationship is used twice, no answer has an empty type or is a licence entity, and (blind3, dulce-blind,
-    blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12) no two- or three-hop question starts
-    where an earlier set's question does.
+    blind10, blind11, blind12 and blind13 and the checker does not check: no hop is a relationship the earlier sets on
+    the graph use, no relationship is used twice, no answer has an empty type or is a licence entity, and (blind3,
+    dulce-blind, blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12, blind13) no two- or
+    three-hop question starts where an earlier set's question does.
     Failures are counts: the log shows nothing of a blind question."""
     if not checker.table_path(output, "entities").is_file():
         pytest.skip(f"the GraphRAG output {output} is not here (../shared/data holds it)")
