@@ -1,10 +1,11 @@
 """Explore's ticks kept with the run (tog_core/app/pending.py): the ticks on the step still to apply come back after a
 reload, with a one-line note, and so do the ticks of the branch a "Back to depth" went back from. The records are
 the asking person's own when runs are kept per person (ui.owner: the page has stopped before this for a request
-that names nobody).
+that names nobody), and kept where the runs are: in PostgreSQL with a store URL (any replica of a deployment reads
+them), on the files under TOG_HOME without one or while it cannot be reached.
 
 This session remembers the record it last wrote for each run (K.EXPLORE_DRAFT), so a page run writes only when the
-ticks changed, and reads a run's record from disk only the first time the session meets the run (a reload, a run
+ticks changed, and reads a run's record from its store only the first time the session meets the run (a reload, a run
 opened from Saved runs).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tog_core.app import pending as P
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, Settings
+from tog_core.runs.drafts import Drafts, FallbackDrafts, drafts_of
 from tog_core.tog.trace import Trace
 
 RESTORED = "Your unsaved ticks from before the reload were restored."
@@ -33,8 +35,10 @@ def pending_words(stage: str) -> str:
             "them back.")
 
 
-def _drafts() -> P.Drafts:
-    return P.Drafts.for_owner(ui.owner())
+def _drafts() -> Drafts | FallbackDrafts:
+    """Where the run's records are kept: with the runs (runs/drafts.py), in the same person's part of the same store,
+    PostgreSQL's while it can be reached, else the files under TOG_HOME."""
+    return drafts_of(ui.store())
 
 
 def _known() -> dict[str, dict[str, Any] | None]:

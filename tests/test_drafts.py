@@ -261,3 +261,43 @@ def test_finishing_the_run_here_drops_its_ticks_without_a_word(home, button):
     assert not any("Your unsaved ticks" in i for i in _infos(at)), _infos(at)
     assert _drafts(home) == []
     assert not any("Your unsaved ticks" in i for i in _infos(_reload(rid)))
+
+
+# ---------------------------------------------------------------------------------------------- PostgreSQL run store
+
+def test_with_a_postgresql_store_a_reload_on_another_replica_brings_the_ticks_back(monkeypatch, home, tmp_path,
+                                                                                    demo_pg, pg_url):
+    """Several replicas behind a load balancer, one store URL: the reload lands on a replica with another TOG_HOME."""
+    monkeypatch.setenv("TOG_STORE", pg_url)
+    at = _tick(_start(), **{"Isle of Cairnloch": False, "Brackenmere": True})
+    rid = at.session_state[K.EXPLORE].run_id
+    assert "a reload brings them back" in texts(at) and _drafts(home) == []  # kept in PostgreSQL, not on this disk
+    monkeypatch.setenv("TOG_HOME", str(tmp_path / "replica-2"))
+    again = _reload(rid)
+    kept = _kept(_rows(again)[1])
+    assert (kept["Isle of Cairnloch"], kept["Brackenmere"]) == (False, True) and RESTORED in _infos(again)
+    again = click(again, "Continue")  # applied on the second replica: the draft goes for both
+    assert not again.exception, again.exception
+    monkeypatch.setenv("TOG_HOME", str(home))
+    assert RESTORED not in _infos(_reload(rid)) and _drafts(tmp_path) == []
+
+
+def test_while_the_postgresql_store_cannot_be_reached_the_ticks_are_kept_on_this_replica(monkeypatch, home, demo_pg,
+                                                                                         pg_url):
+    """The run store down (the outage the pages share, explorer/ui._outage): runs and ticks go to TOG_HOME's files,
+    and a reload brings the ticks back without an error."""
+    from explorer.ui import _outage
+    from tog_core.graphrag.pg_common import StoreError
+
+    monkeypatch.setenv("TOG_STORE", pg_url)
+    outage = _outage(pg_url)
+    outage.mark(StoreError("run store postgresql://127.0.0.1/postgres: connection refused"))
+    try:
+        at = _tick(_start(), **{"Isle of Cairnloch": False, "Brackenmere": True})
+        rid = at.session_state[K.EXPLORE].run_id
+        assert "a reload brings them back" in texts(at)
+        assert [d.name for d in _drafts(home)] == [f"{rid}.json"]  # on this replica's files
+        again = _reload(rid)
+        assert not again.exception and RESTORED in _infos(again)
+    finally:
+        outage.clear()

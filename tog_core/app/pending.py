@@ -1,10 +1,11 @@
 """A person's ticks on Explore's step still to apply, kept with the run so that a reload brings them back; and the
 ticks of the branch a "Back to depth" went back from (runner.Exploration.earlier), kept the same way.
 
-One small JSON record per run, `<runs folder>/.drafts/<run id>.json`, next to the run store's files: the runs folder
-is the person's own (`TOG_HOME/runs/people/<digest>/`) when runs are kept per person (`TOG_RUN_OWNER`, app/owner.py),
-else `TOG_HOME/runs` (with a PostgreSQL run store too: a draft stays on the disk of the replica it was made on). The
-run's own file is never written here, and the run store lists no draft (it reads `*.json` of its folder only).
+One small JSON record per run, kept where the runs are (runs/drafts.py): a file `<runs folder>/.drafts/<run id>.json`
+next to the run store's files (the person's own folder when runs are kept per person, app/owner.py), or, with a
+PostgreSQL run store, a row of tog.run_drafts (the person's own when runs are kept per person), so a reload that lands
+on another replica of a deployment brings the ticks back; while PostgreSQL cannot be reached, the files, as for the
+runs. The run itself is never written here, and no run store lists a draft.
 
 A record holds
 
@@ -18,69 +19,11 @@ run deleted. A record that cannot be read is no record (never an error). Streaml
 """
 from __future__ import annotations
 
-import json
-import logging
-from pathlib import Path
 from typing import Any
 
 from tog_core.app.runner import Exploration, beam_key
-from tog_core.runs.files import RunStore, atomic_write_text
-
-log = logging.getLogger(__name__)
-
-FORMAT = 1
-DRAFTS = ".drafts"  # in the runs folder: not `*.json` of the folder itself, so never listed as a run
-RECORD_MAX = 1_000_000  # bytes of a record read (width 10 and depth 6 make a few kB)
 
 Earlier = dict[tuple[int, str], tuple[frozenset[str], frozenset[str], frozenset[Any] | None]]
-
-
-class Drafts:
-    """The draft records of one runs folder."""
-
-    def __init__(self, runs_root: Path | str) -> None:
-        self.root = Path(runs_root) / DRAFTS
-
-    @classmethod
-    def for_owner(cls, owner: str | None) -> Drafts:
-        """The asking person's records (their own runs folder) when runs are kept per person, else the shared ones."""
-        runs = RunStore()
-        return cls((runs.for_owner(owner) if owner is not None else runs).root)
-
-    def path(self, run_id: str) -> Path:
-        """The record's file; ValueError for an id the run store would refuse too (no id names a path)."""
-        return self.root / RunStore(self.root).path(run_id).name
-
-    def read(self, run_id: str) -> dict[str, Any] | None:
-        """The run's record, None when there is none or it cannot be read (said in the log only)."""
-        try:
-            p = self.path(run_id)
-            if p.stat().st_size > RECORD_MAX:
-                raise ValueError("too large")
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-            log.warning("the draft of run %s cannot be read (%s); ignored", str(run_id)[:80], err)
-            return None
-        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("run_id") != run_id:
-            return None
-        return data
-
-    def write(self, run_id: str, record: dict[str, Any] | None) -> None:
-        """Keep `record` as the run's (None: remove it). OSError when the folder cannot be written."""
-        p = self.path(run_id)
-        if record is None:
-            p.unlink(missing_ok=True)
-        else:
-            atomic_write_text(p, json.dumps({"format": FORMAT, "run_id": run_id, **record}, ensure_ascii=False))
-
-    def forget(self, run_id: str) -> None:
-        """Remove the run's record, if any (a run deleted). Never raises."""
-        try:
-            self.write(run_id, None)
-        except (OSError, ValueError) as err:
-            log.warning("the draft of run %s could not be removed (%s)", str(run_id)[:80], err)
 
 
 # ---------------------------------------------------------------------------------------------- what a record holds

@@ -7,7 +7,8 @@ Layout in the database:
     g_<16 hex>            one schema per import (entities, relationships, adjacency, rel_text_units, text_units;
                           see pg_import). A re-import loads a new schema and swaps the catalog row in the same
                           transaction, so readers see the old graph or the new one, never half of one.
-    tog.runs/steps/overrides   the run store (tog_core.runs.postgres).
+    tog.runs/steps/overrides   the run store (tog_core.runs.postgres); tog.run_drafts: Explore's unsaved ticks
+                          (tog_core.runs.drafts).
 """
 from __future__ import annotations
 

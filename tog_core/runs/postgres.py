@@ -1,6 +1,7 @@
-"""PgRunStore: the run store in PostgreSQL (tables tog.runs, tog.steps, tog.overrides), for a deployment shared
-by many people. Same methods as the JSON-file RunStore (save, load, delete, list, problems); runs carry the
-project and the user/session that made them, and `list` filters by either.
+"""PgRunStore: the run store in PostgreSQL (tables tog.runs, tog.steps, tog.overrides; tog.run_drafts holds
+Explore's unsaved ticks, runs/drafts.py), for a deployment shared by many people. Same methods as the JSON-file
+RunStore (save, load, delete, list, problems); runs carry the project and the user/session that made them, and
+`list` filters by either.
 
 `save(trace)` is called after every step; it writes the run row, every step and every override in ONE
 transaction, so a reader (or a crash) sees the state after some step, never a mix of two. Unchanged steps are
@@ -47,6 +48,11 @@ DDL = [
         run_id text NOT NULL, n int NOT NULL, k int NOT NULL, id text NOT NULL, label text NOT NULL DEFAULT '',
         auto_kept bool, kept bool, PRIMARY KEY (run_id, n, k),
         FOREIGN KEY (run_id, n) REFERENCES {S}.steps ON DELETE CASCADE)""",
+    # Explore's unsaved ticks, one record per run and owner (runs/drafts.py: PgDrafts); no key to runs: a draft may
+    # be of a run kept on a replica's files during an outage
+    f"""CREATE TABLE IF NOT EXISTS {S}.run_drafts (
+        owner text NOT NULL, run_id text NOT NULL, record jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (owner, run_id))""",
 ]
 _DDL_LOCK = 7_310_515
 
