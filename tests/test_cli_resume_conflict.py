@@ -62,9 +62,30 @@ def test_a_run_saved_by_someone_else_meanwhile_is_left_as_they_saved_it_and_this
     assert main(["query", DEMO, "--model", "none", "--pruner", "bm25", "--resume", stopped]) == 0
     monkeypatch.setattr(RunStore, "load", load)
     err = capsys.readouterr().err
-    assert f"run {stopped} was saved by someone else meanwhile" in err
     assert load(RunStore(), stopped).answer == "their answer"  # theirs, as they saved it
     [branch] = [r for r in RunStore().list() if r.run_id != stopped]
     mine = load(RunStore(), branch.run_id)
     assert mine.parent_run == stopped and mine.answer and mine.answer != "their answer"
-    assert f"new run {branch.run_id}" in err
+    assert mine.branched_at == len(load(RunStore(), stopped).steps)  # the steps it took over, as the app records
+    assert f"warning: Someone else saved this run ({stopped}) meanwhile" in err and f"new run {branch.run_id}" in err
+
+
+def test_a_resumed_branch_keeps_where_it_came_from_and_when_it_began(stopped, capsys):
+    run = RunStore().load(stopped)
+    run.parent_run, run.branched_at, run.created_at = "20250101-000000-aaaaaa", 1, "2025-01-01T00:00:00.000Z"
+    RunStore().save(run)
+    assert main(["query", DEMO, "--model", "none", "--pruner", "bm25", "--resume", stopped]) == 0
+    done = RunStore().load(stopped)
+    assert done.answer and (done.parent_run, done.branched_at) == ("20250101-000000-aaaaaa", 1)
+    assert done.created_at == "2025-01-01T00:00:00.000Z"
+
+
+def test_a_run_the_store_cannot_keep_is_answered_and_said_once(tog_home, capsys, monkeypatch):
+    def full(self, trace):
+        raise OSError(28, "No space left on device", str(self.root))
+
+    monkeypatch.setattr(RunStore, "save", full)
+    assert main(["query", DEMO, QUESTION, "--model", "none", "--pruner", "bm25"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("This run could not be saved: No space left on device") == 1
+    assert "in this command's output" in err and "Mara Quell" in out

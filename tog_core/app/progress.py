@@ -53,6 +53,7 @@ class Saver:
     revision: int | None = 0
     base_steps: int = 0  # how many steps the run had then
     new_run_note: str = ""  # that someone else saved the run meanwhile, and the new run this one was saved as
+    shown_where: str = "on this page"  # where the run stays when it cannot be saved (the command line: its output)
     on_saved: Callable[[Saver], None] | None = None  # after every save that went through (its run id may be new)
 
     def trace(self, state: State) -> Trace:
@@ -67,7 +68,10 @@ class Saver:
         local files behind it) does not stop the run: the run goes on in memory and `on_note` is told why.
         `branch=False` (the save of a run as it is interrupted): a run someone saved meanwhile (Stop answered it) is
         left as they saved it, and nothing is written."""
-        tr = self.trace(state)
+        return self.save_trace(self.trace(state), branch=branch)
+
+    def save_trace(self, tr: Trace, *, branch: bool = True) -> Trace:
+        """`save` of a trace made by `trace` (and then given more, e.g. the command line's diagnosis)."""
         if self.store is not None:
             try:
                 try:
@@ -85,8 +89,9 @@ class Saver:
                 self.store = None
                 why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
                 where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
-                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays on this page but will "
-                                "not be in Saved runs; free some space or fix the store, then ask again to keep it.")
+                self.unsaved = (f"This run could not be saved: {why[:300]}{where}. It stays {self.shown_where} but "
+                                "will not be in Saved runs; free some space or fix the store, then ask again to keep "
+                                "it.")
                 if self.on_note is not None:
                     self.on_note(self.unsaved)
             else:

@@ -73,13 +73,15 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
               seeds: list[str] | None = None, hops: int | None = None, expect: list[str] | None = None,
               save: bool = True, resume: str | None = None, store_url: str | None = None,
               graph_name: str | None = None, allow_fallback: bool = True,
-              say: Callable[[str], None] = lambda _t: None) -> Trace:
+              say: Callable[[str], None] = lambda _t: None,
+              on_note: Callable[[str], None] | None = None) -> Trace:
     """One ToG run as the CLI does it: the engine `spec` describes (tog_core.compose, as given: the CLI's own spec
     trusts its --api-base) on `project`, asked `question`; returns the Trace. `callbacks` see the run as the engine
     reports it (the run is saved after every step before `on_state` is called; `say` gets a line per step). With
     `store_url` the graph is read from PostgreSQL and the run saved there. Also used by benchmarks and tests. A
     provider's failure is in the trace's `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI
-    stops on it unless --allow-fallback."""
+    stops on it unless --allow-fallback. `on_note` is told, in one sentence, when the run cannot be saved or was saved
+    as a new run because someone else saved it meanwhile (app/progress.py: Saver)."""
     import asyncio
     import getpass
     import time
@@ -87,7 +89,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
     from tog_core.compose import build_engine, plan
     from tog_core.graphrag.open import open_graph
     from tog_core.home import new_run_id
-    from tog_core.runs.revision import RunConflict
+    from tog_core.app.progress import Saver, saver_for
     from tog_core.policy import depths
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
@@ -127,23 +129,19 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
                              "them, or leave --resume out to start a new run") from None
         state = _restore(engine, saved, store_url, question) if saved is not None else None
 
-        # what each save expects the stored run to be at (runs/revision.py): a resumed run's own count of saves, so
-        # that a save over a run someone else continued meanwhile is refused; this run then goes on as a branch
-        revision: int | None = saved.revision if saved is not None else None
-        parent: str | None = saved.parent_run if saved is not None else None  # a branch resumed stays one
+        # every save over the revision the run was loaded or last saved at (runs/revision.py), as the app saves: a
+        # run someone else continued meanwhile is left as they saved it, and this one goes on as a new run, a branch
+        # of it (its note goes to `on_note`); a store that cannot keep the run is a note too, and the run goes on
+        saver = None
+        if store is not None:
+            runs: Any = store  # files or PostgreSQL: one interface (the app's Saver takes either)
+            saver = (saver_for(engine, saved, runs, model_info, on_note) if saved is not None else
+                     Saver(engine=engine, store=runs, run_id=run_id, model_info=model_info, on_note=on_note))
+            saver.shown_where = "in this command's output"
 
         def save_state(st: State) -> None:
-            nonlocal run_id, revision, parent
-            if store is not None:
-                tr = engine.trace(st, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
-                tr.revision, tr.parent_run = revision, parent
-                try:
-                    store.save(tr)
-                except RunConflict:
-                    tr.parent_run, tr.run_id, tr.revision = tr.run_id, new_run_id(), 0
-                    store.save(tr)  # cmd says so (trace.parent_run is the resumed run)
-                    run_id, parent = tr.run_id, tr.parent_run
-                revision = tr.revision
+            if saver is not None:
+                saver.save(st)
             given.on_state(st)
 
         def on_step(step: Step) -> None:
@@ -156,14 +154,14 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
             state = asyncio.run(depths.run(engine, question, seeds=seeds or None, callbacks=cb, state=state, hops=hops))
         except ValueError as err:
             raise UsageError(str(err)) from None
-        trace = engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info)
-        trace.revision, trace.parent_run = revision, parent
+        trace = (saver.trace(state) if saver is not None else
+                 engine.trace(state, run_id=run_id, wall_s=time.perf_counter() - t0, model_info=model_info))
         if expect:
             from tog_core.tog.diagnosis import diagnose
 
             trace.diagnosis = diagnose(trace.to_dict(), expect, graph)
-            if store is not None:
-                store.save(trace)
+            if saver is not None:
+                trace = saver.save_trace(trace)
         return trace
     finally:
         for closable in (store, graph):
@@ -322,7 +320,8 @@ def cmd(args: argparse.Namespace) -> int:
                    paper=args.paper, without=tuple(args.without))
     trace = run_query(spec, project=args.project, question=args.question or "", seeds=args.seed, hops=args.hops,
                       expect=args.expect, save=not args.no_save, resume=args.resume, store_url=args.store,
-                      graph_name=args.name, allow_fallback=args.allow_fallback, say=say)
+                      graph_name=args.name, allow_fallback=args.allow_fallback, say=say,
+                      on_note=lambda note: echo(f"warning: {note}", file=sys.stderr))
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
@@ -333,9 +332,6 @@ def cmd(args: argparse.Namespace) -> int:
         where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
         print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
         return 1
-    if args.resume and trace.parent_run == args.resume and trace.run_id != args.resume:
-        echo(f"warning: run {args.resume} was saved by someone else meanwhile (left as they saved it); this run went "
-             f"on as a new run {trace.run_id}, a branch of it", file=sys.stderr)
     if fallback := fallback_line(trace):  # on stderr whatever stdout carries; the text output repeats it
         echo(f"warning: {fallback}", file=sys.stderr)
     if args.json:
