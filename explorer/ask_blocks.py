@@ -59,7 +59,7 @@ def answer_stopped(run_id: str, store: Any, project: str) -> None:
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
         notes: list[str] = []
         done = R.finish_stopped(engine, saved, store, model_info=model_info, on_note=notes.append)
-        if notes:  # someone else saved the run meanwhile: the answer is a new run (said while it is shown)
+        if notes:  # saved as a new run (someone else saved the run meanwhile), or not saved: said while it is shown
             ss[K.ASK_SAVED_AS] = (done.run_id, notes[-1])
         show(done)
     elif saved:  # it ended on its own before the Stop came through: shown as it ended

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from test_pathcover import QUESTION, graph, searched
+from test_pathcover import QUESTION, graph, searched, walked
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.stages import on_route, route_next
@@ -37,6 +37,9 @@ def test_the_beam_keeps_the_hub_relation_the_whole_path_needs_and_says_so():
     rel = next(c for s in st.steps if s.stage == "relations" and s.depth == 1 for c in s.candidates
                if "grew up" in c.label)
     assert rel.kept and rel.auto_kept and "beside the beam" in rel.reason and "names the most" in rel.reason
+    # the share the reason gives is the kept path's (two hops), not the best of any length to its end
+    two = walked(g, depth=2).best[2][g.find_title("Wenna")][0]
+    assert f"({two:.0%} of its words)" in rel.reason
     ent = next(c for s in st.steps if s.stage == "entities" and s.depth == 1 for c in s.candidates
                if c.label == "Bram")
     assert ent.kept and ent.auto_kept and "beside the beam" in ent.reason

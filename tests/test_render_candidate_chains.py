@@ -70,3 +70,29 @@ def test_a_hostile_candidates_chain_stays_text():
         dashed = [e for e in data["edges"] if e.get("dashes")]
         assert len(dashed) == 1 and "found off the kept chains" in dashed[0]["title"]  # an unknown `found`
         assert all("href" not in (x.get("title") or "").lower() for x in data["nodes"] + data["edges"])
+
+
+def test_the_candidates_chains_never_take_the_kept_chains_labels_away():
+    """make_trace's kept chains have 4 links (all labelled, at most EDGE_LABELS_ALL); two long candidate chains push
+    the picture past that: the kept chains keep their labels, the candidates' show theirs on hover only."""
+    from tog_core.render.chains import EDGE_LABELS_ALL
+
+    def long(end: str) -> dict[str, Any]:
+        hops = [link("A", f"A knew {end}1", f"{end}1")] + [link(f"{end}{i}", f"{end}{i} knew {end}{i + 1}",
+                                                                 f"{end}{i + 1}") for i in range(1, 3)]
+        return {"title": f"{end}3", "entity_id": f"{end}3", "chain": hops, "found": "description"}
+
+    data = picture_json(chains_html(with_candidates(long("P"), long("Q"))))
+    kept = [e for e in data["edges"] if not e.get("dashes")]
+    dashed = [e for e in data["edges"] if e.get("dashes")]
+    assert len(kept) + len(dashed) > EDGE_LABELS_ALL >= len(kept) and len(dashed) == 6
+    assert all(e["label"] for e in kept) and not any(e["label"] for e in dashed)
+    assert all("knew" in e["title"] for e in dashed)  # the relation on hover
+
+
+def test_with_no_kept_chain_the_legend_says_so():
+    trace = with_candidates({"title": "H", "entity_id": "H", "chain": [link("A", "A met H", "H")],
+                             "found": "description"})
+    trace["chains"], trace["answer_entity"] = [], None
+    page = chains_html(trace)
+    assert "no kept chain" in page and "0 chain(s)" not in page

@@ -299,10 +299,6 @@ def example_questions(graph: GraphStore, *, limit: int = 4, scan: int = 20) -> l
 STEP_WORDS: tuple[tuple[str, str], ...] = (
     ("beam, width", "the search keeps only the best few chains at each depth (the width, 3 by default) and drops the "
                     "rest; a candidate that is not kept is cut from the beam"),
-    ("beside the beam", "without an LLM, one relation and one chain more than the width may be kept at a depth: "
-                        "those on the path that, read as a whole from the topic entities, names the most of the "
-                        "question's words (a hub's relation that shares no word with the question can still lead "
-                        "there); untick it like any other"),
     ("relations, entities", "each depth has two stages: first which relations to follow from the chains' ends, then "
                             "which entities they lead to are kept"),
     ("score, cut-off", "what the candidates are ranked on at this stage; the cut-off is the score of the last one "

@@ -228,9 +228,10 @@ class CheapAnswers:
                 except StoreError as err:  # a store gone away: the beam keeps its own N
                     log.warning("no whole path for the beam: %s", err)
                     found = []
-                if found:
+                if found:  # the share of this path (at `depth`), not the best of any length to its end (cover)
+                    share = walk.best[depth][found[0].end][0]
                     route = (found[0], f"{BESIDE_BEAM}: on the path to depth {depth} that names the most of the "
-                                       f"question read whole ({walk.cover(found[0].end):.0%} of its words)")
+                                       f"question read whole ({share:.0%} of its words)")
             if len(self._routes) >= 16:
                 self._routes.pop(next(iter(self._routes)))
             self._routes[key] = route

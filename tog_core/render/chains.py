@@ -217,7 +217,8 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
                                extra=f"\ncandidate {ends[key]} of the answer list" if key in ends else ""))
     evidence = trace.get("evidence") if isinstance(trace.get("evidence"), dict) else None
     # many links: only the emphasised chain's carry their relation text, the others show it on hover
-    every_label = sum(len(c) for c in chains) <= EDGE_LABELS_ALL
+    # ... the kept chains' as before, whatever candidates' chains are drawn beside them; those only when all fit
+    every_label = tuple(sum(len(c) for c in part) <= EDGE_LABELS_ALL for part in (chains[:kept], chains))
     edges: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
     parallel: defaultdict[frozenset[str], int] = defaultdict(int)
@@ -243,14 +244,14 @@ def chains_html(trace: dict[str, Any], *, emphasise: int | None = None, height: 
             k = parallel[frozenset((a, b))]
             parallel[frozenset((a, b))] += 1
             edges.append({"from": ids[a], "to": ids[b], "arrows": arrows(stored_fwd),
-                          "label": short(link.get("relation"), 40) if every_label or on else "",
+                          "label": short(link.get("relation"), 40) if every_label[ci >= kept] or on else "",
                           "title": "\n".join(tip),
                           "width": 3 if on else 1, "dashes": DASHES if ci >= kept else False,
                           "color": {"color": "#343a40" if on else CANDIDATE_COLOUR if ci >= kept else "#adb5bd"},
                           "smooth": {"enabled": True, "type": "curvedCW" if k % 2 == 0 else "curvedCCW",
                                      "roundness": 0.08 + 0.12 * ((k + 1) // 2)}})
     items = type_items(types.get(k, "") for k in place) if types is not None else []
-    items += [f"{kept} chain(s), left→right by hop",
+    items += [f"{kept} chain(s), left→right by hop" if kept else "no kept chain",
               swatch("#fff", border=FRONTIER_BORDER, ring=True) + f"chain {emphasise + 1} (used for the answer"
               + (f", up to {html.escape(short(emph_walk[-1][1], 40))}, its hop {upto})" if upto else ")")
               if emph_keys else "no chain emphasised"]

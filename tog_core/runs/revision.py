@@ -5,10 +5,11 @@ stores it with the run (the JSON file's `revision`; PostgreSQL's `tog.runs.revis
 the store, or from a session's last save, still carries the revision it had then, and a save of it expects the run
 to be stored at that revision: when the stored run has moved on (someone else saved it meanwhile), the save is
 refused with `RunConflict` and nothing of the stored run is touched; the caller keeps the person's work another way
-(app/progress.py: Saver saves it as a new run, a branch of this one, and says so). A run that is not stored (new,
-or deleted meanwhile) is saved. A trace whose revision is None (never saved: the command line saves a new trace of
-its run after every step) is saved without a check, as before revisions were counted; a trace with revision 0 (a
-session's new run, or a run saved before) expects the run not to be stored, or stored uncounted.
+(app/progress.py: Saver saves it as a new run, a branch of this one, and says so; the app and `query`, resumed or
+not, save through it). A run that is not stored (new, or deleted meanwhile) is saved. A trace whose revision is None
+(one that never came from a run store: a `query --no-save` run, a trace file written by hand) is saved without a
+check, as before revisions were counted; a trace with revision 0 (a new run, or a run saved before) expects the run
+not to be stored, or stored uncounted.
 """
 from __future__ import annotations
 

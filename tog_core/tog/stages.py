@@ -175,8 +175,11 @@ class StageProposals(EdgeRules):
             top = beam_cut([(-v, -t) for v, t in zip(scores, ties[0])] if ties else [(-v,) for v in scores],
                            self.policy.relations_kept(self))  # relation pruning: the top N per entity (policy's)
             nxt = route_next(route[0], state.paths[i]) if route else None
-            way = next((k for k, g in enumerate(groups) if nxt.ridx in g.ridxs), next(
-                (k for k, g in enumerate(groups) if nxt.dst in g.others), None)) if nxt is not None else None
+            way = None
+            if nxt is not None:  # the group of its relationship, else (a reversed twin) of the entity it reaches
+                way = next((k for k, g in enumerate(groups) if nxt.ridx in g.ridxs), None)
+                if way is None:
+                    way = next((k for k, g in enumerate(groups) if nxt.dst in g.others), None)
             if way is not None and route and way not in top:
                 top.add(way)
                 reasons[way] = f"{route[1]}; {reasons[way]}" if reasons[way] else route[1]
