@@ -89,7 +89,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
     from tog_core.compose import build_engine, plan
     from tog_core.graphrag.open import open_graph
     from tog_core.home import new_run_id
-    from tog_core.app.progress import Saver, saver_for
+    from tog_core.runs.saving import Saver, saver_for
     from tog_core.policy import depths
     from tog_core.runs.postgres import open_run_store
     from tog_core.tog.state import Callbacks
