@@ -1,4 +1,4 @@
-"""Two sessions continuing one saved run never overwrite each other (runs/revision.py, app/progress.py: Saver): the
+"""Two sessions continuing one saved run never overwrite each other (runs/revision.py, runs/saving.py: Saver): the
 second save over a run someone else saved meanwhile is refused by the store, and that session's work is saved as a
 new run, a branch of it, and it is told so in one sentence. In the JSON files, in PostgreSQL (a throwaway cluster,
 tests/pg.py; skipped with the reason when PostgreSQL is not installed, unless TOG_REQUIRE_POSTGRES is set) and in the

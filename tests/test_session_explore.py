@@ -130,12 +130,12 @@ def test_replay_refuses_a_run_the_search_no_longer_offers(home):
 def test_a_run_keeps_the_time_it_began_through_steps_branches_and_reopening(monkeypatch):
     """A reviewer saw Saved runs' time move on resume and branching (10:08:49, then 10:18:15 for the parent): each
     save now keeps the time the run began."""
-    from tog_core.app import progress
     from tog_core.app import runner
     from tog_core.app.runner import explore_back, explore_from_trace
+    from tog_core.runs import saving
 
     clock = iter(f"2026-01-01T10:{m:02d}:00" for m in range(60))
-    monkeypatch.setattr(progress, "now_iso", lambda: next(clock))
+    monkeypatch.setattr(saving, "now_iso", lambda: next(clock))
     monkeypatch.setattr(runner, "now_iso", lambda: next(clock))
     store, eng = RunStore(), engine()
     ex = explore_start(eng, Settings(), Q, ["Acme"])
