@@ -132,7 +132,7 @@ class CheapAnswers:
         reading = self.reading(ctx, state)
         topic_titles = [x.title for x in state.seeds]
         query = self.description_query(ctx, state)
-        walk = self.path_walk(ctx, state, query)
+        walk = self.path_walk(ctx, state, query) if self.path_found else None
         for c in cands:
             c.features["beam"] = 1.0
         if not person_stopped(state):  # a person who judged the chains enough is answered from them
@@ -239,11 +239,11 @@ class CheapAnswers:
 
     def path_walk(self, ctx: SearchContext, state: State, query: frozenset[str],
                   depth: int | None = None) -> pathcover.Walk | None:
-        """Every path up to the maximum depth (or `depth`, for whole_path) from the topic entities, read whole
-        (policy/pathcover.py), when `path_found` is on (or for whole_path), on a free-text graph, with a query, both
-        stages scored by what reads the question (a random baseline stays random; an LLM's pruning is its own), and
-        no answer forced in; else None."""
-        if (not self.path_found and depth is None) or not query or state.forced or ctx.graph.has_relation_labels:
+        """Every path up to the maximum depth (or `depth`) from the topic entities, read whole (policy/pathcover.py),
+        on a free-text graph, with a query, both stages scored by what reads the question (a random baseline stays
+        random; an LLM's pruning is its own), and no answer forced in; else None. Read by the candidates when
+        `path_found` is on, and by whole_path when `path_beam` is."""
+        if not query or state.forced or ctx.graph.has_relation_labels:
             return None
         if not reads_question(ctx.relation_scorer, ctx.entity_scorer):
             return None

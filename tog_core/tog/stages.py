@@ -51,19 +51,21 @@ def beam_cut(rank: Sequence[tuple[float, ...]], width: int | None, reach: Sequen
     return top
 
 
+def _begins(route: BeamPath, p: BeamPath) -> bool:
+    """Whether chain `p` is the beginning of `route` (maybe all of it, maybe none of its hops): the same start and
+    entities in the same order (a relationship's reversed twin takes the same way)."""
+    return (p.start == route.start and len(p.hops) <= len(route.hops)
+            and all(a.dst == b.dst for a, b in zip(p.hops, route.hops)))
+
+
 def route_next(route: BeamPath, p: BeamPath) -> Hop | None:
-    """The hop `route` takes after chain `p` when `p` is its beginning (the same start and entities in the same
-    order: a relationship's reversed twin takes the same way), else None."""
-    n = len(p.hops)
-    if p.start != route.start or n >= len(route.hops) or any(a.dst != b.dst for a, b in zip(p.hops, route.hops)):
-        return None
-    return route.hops[n]
+    """The hop `route` takes after chain `p` when `p` is its beginning, else None (nor after the whole route)."""
+    return route.hops[len(p.hops)] if len(p.hops) < len(route.hops) and _begins(route, p) else None
 
 
 def on_route(route: BeamPath, p: BeamPath) -> bool:
     """Whether chain `p` is the beginning of `route` (at least one hop of it)."""
-    return bool(p.hops) and route_next(route, BeamPath(start=p.start, hops=p.hops[:-1])) is not None and \
-        route.hops[len(p.hops) - 1].dst == p.end
+    return bool(p.hops) and _begins(route, p)
 
 
 class StageProposals(EdgeRules):
