@@ -96,3 +96,29 @@ def test_with_no_kept_chain_the_legend_says_so():
     trace["chains"], trace["answer_entity"] = [], None
     page = chains_html(trace)
     assert "no kept chain" in page and "0 chain(s)" not in page
+
+
+def test_an_old_traces_candidate_found_by_its_description_says_so_without_the_found_key():
+    """A trace written before candidates carried "found" says how one was found only in its `why`: the hover reads it
+    from there, not "from a number of hops tried" (which it says of a candidate whose `why` says neither)."""
+    why = ("ranked 2 of 5 candidates by chain, text, type and agreement; found by its description, not on a kept chain"
+           " (its chain is the shortest to it)")
+    h = {"title": "H", "entity_id": "H", "chain": [link("A", "A met C", "C"), link("C", "C knows H", "H")], "why": why}
+    t = {"title": "T", "entity_id": "T", "chain": [link("A", "A hired T", "T")], "why": "ranked 3 of 5 candidates"}
+    data = picture_json(chains_html(with_candidates(h, t)))
+    said = {e["label"]: e["title"] for e in data["edges"] if e.get("dashes")}
+    assert "found by its description" in said["C knows H"] and "tried but not kept" not in said["C knows H"]
+    assert "tried but not kept" in said["A hired T"]
+
+
+def test_found_of_reads_the_key_first_then_the_why_and_nothing_else():
+    from tog_core.tog.choice import AnswerCandidate, found_of
+    text_why = ("ranked 1 of 2 candidates by chain, text, type and agreement; found in the source text, not on a kept"
+                " chain")
+    assert found_of({"why": text_why}) == "text"
+    assert found_of({"why": text_why, "found": ""}) == ""  # a trace with the key is believed
+    assert found_of({"why": "found by its description of the house"}) == ""  # the words alone are not the phrase
+    assert found_of({"why": "x; found by the words of a whole path to it, not on a kept chain"}) == "path"
+    assert found_of("not a candidate") == ""
+    old = AnswerCandidate.from_dict({"title": "H", "why": text_why})
+    assert old is not None and old.found == "text"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tog_core.tog.choice import CANDIDATES_SHOWN, found_chain, found_words
+from tog_core.tog.choice import CANDIDATES_SHOWN, found_chain, found_of, found_words
 
 DASHES = [6, 5]  # a candidate's chain: dashed, beside the kept chains' solid links
 COLOUR = "#7950f2"
@@ -42,7 +42,7 @@ def candidate_chains(trace: dict[str, Any], drawn: list[list[dict[str, Any]]]) -
             continue
         if {str(v) for v in (c.get("entity_id"), c.get("title")) if v} & reached:
             continue
-        out.append((place, list(chain), hover(c.get("found"))))
+        out.append((place, list(chain), hover(found_of(c))))
         reached |= entities(chain)
     return out
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from tog_core.render.candidate_chains import COLOUR as CANDIDATE_COLOUR, DASHES, candidate_chains
-from tog_core.tog.choice import found_words
+from tog_core.tog.choice import found_of, found_words
 from tog_core.render.labels import frame_of, level_labels, place_edge_labels
 from tog_core.render.page import arrows, build_page, empty_html, vis_options
 from tog_core.render.style import (
@@ -173,8 +173,8 @@ def found_off_chain(trace: dict[str, Any]) -> str:
     trace record's "found": "description", policy/retrieval.py; "text", policy/textunits.py); "" otherwise."""
     cands = trace.get("candidates")
     top = next((c for c in cands if isinstance(c, dict)), {}) if isinstance(cands, list) else {}
-    found = top.get("found")
-    return str(found) if found and top.get("title") == trace.get("answer_entity") else ""
+    found = found_of(top)
+    return found if found and top.get("title") == trace.get("answer_entity") else ""
 
 
 def _answer_hop(trace: dict[str, Any], w: list[tuple[str, str]]) -> int | None:

@@ -54,6 +54,20 @@ def found_words(kind: str) -> str:
     return FOUND_HOW.get(kind, "found off the kept chains")
 
 
+def found_of(d: Any) -> str:
+    """How a trace's candidate record was found off the kept chains (FOUND_HOW's kind), "" for a candidate of the
+    chains. Its "found" when it has one; a trace written before "found" existed says it only in the candidate's `why`
+    ("found by its description, not on a kept chain ..."), which is read instead, so that an old trace's candidate is
+    not said to come from a number of hops tried."""
+    if not isinstance(d, dict):
+        return ""
+    if "found" in d:
+        return _str(d, "found")
+    said = _str(d, "why").split("; ")
+    return next((kind for kind, words in FOUND_HOW.items()
+                 if any(part.startswith(f"{words}, not on a kept chain") for part in said)), "")
+
+
 def _str(d: dict[str, Any], key: str) -> str:
     v = d.get(key)
     return "" if v is None else str(v)
@@ -101,7 +115,7 @@ class AnswerCandidate:
             chain = []
         return cls(title=_str(d, "title"), entity_id=_str(d, "entity_id"), score=number,
                    chain=tuple(ChainLink.from_dict(x) for x in chain if isinstance(x, dict)),
-                   sentence=_str(d, "sentence"), why=_str(d, "why"), found=_str(d, "found"))
+                   sentence=_str(d, "sentence"), why=_str(d, "why"), found=found_of(d))
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "chain": [asdict(x) for x in self.chain]}

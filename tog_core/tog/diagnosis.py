@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from tog_core.tog.choice import found_chain, found_words, without_place
+from tog_core.tog.choice import found_chain, found_of, found_words, without_place
 
 def _found_by(d: dict[str, Any]) -> str:
     """An entry's "found_by"; a diagnosis stored before it (a trace's `diagnosis`) said `by_description`."""
@@ -240,8 +240,8 @@ def diagnose(trace: dict[str, Any], expected: Iterable[str], graph: Any) -> list
         entry.update(title=e.title, entity_id=e.id)
         # on the answer list only, found off the kept chains (by its description or in the source text): no step of
         # the search had it
-        entry["found_by"] = next((str(c["found"]) for c in trace.get("candidates") or [] if isinstance(c, dict)
-                                  and str(c.get("entity_id")) == e.id and c.get("found")), "")
+        entry["found_by"] = next((found_of(c) for c in trace.get("candidates") or [] if isinstance(c, dict)
+                                  and str(c.get("entity_id")) == e.id and found_of(c)), "")
         entry["by_description"] = entry["found_by"] == "description"  # the key before found_by, kept for readers
         if entry["found_by"] and trace.get("answer_entity") == e.title:
             entry["never_candidate"], entry["answer"] = False, True  # the answer itself: nothing was lost
