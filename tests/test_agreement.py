@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from test_cheap_search import typed_graph
+from builders import typed_graph
 from tog_core.compose import RunSpec, build_engine
 from tog_core.graphrag.open import open_graph
 from tog_core.graphrag.pg_common import StoreError

@@ -73,7 +73,7 @@ def test_a_tooltip_open_over_a_live_picture_goes_with_it(chromium):
     """Explore draws each step's picture into the same page (render.live), held in a frame as the app's picture
     component holds it: a node's tooltip open when the next picture comes is hidden, not left over the new picture
     (seen by a newcomer: "click to drop" over a node gone)."""
-    from test_viz import make_trace
+    from builders import make_trace
 
     from tog_core.render.live import live_shell
     from tog_core.render.viz import frontier_html
@@ -112,7 +112,7 @@ def test_the_wheel_over_a_picture_scrolls_the_page_and_ctrl_wheel_zooms_it(chrom
     """A picture that took every wheel turn for its zoom held the page still whenever the pointer crossed it (a
     newcomer's "Continue does nothing after scrolling to the picture": the page had not scrolled back). The wheel
     now scrolls the page; Ctrl + wheel zooms (vis, as a pinch does); both in a standalone picture and a live one."""
-    from test_viz import make_trace
+    from builders import make_trace
 
     from tog_core.render.live import live_shell
     from tog_core.render.viz import frontier_html

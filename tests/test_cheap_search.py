@@ -14,47 +14,10 @@ from tog_core.reading.readers import question_words, relation_names
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
-from builders import question_bands
+from builders import free_graph, kin_graph, language_graph, question_bands, typed_graph
+from searchkit import chains, run
 from tog_core.scoring.text import _stem, without_words
 from tog_core.tog.state import BeamPath, EngineConfig
-
-TEMPLATES = {
-    "written_by": "{s} was written by {t}",
-    "directed_by": "{s} was directed by {t}",
-    "starred_actors": "{s} stars {t} (actor)",
-    "has_genre": "{s} has the genre {t}",
-    "in_language": "{s} is in the language {t}",
-    "release_year": "{s} was released in {t}",
-}
-TYPES = {"written_by": "person", "directed_by": "person", "starred_actors": "person", "has_genre": "genre",
-         "in_language": "language", "release_year": "year"}
-
-
-def typed_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
-    """(movie, relation, object) triples -> a graph with a `relation` column and entity types."""
-    kinds: dict[str, str] = {}
-    for s, r, t in triples:
-        kinds.setdefault(s, "movie")
-        kinds.setdefault(t, TYPES[r])
-    names = list(kinds)
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "type": [kinds[n] for n in names],
-                    "description": [""] * len(names)})
-    rel = pa.table({"id": [f"r{k}" for k in range(len(triples))], "source": [s for s, _, _ in triples],
-                    "target": [t for _, _, t in triples], "relation": [r for _, r, _ in triples],
-                    "description": [TEMPLATES[r].format(s=s, t=t) for s, r, t in triples],
-                    "text_unit_ids": pa.array([[] for _ in triples], pa.list_(pa.string()))})
-    return KnowledgeGraph.from_tables(ent, rel, None)
-
-
-def run(graph, question, seeds, policy=None, **cfg):
-    """A search whose depth is the question's known number of hops (exact_depth), unless told otherwise."""
-    cfg = {"relation_pruner": "bm25", "entity_pruner": "bm25", "exact_depth": True, **cfg}
-    eng = ToGEngine(graph, config=EngineConfig(**cfg), policy=policy or CheapPolicy())
-    return eng, asyncio.run(eng.run(question, seeds=seeds))
-
-
-def chains(eng, state):
-    return [[eng.graph.title(p.start)] + [eng.graph.title(h.dst) for h in p.hops] for p in state.paths]
 
 
 # ---------------------------------------------------------------- question structure
@@ -167,17 +130,6 @@ def test_a_path_may_pass_through_its_start_again_through_another_edge():
     assert all(p.end != p.start for p in st.paths)
 
 
-def kin_graph(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
-    """A PathQuestion-like graph: (person, relation, object) with the relation as its label, no types."""
-    names = list(dict.fromkeys([s for s, _, _ in triples] + [t for _, _, t in triples]))
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names, "description": [""] * len(names)})
-    rel = pa.table({"id": [f"r{k}" for k in range(len(triples))], "source": [s for s, _, _ in triples],
-                    "target": [t for _, _, t in triples], "relation": [r for _, r, _ in triples],
-                    "description": [f"{s} -- {r} --> {t}" for s, r, t in triples],
-                    "text_unit_ids": pa.array([[] for _ in triples], pa.list_(pa.string()))})
-    return KnowledgeGraph.from_tables(ent, rel, None)
-
-
 def test_a_round_trip_may_take_an_edge_again_the_same_way_never_backwards():
     # "the child of Sam's son's mother": Sam's son Gus, Gus's parents Sam and Min, their children Gus and Leo
     g = kin_graph([("Sam", "children", "Gus"), ("Gus", "parents", "Sam"), ("Min", "children", "Gus"),
@@ -218,8 +170,6 @@ def test_a_self_loop_may_be_taken_again_and_may_end_the_chain_at_its_start():
     assert g.title(choice.entity) == "Cold War"
     assert "Cold War" in [g.title(c.entity) for c in eng.answer_candidates(st)]  # the ranker may take it too
     # on a GraphRAG graph a self-loop is extraction noise: it never makes the topic the answer
-    from test_policy import free_graph
-
     g3 = free_graph([("Ann", "Ann", "Ann mentions Ann"), ("Ann", "Bob", "Ann met Bob")])
     eng3, st3 = run(g3, "who did Ann meet", ["Ann"], depth=1, width=None)
     assert all(p.end != p.start for p in st3.paths) and chains(eng3, st3) == [["Ann", "Bob"]]
@@ -229,12 +179,9 @@ def test_a_self_loop_may_be_taken_again_and_may_end_the_chain_at_its_start():
     assert all(p.end != p.start for p in st2.paths)
 
 
-
 def test_a_chain_never_ends_at_another_topic_entity_of_the_question():
     # "who stood at the wheel of the ship where the look-out kept watch": both SHIP and LOOK-OUT are linked; the
     # look-out is named by the question, so SHIP -> CREW -> LOOK-OUT answers nothing, SHIP -> CREW -> HELMSMAN may
-    from test_policy import free_graph
-
     g = free_graph([("SHIP", "CREW", "The crew works and lives aboard the ship"),
                     ("CREW", "LOOK-OUT", "The look-out of the crew kept watch in the bow of the ship"),
                     ("CREW", "HELMSMAN", "The helmsman, one of the crew, steers the ship")])
@@ -270,14 +217,6 @@ def test_a_chain_never_ends_at_another_topic_entity_of_the_question():
     assert eng2.best_paths(st2)[-1].answers_nothing(eng2.topic_ids(st2))  # ranked after every chain that answers
 
 # ---------------------------------------------------------------- lookahead
-def language_graph() -> KnowledgeGraph:
-    # the seed's actor starred in six films; only the last listed has a language edge
-    films = ["Aster", "Birch", "Cedar", "Dune", "Elm", "Fjord"]
-    triples = [("Seedfilm", "starred_actors", "Kim Novak")]
-    triples += [(f, "starred_actors", "Kim Novak") for f in films]
-    triples += [(f, "has_genre", "Drama") for f in films[:-1]]
-    triples += [("Fjord", "in_language", "French")]
-    return typed_graph(triples)
 
 
 def test_lookahead_keeps_the_film_that_can_answer_the_last_hop():
@@ -311,8 +250,6 @@ def test_dead_ends_rate_zero_and_the_lookahead_skips_llm_pruners():
 def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
     # "where does the official who fined the tailor live": MONDAY and PREVIOUS MONDAY touch only the tailor (one of
     # them by a reversed duplicate too), so at width 2 they would crowd the Lord Mayor out before his second hop
-    from test_policy import free_graph
-
     edges = [("Monday", "Tailor", "Monday is the day the tailor was fined"),
              ("Tailor", "Monday", "The tailor was fined on Monday"),
              ("Previous Monday", "Tailor", "The previous Monday is when the tailor was fined"),
@@ -343,8 +280,6 @@ def test_on_the_way_to_a_known_depth_a_graphrag_dead_end_takes_no_beam_slot():
 def test_the_lookahead_sees_the_topic_rule_of_the_last_hop():
     # two topics, Ann and the Castle: before the last hop, Bob is rated by what he offers next; his only onward edge
     # leads to the Castle, a topic, which the last hop may not end at, so for the lookahead Bob is a dead end
-    from test_policy import free_graph
-
     g = free_graph([("Ann", "Bob", "Ann met Bob"), ("Ann", "Cid", "Ann met Cid"),
                     ("Bob", "Castle", "Bob lives in the Castle"), ("Cid", "House", "Cid lives in the House"),
                     ("Castle", "Gate", "The Castle has a gate")])
@@ -374,7 +309,5 @@ def test_a_typed_graph_lends_its_relation_names_of_several_words_to_the_wording(
     assert st.reading is not None and st.reading.hops == 2
     assert policy.planned_depth(eng, st) == 2 and chains(eng, st)[0] == ["Sam", "Gus", "Oslo"]
     # a GraphRAG graph lends nothing: its relation texts are sentences
-    from test_policy import free_graph
-
     free = ToGEngine(free_graph([("A", "B", "A met B")]), config=eng.config, policy=policy)
     assert relation_names(free.graph) == ()

@@ -1,11 +1,12 @@
 """LLM-free search on GraphRAG (free-text) graphs: the asked type at the last hop (`type_prior`) and the whole chain
 read by the embedder (`chain_fusion`: the entity beam and the relations tied at the cut-off). Small hand-made graphs;
-the helpers are test_cheap_search.py's."""
+the helpers are tests/builders.py's and tests/searchkit.py's."""
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from test_cheap_search import chains, run, typed_graph
+from builders import free_graph, typed_graph
+from searchkit import _ChainReader, chains, run
 
 from tog_core.tog.engine import ToGEngine
 from tog_core.graphrag.graph import KnowledgeGraph
@@ -71,20 +72,6 @@ def test_the_type_prior_holds_only_at_the_last_hop_of_a_graphrag_search_for_a_ty
 
 
 # ---------------------------------------------------------------- the whole chain read by the embedder
-class _ChainReader:
-    """A stand-in for e5 whose similarity to any question is set per entity named in the passage (0 for others)."""
-
-    def __init__(self, sims: dict[str, float]) -> None:
-        self.sims = sims
-
-    def embed(self, texts, kind="passage"):
-        import numpy as np
-
-        rows = []
-        for t in texts:
-            s = 1.0 if kind == "query" else next((v for k, v in self.sims.items() if k in t), 0.0)
-            rows.append([s, (1 - s * s) ** 0.5])
-        return np.asarray(rows)
 
 
 def test_ranks_are_fused_without_a_weight_and_the_best_is_one():
@@ -100,7 +87,6 @@ def test_ranks_are_fused_without_a_weight_and_the_best_is_one():
 
 
 def test_the_entity_beam_is_cut_on_the_path_score_fused_with_the_whole_chain_read_by_the_embedder(monkeypatch):
-    from test_policy import free_graph
     from tog_core.policy import ranking
 
     monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Yara": 1.0, "Zed": 0.9, "Vic": 0.8,
@@ -134,7 +120,6 @@ def test_the_entity_beam_reads_each_chain_ends_description_as_a_third_ranking(mo
     """beam_descriptions (off by default: it lost on a blind set): two chains tied on the path score and on e5's
     reading of the chain; the one whose end's whole description (past the first sentence the relation stage reads
     beside the relation) shares the question's words is kept."""
-    from test_policy import free_graph
     from tog_core.policy import ranking
 
     monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Xavier": 0.5, "Yara": 0.5}))
@@ -158,7 +143,6 @@ def test_the_entity_beam_reads_each_chain_ends_description_as_a_third_ranking(mo
 
 
 def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_the_embedder(monkeypatch):
-    from test_policy import free_graph
     from tog_core.policy import ranking
 
     monkeypatch.setattr(ranking, "ranking_embedder", lambda: _ChainReader({"Zed": 0.9, "Yara": 0.6}))
@@ -190,7 +174,6 @@ def test_relations_tied_at_the_cut_off_are_ordered_by_the_whole_chain_read_by_th
 
 
 def test_equal_scores_share_a_rank_and_a_tie_too_large_or_set_aside_by_the_pre_filter_is_not_read(monkeypatch):
-    from test_policy import free_graph
     from tog_core.policy import fusion, ranking
 
     assert list(fusion.ranks([1.0, 0.5, 1.0, 0.2])) == [1, 3, 1, 4]  # the graph's order decides nothing
@@ -225,7 +208,6 @@ def test_a_cheap_relation_stage_keeps_relation_width_times_n_relations_and_the_e
     keeps N chains. The paper's policy, the LLM on either stage, and a typed graph keep N."""
     from types import SimpleNamespace
 
-    from test_policy import free_graph
     from tog_core.policy import ranking
     from tog_core.tog.policy import FaithfulPolicy
 

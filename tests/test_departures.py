@@ -3,8 +3,8 @@ distinct_entities, lookahead_order, dead_chains_last): each on by default, and s
 The graphs are those of test_cheap_search.py, where each rule is shown at work."""
 from __future__ import annotations
 
-from test_cheap_search import chains, kin_graph, language_graph, run
-from test_policy import free_graph
+from builders import free_graph, kin_graph, language_graph
+from searchkit import chains, run
 
 
 def test_typed_facts_once_off_offers_both_readings_of_a_fact():

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from test_cheap_search import typed_graph
-from test_policy import free_graph
+from builders import free_graph, typed_graph
 from tog_core.app.replay import replay
 from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy

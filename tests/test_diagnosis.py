@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import pytest
-from test_engine import make_graph
+from builders import make_graph
 
 from tog_core.tog.diagnosis import diagnose, diagnosis_text
 

@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from builders import ACME_EDGES, graph_tables
+from builders import make_graph
 from scripted import toy_llm
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
@@ -25,20 +25,6 @@ from tog_core.tog.state import Callbacks, EngineConfig
 from tog_core.tog.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# Acme <-founded- Alice -born in-> Paris ; Bob works at Acme, born in Lyon ; Acme located in Berlin
-EDGES = ACME_EDGES
-
-
-def make_graph(edges=EDGES, extra_entities=()) -> KnowledgeGraph:
-    _, ent, rel, tu = graph_tables(edges, extra_entities)
-    return KnowledgeGraph.from_tables(ent, rel, tu)
-
-
-def bm25_engine(*, width: int, depth: int) -> ToGEngine:
-    """The LLM-free engine on make_graph's graph, both stages by BM25 (the steps a person ticks in Explore)."""
-    return ToGEngine(make_graph(), config=EngineConfig(width=width, depth=depth, relation_pruner="bm25",
-                                                       entity_pruner="bm25"), policy=CheapPolicy())
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ ticks only while it is the same step on the same chains."""
 from __future__ import annotations
 
 import pytest
-from test_engine import bm25_engine
+from searchkit import bm25_engine
 
 from tog_core.app.runner import explore_apply, explore_back, explore_propose, explore_start
 from tog_core.app.session import Settings

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_viz import URL, VIS_URLS, make_trace
+from builders import make_trace
+from vizkit import URL, VIS_URLS
 
 from tog_core.cli.main import main
 from tog_core.render.export import export_json

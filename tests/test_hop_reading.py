@@ -111,7 +111,7 @@ def test_an_odd_number_of_words_gives_the_near_half_the_extra_one():
 
 
 def test_each_hop_reads_its_own_band_the_last_one_included():
-    from test_cheap_search import typed_graph
+    from builders import typed_graph
     from tog_core.policy.cheap import CheapPolicy
     from tog_core.tog.engine import ToGEngine
     from tog_core.tog.state import EngineConfig

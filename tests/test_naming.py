@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_policy import free_graph
-from test_ranking import CHEAP, only, state_with_trials
+from builders import free_graph
+from searchkit import CHEAP, only, state_with_trials
 from tog_core.policy import naming, ranking
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.text import tokens_in

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from test_pathcover import QUESTION, graph, searched, walked
+from harbour_graph import QUESTION, graph, searched, walked
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
 from tog_core.tog.stages import on_route, route_next

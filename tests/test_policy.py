@@ -11,7 +11,7 @@ from dataclasses import replace
 import pyarrow as pa
 import pytest
 
-from test_cheap_search import typed_graph
+from builders import free_graph, typed_graph
 from tog_core.compose import RunSpec, make_policy, plan
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy.cheap import CheapPolicy
@@ -34,18 +34,6 @@ class TableScorer:
     async def score(self, req):
         vals = [next((v for k, v in self.table.items() if k in t), self.default) for t in req.texts]
         return ScoreResult(values=vals, reasons=[""] * len(vals), scored_by=self.name)
-
-
-def free_graph(edges: list[tuple[str, str, str]], about: dict[str, str] | None = None) -> KnowledgeGraph:
-    """A GraphRAG-like graph: (source, target, free-text description) edges, one group per edge; `about` gives
-    entity descriptions."""
-    names = list(dict.fromkeys([s for s, _, _ in edges] + [t for _, t, _ in edges]))
-    ent = pa.table({"id": [f"id-{n}" for n in names], "title": names,
-                    "description": [(about or {}).get(n, "") for n in names]})
-    rel = pa.table({"id": [f"r{k}" for k in range(len(edges))], "source": [s for s, _, _ in edges],
-                    "target": [t for _, t, _ in edges], "description": [d for _, _, d in edges],
-                    "text_unit_ids": pa.array([[] for _ in edges], pa.list_(pa.string()))})
-    return KnowledgeGraph.from_tables(ent, rel, None)
 
 
 def search(graph, question, seed, *, policy, relations=None, entities=None, **cfg):

@@ -11,27 +11,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from test_policy import free_graph
+from builders import free_graph
+from searchkit import CHAIN, CHEAP, only, state_with_trials
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy import candidates, depths, passages, ranking
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.scoring.text import tokens_in
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import BeamPath, EngineConfig, Hop, Search, State
+from tog_core.tog.state import BeamPath, Hop, Search
 from tog_core.tog.trace import Trace
-
-CHEAP = EngineConfig(relation_pruner="bm25", entity_pruner="bm25", depth=3)
 
 
 def hop(src: int, dst: int, ridx: int = 0) -> Hop:
     return Hop(ridx=ridx, src=src, dst=dst, score=1.0, label=f"r{ridx}")
-
-
-def only(feature: str, weight: float = 1.0, low: float = 0.5) -> ranking.Model:
-    """A model that reads one feature."""
-    w = np.array([weight if f == feature else 0.0 for f in ranking.FEATURES])
-    n = len(ranking.FEATURES)
-    return ranking.Model(features=ranking.FEATURES, weights=w, mean=np.zeros(n), scale=np.ones(n), low=low)
 
 
 # ------------------------------------------------------------------------------------------------ pure parts
@@ -100,20 +92,6 @@ def test_the_shipped_model_reads_every_feature_and_has_a_threshold():
 
 
 # ------------------------------------------------------------------------------------------------ in the search
-# Ann -> Bob -> Carl: the main search (one hop) ends at Bob; a deeper trial reaches Carl
-CHAIN = [("Ann", "Bob", "Ann met Bob at the fair"), ("Bob", "Carl", "Bob sold the mill to Carl")]
-
-
-def state_with_trials(eng: ToGEngine, question: str = "Who bought the mill?",
-                      chain: list[tuple[str, str, str]] = CHAIN) -> State:
-    """A one-hop search to the chain's middle entity and a two-hop trial on to its end, from its first entity."""
-    g = eng.graph
-    ann, bob, carl = (g.find_title(t) for t in (chain[0][0], chain[0][1], chain[1][1]))
-    one = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=chain[0][2]),), score=1.0)
-    two = BeamPath(start=ann, hops=(*one.hops, Hop(ridx=1, src=bob, dst=carl, score=0.5, label=chain[1][2])),
-                   score=0.5)
-    st = eng.start(question, [chain[0][0]])  # the question is read here, once
-    return st.with_(paths=(one,), depth=1, stage="done", hops=1, other_searches=(Search(depth=2, paths=(two,)),))
 
 
 def test_the_answer_may_come_from_another_search_and_the_trace_keeps_its_chain(monkeypatch):

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from test_cheap_search import kin_graph
-from test_policy import typed_graph
+from builders import kin_graph, typed_graph
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading import QuestionReading
 from tog_core.reading import readers

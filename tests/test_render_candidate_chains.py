@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_viz import HOSTILE, assert_safe, make_trace
+from builders import make_trace
+from vizkit import HOSTILE, assert_safe
 
 from tog_core.render.viz import chains_html, picture_json
 from tog_core.tog.choice import CANDIDATES_SHOWN

@@ -7,27 +7,17 @@ import functools
 
 import pytest
 
-from test_policy import free_graph
-from test_ranking import CHEAP, only
+from builders import free_graph
+from mill_graph import ABOUT, EDGES, QUESTION, one_hop_state
+from searchkit import CHEAP, only
 from tog_core.graphrag.pg_common import StoreError
 from tog_core.policy import answers, ranking, retrieval
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop, Search
+from tog_core.tog.state import FORCED_ANSWER, BeamPath, Hop
 
 # the description finder alone (the paths read whole, policy/pathcover.py, find more: tests/test_pathcover.py)
 ONLY_DESCRIPTIONS = functools.partial(CheapPolicy, path_found=0)
-
-# Ann knows three people; two of them lead on to Carl, the miller; Zed is three hops out
-EDGES = [("Ann", "Bob", "Ann and Bob are neighbours"), ("Ann", "Dan", "Ann hired Dan"),
-         ("Ann", "Eve", "Ann writes to Eve"), ("Bob", "Carl", "Bob buys flour from Carl"),
-         ("Dan", "Carl", "Dan carries sacks for Carl"), ("Carl", "Zed", "Carl owes Zed money")]
-ABOUT = {"Ann": "Ann is a weaver.", "Bob": "Bob is a farmer.",
-         "Dan": "Dan is a boatman who works on the river by the mill.",
-         "Eve": "Eve is a teacher in the town.",
-         "Carl": "Carl is the miller who grinds rye in the old water mill by the river.",
-         "Zed": "Zed is a miller too, far away, who grinds rye and wheat by another river."}
-QUESTION = "Which miller grinds rye by the river?"
 
 
 @pytest.fixture()
@@ -98,13 +88,6 @@ def test_the_index_is_built_once_per_graph_and_not_for_a_graph_too_large(graph, 
 
 
 # ------------------------------------------------------------------------------------------------ in the policy
-def one_hop_state(eng: ToGEngine, question: str = QUESTION):
-    """The search kept one chain, Ann -> Bob, and tried no other depth."""
-    g = eng.graph
-    ann, bob = g.find_title("Ann"), g.find_title("Bob")
-    path = BeamPath(start=ann, hops=(Hop(ridx=0, src=ann, dst=bob, score=1.0, label=EDGES[0][2]),), score=1.0)
-    st = eng.start(question, ["Ann"])
-    return st.with_(paths=(path,), depth=2, stage="done", other_searches=(Search(depth=2, paths=(path,)),))
 
 
 def test_retrieved_candidates_join_the_ranking_with_the_search_side_features_at_zero(graph):

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from test_cheap_search import kin_graph, typed_graph
-from test_policy import free_graph
+from builders import free_graph, kin_graph, typed_graph
 from test_rules import _rule_table
 from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy

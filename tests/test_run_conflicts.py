@@ -10,7 +10,7 @@ import json
 import threading
 
 import pytest
-from test_engine import make_graph
+from builders import make_graph
 
 from tog_core.app.runner import RunCallbacks, explore_apply, explore_back, explore_from_trace, explore_propose
 from tog_core.app.runner import explore_start, resume_question, run_question

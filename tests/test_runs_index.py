@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from test_engine import make_graph
+from builders import make_graph
 
 from tog_core.app.progress import Saver
 from tog_core.app.runner import RunCallbacks, run_question

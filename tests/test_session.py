@@ -1,33 +1,23 @@
 """tog_core.app (session, runner, draft) without Streamlit: saving during a run, Stop, resume, the ticker, the
 draft's repetition stop, recent projects, escaping. Explorations (branching, their clock, forcing an expected entity
-in, replay): test_session_explore.py, which shares Q and engine() from here. The pages' tables and views:
-test_session_views.py and test_answer_view.py."""
+in, replay): test_session_explore.py; both take Q and engine() from tests/searchkit.py. The pages' tables and
+views: test_session_views.py and test_answer_view.py."""
 from __future__ import annotations
 
 
 import pytest
-from test_engine import make_graph
+from searchkit import Q, engine
 
 from tog_core.app.runner import RunCallbacks, run_question
 from tog_core.app.session import Settings, parse_app_args, recent_projects, remember_project, run_spec
 from tog_core.app.views import answer_start, md_text
-from tog_core.policy.cheap import CheapPolicy
 from tog_core.runs.files import RunStore
-from tog_core.tog.engine import ToGEngine
-from tog_core.tog.state import EngineConfig
-
-Q = "Where was the founder of Acme born?"
 
 
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("TOG_HOME", str(tmp_path))
     return tmp_path
-
-
-def engine(**kw) -> ToGEngine:
-    cfg = EngineConfig(width=2, depth=3, relation_pruner="bm25", entity_pruner="bm25", **kw)
-    return ToGEngine(make_graph(), config=cfg, policy=CheapPolicy())
 
 
 def test_run_question_saves_after_every_step():

@@ -5,8 +5,8 @@ refusing a run the search no longer offers. The question and engine: test_sessio
 from __future__ import annotations
 
 import pytest
-from test_engine import make_graph
-from test_session import Q, engine
+from builders import make_graph
+from searchkit import Q, engine
 
 from tog_core.app.runner import Exploration, explore_apply, explore_back, explore_finish, explore_propose
 from tog_core.app.runner import explore_start, run_question

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_engine import bm25_engine, make_graph
+from builders import make_graph
+from searchkit import bm25_engine
 
 from tog_core.app.force import force_in
 from tog_core.app.run_notes import fallbacks, person_notes

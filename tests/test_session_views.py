@@ -207,9 +207,8 @@ def test_remembered_sidebar_values_are_checked_and_never_hold_a_key(home):
 def test_a_run_saved_under_another_automatic_choice_replays_with_its_own_history(monkeypatch):
     """A run saved before the search changed (here: without chain_fusion) and reopened today: the steps replay as
     recorded, and a choice today's search would make differently is not written down as a person's override."""
-    from test_cheap_search import run
-    from test_cheap_search_graphrag import _ChainReader
-    from test_policy import free_graph
+    from builders import free_graph
+    from searchkit import _ChainReader, run
     from tog_core.app.replay import replay
     from tog_core.policy import ranking
     from tog_core.policy.answers import person_dropped

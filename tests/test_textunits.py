@@ -8,8 +8,8 @@ import functools
 import pyarrow as pa
 import pytest
 
-from test_ranking import CHEAP, only
-from test_retrieval import one_hop_state as retrieval_state
+from searchkit import CHEAP, only
+from mill_graph import one_hop_state as retrieval_state
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.policy import answers, ranking, retrieval, textunits
 from tog_core.policy.cheap import CheapPolicy

@@ -3,11 +3,11 @@ clicks and marks (pending proposals, diagnosis, types, compare, the answer's cha
 test_viz_layers.py."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from builders import ent, make_trace
 from tog_core.render.viz import (
     OVERRIDE_COLOUR,
     chains_html,
@@ -17,79 +17,14 @@ from tog_core.render.viz import (
     plain,
     short,
 )
-from tog_core.tog.trace import Candidate, Link, Seed, Step, Trace
+from tog_core.tog.trace import Seed, Step, Trace
+from vizkit import HOSTILE, assert_safe
 
 ROOT = Path(__file__).resolve().parents[1]
-HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "javascript:alert(1)",
-           'a <a href="javascript:alert(1)">link</a> HREF', "quote \" and ' and `backtick`",
-           "\u202eevil\u202c zero\u200bwidth \u2066rtl\u2069", "x" * 10_000]
-URL = re.compile(r"https?://[^\s\"'<>)]*")
-
-
-def _vis_urls() -> set[str]:
-    import pyvis
-
-    lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2" / "vis-network.min.js"
-    return set(URL.findall(lib.read_text(encoding="utf-8")))
-
-
-VIS_URLS = _vis_urls()
-
-
-def ent(step_depth: int, src: tuple[str, str], dst: tuple[str, str], rel: str, score: float, kept: bool,
-        auto_kept: bool | None = None, reason: str = "because") -> Candidate:
-    return Candidate(id=f"ent:{step_depth}:{src[0]}:{dst[0]}", label=dst[1], kind="entity", score=score,
-                     reason=reason, kept=kept, auto_kept=kept if auto_kept is None else auto_kept,
-                     source_entity=src[1], source_id=src[0], target=dst[1], target_id=dst[0], relation=rel,
-                     relationship_ids=[f"r-{dst[0]}"])
-
-
-def make_trace(titles: dict[str, str] | None = None, reason: str = "because") -> dict:
-    """A (seed) → B, C kept, D pruned (depth 1); B → E kept, F pruned; C → G kept by a person (depth 2)."""
-    t = {k: k for k in "ABCDEFG"} | (titles or {})
-    n = {k: (k, t[k]) for k in t}
-    d1 = [ent(1, n["A"], n["B"], f"{t['A']} founded {t['B']}", 0.9, True, reason=reason),
-          ent(1, n["A"], n["C"], f"{t['A']} met {t['C']}", 0.7, True, reason=reason),
-          ent(1, n["A"], n["D"], f"{t['A']} saw {t['D']}", 0.1, False, reason=reason)]
-    d2 = [ent(2, n["B"], n["E"], f"{t['B']} lives in {t['E']}", 0.8, True, reason=reason),
-          ent(2, n["B"], n["F"], f"{t['B']} near {t['F']}", 0.2, False, reason=reason),
-          ent(2, n["C"], n["G"], f"{t['C']} owns {t['G']}", 0.3, True, auto_kept=False, reason=reason)]
-    rel1 = [Candidate(id="rel:A:founded", label="founded", score=0.9, kept=True, auto_kept=True,
-                      source_entity=t["A"], source_id="A"),
-            Candidate(id="rel:A:ate", label="ate", score=0.0, source_entity=t["A"], source_id="A")]
-    link = lambda c: Link(source=c.source_entity, source_id=c.source_id, relation=c.relation or "",  # noqa: E731
-                          target=c.target or "", target_id=c.target_id or "", relationship_id=c.relationship_ids[0],
-                          text_unit_ids=["tu-1", "tu-2"], score=c.score)
-    trace = Trace(question="Where does the founder live?", project="demo", config={"width": 2, "depth": 2},
-                  seeds=[Seed(id="A", title=t["A"], how="fuzzy")],
-                  steps=[Step(depth=1, stage="relations", candidates=rel1),
-                         Step(depth=1, stage="entities", candidates=d1),
-                         Step(depth=1, stage="evaluate", verdict={"sufficient": False, "reason": "need more"}),
-                         Step(depth=2, stage="entities", candidates=d2,
-                              overrides=[{"id": d2[2].id, "label": d2[2].label, "auto_kept": False, "kept": True}])],
-                  chains=[[link(d1[0]), link(d2[0])], [link(d1[1]), link(d2[2])]])
-    return trace.to_dict()
 
 
 def labels(page: str) -> list[str]:
     return [n["label"] for n in picture_json(page)["nodes"]]
-
-
-def assert_safe(page: str) -> None:
-    low = page.lower()
-    assert "<img src=x" not in low and "<script>alert" not in low and "<a href=\"javascript" not in low
-    assert "<h1" not in low  # pyvis heading never used
-    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
-    assert set(URL.findall(page)) <= VIS_URLS  # only the URLs inside the inlined vis.js text
-    # vis.js, pyvis' drawGraph, our fit hook and (clickable pictures) our click hook: data never adds a script
-    assert page.count("</script>") == (4 if 'tog: "pick"' in page else 3)
-    data = picture_json(page)
-    for item in data["nodes"] + data["edges"]:
-        for key in ("label", "title"):
-            text = str(item.get(key, ""))
-            assert "href" not in text.lower()
-            assert "<" not in text and ">" not in text
-            assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f]", text)
 
 
 def test_frontier_synthetic_shows_kept_pruned_frontier_and_overrides():

@@ -3,7 +3,8 @@ their legend, compare, the picture cache, overrides on their edges, the ranked a
 data, arrows in the graph's stored direction, relations tied at the cut-off. Helpers: test_viz.py."""
 from __future__ import annotations
 
-from test_viz import HOSTILE, assert_safe, ent, make_trace
+from builders import ent, make_trace
+from vizkit import HOSTILE, assert_safe
 
 from tog_core.render.viz import (
     OVERRIDE_COLOUR,
@@ -241,7 +242,7 @@ def test_chain_arrows_follow_the_graphs_stored_direction_not_the_walk():
     chains picture draws that, as the search picture does (a reversed relationship points back)."""
     import asyncio
 
-    from test_policy import free_graph
+    from builders import free_graph
     from tog_core.policy.cheap import CheapPolicy
     from tog_core.tog.engine import ToGEngine
     from tog_core.tog.state import EngineConfig
