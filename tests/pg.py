@@ -4,6 +4,7 @@ port, unix socket inside the temp dir; stopped and removed on `stop()`.
 Run as root, the cluster belongs to the `postgres` OS user (initdb refuses root): the temp dir is handed to
 it and initdb/pg_ctl run through `runuser -u postgres --`. Binaries come from Debian's postgresql package
 (/usr/lib/postgresql/<version>/bin); `find_bin()` says where, or None when PostgreSQL is not installed.
+`cluster_or_skip()` starts one for a test, or skips the test with the reason when PostgreSQL is not installed.
 """
 from __future__ import annotations
 
@@ -87,3 +88,15 @@ def start_cluster(bin_dir: Path | None = None) -> Cluster:
     except BaseException:
         c.stop()
         raise
+
+
+def cluster_or_skip() -> Cluster:
+    """A started cluster; the test skipped with the reason when PostgreSQL is not installed, failed instead when
+    TOG_REQUIRE_POSTGRES is set."""
+    import pytest
+
+    if find_bin() is None:
+        if os.environ.get("TOG_REQUIRE_POSTGRES"):
+            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
+        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
+    return start_cluster()

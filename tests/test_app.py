@@ -9,12 +9,11 @@ which is exactly what the pages read; the sidebar itself is checked on the first
 label; the question box is in a form, so it is set and submitted in one go (`ask`), as a person does. Tabs
 that track state are switched by their key. A click on a picture (the picture component) is sent as that
 widget's value (`pick`). The LLM is tests/scripted.py's `toy_llm` behind FakeOpenAIServer (real LiteLLM HTTP
-on 127.0.0.1), or no LLM at all — the default without a key.
+on 127.0.0.1), or no LLM at all — the default without a key. The helpers (`app`, `click`, `ask`, `texts`,
+`pictures`, `pick`, `open_tab`, `force_in`) are in tests/appkit.py, shared with the other AppTest files.
 """
 from __future__ import annotations
 
-import base64
-import json
 import os
 from pathlib import Path
 
@@ -22,8 +21,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from appkit import APP, CORIN, FAKE_KEY, QUESTION, app, ask, click, force_in, open_tab, pictures, texts
+from runkit import _unfinished_run
 from scripted import toy_llm
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from tog_core.app.session import K
@@ -31,12 +31,6 @@ from tog_core.app.views import overrides
 from tog_core.render.page import picture_json
 from tog_core.runs.files import RunStore
 from tog_core.testing.server import FakeOpenAIServer
-
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
-QUESTION = "In which town was the founder of the Lanternwright Guild born?"
-CORIN = "Who founded the company that manufactures the invention of Corin Vell?"
-FAKE_KEY = "sk-test-typed-into-the-password-field-0123456789"
 
 
 @pytest.fixture(autouse=True)
@@ -50,82 +44,11 @@ def server():
         yield srv
 
 
-def app(**sidebar) -> AppTest:
-    """The app after its first run, with sidebar settings (by session-state key) for the runs to come."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception, at.exception
-    assert at.sidebar.text_input(key=K.PROJECT_INPUT).value.endswith("demo")
-    for key, value in sidebar.items():
-        at.session_state[key] = value
-    return at
-
-
 def graph_text_unit_ids() -> list[str]:
     """The demo's text-unit ids, as its parquet holds them."""
     import pyarrow.parquet as pq
 
     return [str(x) for x in pq.read_table(Path(APP).parent / "demo/output/text_units.parquet").column("id").to_pylist()]
-
-
-def click(at: AppTest, label: str) -> AppTest:
-    [b] = [b for b in at.button if b.label == label]
-    b.click()
-    return at.run()
-
-
-def ask(at: AppTest, question: str) -> AppTest:
-    """Type the question and press Ask once (the form submits both together)."""
-    at.text_area(key=K.ASK_QUESTION).set_value(question)
-    at = click(at, "Ask")
-    assert not at.exception, at.exception
-    return at
-
-
-def texts(at: AppTest) -> str:
-    """Everything a person reads on the page (markdown with its escapes removed, captions, text, alerts)."""
-    parts = [e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success", "title",
-                                  "subheader")
-             for e in getattr(at, kind)]
-    return "\n".join(parts).replace("\\", "")
-
-
-def pictures(at: AppTest) -> list[str]:
-    """Every picture page on the page: opaque-origin iframes and picture components."""
-    out = []
-    for el in at.get("iframe"):
-        src = el.proto.src or ""
-        assert src.startswith("data:text/html;base64,"), "pictures are opaque-origin data: pages"
-        out.append(base64.b64decode(src.split(",", 1)[1]).decode("utf-8"))
-    for el in at.get("component_instance"):  # a page, or a live picture's data (render.live.live_shell draws it)
-        args = json.loads(el.proto.json_args)
-        out.append(args["page"] if "page" in args else args["data"])
-    return out
-
-
-def pick(at: AppTest, ref: str) -> AppTest:
-    """A click on a picture node: the picture component's value, as its frontend would send it."""
-    [comp] = at.get("component_instance")
-    states = at._tree.get_widget_states()  # AppTest has no setter for custom components: add the widget state
-    states.widgets.append(WidgetState(id=comp.proto.id, json_value=json.dumps({"ref": ref, "label": "", "nonce": 1})))
-    at._run(states)
-    assert not at.exception, at.exception
-    return at
-
-
-def open_tab(at: AppTest, key: str, label: str) -> AppTest:
-    at.session_state[key] = label
-    return at.run()
-
-
-def force_in(at: AppTest, key: str) -> tuple[str, AppTest]:
-    """Click "Force … in" under a "why not" answer: (the run id before, the page after, with no exception)."""
-    old = at.session_state[key].run_id
-    [force] = [b for b in at.button if b.label.startswith("Force")]
-    force.click()
-    at.run()
-    assert not at.exception, at.exception
-    return old, at
 
 
 # ---------------------------------------------------------------------------------------------- ask
@@ -231,30 +154,6 @@ def test_an_llm_answer_the_chains_do_not_support_is_marked_without_a_confidence(
     assert "Mara Quell" in mark
     assert "confidence" not in " ".join(c.value for c in at.caption if "Written by the LLM" in c.value)
     assert not any("Written by the LLM" in c.value and "confidence" in c.value for c in at.caption)
-
-
-def _unfinished_run(depth_stop: int = 2) -> str:
-    """A run interrupted at the start of depth 2, as a Stop or a closed page leaves it in the store."""
-    from tog_core.app.runner import RunCallbacks, run_question
-    from tog_core.compose import RunSpec, build_engine
-    from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.graphrag.project import open_project
-
-    class Interrupted(BaseException):
-        pass
-
-    info = open_project(ROOT / "demo")
-    engine = build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
-
-    def on_stage(depth, stage):
-        if depth == depth_stop:
-            raise Interrupted()
-
-    with pytest.raises(Interrupted):
-        run_question(engine, CORIN, RunCallbacks(on_stage=on_stage), store=RunStore(),
-                     model_info={"model": "none", "model_kind": "none"})
-    [r] = RunStore().list()
-    return r.run_id
 
 
 def test_stop_answers_from_what_was_found():

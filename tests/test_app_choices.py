@@ -12,8 +12,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import CORIN, QUESTION, app, ask, click, force_in, pick, pictures, texts
-from test_app_steps import _rows as _editor_rows
+from appkit import CORIN, QUESTION, app, ask, click, force_in, pick, pictures, texts
+from appkit import _rows as _editor_rows
 from tog_core.app.session import K
 from tog_core.render.page import picture_json
 from tog_core.runs.files import RunStore

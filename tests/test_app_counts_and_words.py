@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from builders import write_project
 
-from test_app import app, ask, click
+from appkit import app, ask, click
 from tog_core.app import pick as P
 from tog_core.app.session import K
 from tog_core.tog.choice import AnswerCandidate

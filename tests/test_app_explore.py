@@ -1,7 +1,7 @@
 """AppTests of Explore, the step-by-step page: its address (#22 item 7: the run is saved from its start and named in
 the address, so a reloaded page goes on where it was; a Continue keeps the table's last edit), Continue to the end,
 data text in its header, Stop & answer before any step, a finished run reopened and branched, a width changed
-mid-run; on Ask, a question naming nothing and an answer under another question (moved from test_app.py). A person's
+mid-run; on Ask, a question naming nothing and an answer under another question (once in test_app.py). A person's
 choices at a step (overrides, the evaluate choice, a click on a candidate, "why not" forcing one in):
 test_app_choices.py."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, CORIN, QUESTION, app, ask, click, texts
+from appkit import APP, CORIN, QUESTION, app, ask, click, stepped_to_the_end, texts
 from tog_core.app.session import K
 from tog_core.app.views import answer_start, candidate_rows, edited_choice, md_text
 from tog_core.runs.files import RunStore
@@ -130,19 +130,6 @@ def test_stop_and_answer_before_any_step_says_its_chain_comes_from_the_search_be
     from tog_core.app.views import plan_rows
     kept = [r for r in plan_rows(trace) if r["kept"]]  # the hops table marks the answer's own number of hops
     assert [(r["hops"], r["the answer"]) for r in kept] == [(len(trace.candidates[0]["chain"]), trace.answer_entity)]
-
-
-def stepped_to_the_end(**sidebar) -> AppTest:
-    """Explore: the question started and Continue pressed until the run has finished."""
-    at = app(**sidebar)
-    at.switch_page("pages/explore.py").run()
-    at.text_input(key=K.EXPLORE_QUESTION).set_value(QUESTION).run()
-    at = click(at, "Start")
-    for _ in range(12):
-        if not [b for b in at.button if b.label == "Continue"]:
-            break
-        at = click(at, "Continue")
-    return at
 
 
 def test_a_finished_run_reopened_from_its_address_can_branch():

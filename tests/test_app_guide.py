@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from builders import write_project
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, ROOT, app, click, texts
+from appkit import APP, ROOT, app, click, texts
 from tog_core.app.guide import did_you_mean, example_questions
 from tog_core.app.session import K
 from tog_core.graphrag.graph import KnowledgeGraph

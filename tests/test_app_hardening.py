@@ -13,57 +13,21 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from builders import ACME_EDGES, write_project
-from test_runs_index import DAMAGED, write_damaged
+from appkit import QUESTION
+from runkit import DAMAGED, write_damaged
+from sessionkit import ALICE, acme, ask, session, texts
 from tog_core.app.session import K, check_project_root
 from tog_core.graphrag.errors import ProjectError
 from tog_core.runs.files import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-QUESTION = "In which town was the founder of the Lanternwright Guild born?"
 CORIN = "Who founded the company that manufactures the invention of Corin Vell?"
-ALICE = "Where was Alice born?"
 
 
 @pytest.fixture(autouse=True)
 def home(app_home):
     return app_home
-
-
-def session(project: str | Path | None = None, **state) -> AppTest:
-    """A new browser session's first run (the sidebar included), the LLM-free model."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    if project is not None:
-        at.session_state[K.PROJECT_INPUT] = str(project)
-    at.session_state[K.MODEL] = "none"
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def ask(at: AppTest, question: str) -> AppTest:
-    at.text_area(key=K.ASK_QUESTION).set_value(question)
-    [b] = [b for b in at.button if b.label == "Ask"]
-    b.click()
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join(e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
-                     for e in getattr(at, kind)).replace("\\", "")
-
-
-def acme(root: Path, birthplace: str, extra: int = 0) -> Path:
-    """The Acme graph with Alice born in `birthplace` (and `extra` unconnected entities): one version of an index."""
-    edges = [e if e[0] != "Alice" or "born" not in e[2] else ("Alice", birthplace, f"Alice was born in {birthplace}")
-             for e in ACME_EDGES]
-    names = sorted({t for e in edges for t in e[:2]}) + [f"Extra {i}" for i in range(extra)]
-    return write_project(root, [(t, f"{t} desc") for t in names], edges)
 
 
 # ---------------------------------------------------------------------------------------------- re-index

@@ -19,7 +19,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from streamlit.testing.v1 import AppTest
 
 from scripted import toy_llm
-from test_app_hardening import ask
+from sessionkit import ask, plain_session
 from tog_core.app.inputs import MAX_QUESTION_CHARS, MODEL_MAX, NAME_MAX, PATH_MAX, model_problem
 from tog_core.app.session import K, check_project_root, resolve_project_path  # where the app has always read them
 from tog_core.graphrag.errors import ProjectError
@@ -41,15 +41,6 @@ def home(app_home):
     return app_home
 
 
-def session(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def shown(at: AppTest) -> list[str]:
     return [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error", "success")
             for e in getattr(at, kind)]
@@ -62,13 +53,13 @@ def test_a_runs_model_and_parent_show_as_their_characters_on_saved_runs():
     everyone's Saved runs: a tracking image, a phishing link. Now the run's caption and the answer's "Written by
     the LLM (…)" show its characters."""
     with FakeOpenAIServer(toy_llm) as srv:
-        at = ask(session(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: KEY}), QUESTION)
+        at = ask(plain_session(**{K.MODEL: "openai/toy", K.API_BASE: srv.base_url, K.API_KEY: KEY}), QUESTION)
     made = at.session_state[K.ASK_TRACE]
     assert made.answer_by == "llm"
     tr = RunStore().load(made.run_id)
     tr.config["model"], tr.parent_run = EVIL, "[x](https://evil.example/run)"
     RunStore().save(tr)
-    other = session(**{K.MODEL: "none"})  # another person opens the run
+    other = plain_session(**{K.MODEL: "none"})  # another person opens the run
     other.switch_page("pages/runs.py").run()
     other.selectbox(key=K.RUNS_OPEN).set_value(tr.run_id).run()
     assert not other.exception, other.exception
@@ -103,7 +94,7 @@ def test_what_is_not_a_model_name_is_refused_naming_the_field_and_the_fix(model,
 
 def test_a_model_field_holding_no_model_name_is_refused_under_it_and_no_run_starts():
     with FakeOpenAIServer(toy_llm) as srv:
-        at = session(**{K.MODEL: EVIL, K.API_BASE: srv.base_url, K.API_KEY: KEY})
+        at = plain_session(**{K.MODEL: EVIL, K.API_BASE: srv.base_url, K.API_KEY: KEY})
         [err] = [e.value for e in at.sidebar.error]
         assert err.startswith("Model\\: not a model name") and "letters, digits" in err, err
         assert not [c for c in at.sidebar.caption if "track" in c.value]  # no "model …" note repeats it
@@ -152,7 +143,7 @@ def test_the_project_field_and_address_say_a_bad_path_in_plain_words_not_a_trace
     if roots:
         monkeypatch.setenv("TOG_PROJECT_ROOTS", str(ROOT / "demo"))
     for bad in ("demo\x00x", "~no_such_user_zz/proj", str(ROOT / "demo" / ("a" * 5000)), "~root/secret"):
-        at = session(**{K.MODEL: "none"})
+        at = plain_session(**{K.MODEL: "none"})
         at.sidebar.text_input(key=K.PROJECT_INPUT).set_value(bad).run()  # typed in the field
         assert not at.exception, (bad[:30], at.exception)
         [err] = [e.value for e in at.sidebar.error]
@@ -169,7 +160,7 @@ def test_the_project_field_and_address_say_a_bad_path_in_plain_words_not_a_trace
     if roots:
         msgs = set()
         for typed in ("~root/secret", "~no_such_user_zz/secret"):
-            at = session(**{K.MODEL: "none", K.PROJECT_INPUT: typed})
+            at = plain_session(**{K.MODEL: "none", K.PROJECT_INPUT: typed})
             msgs.add(tuple(e.value for e in at.sidebar.error))
         assert len(msgs) == 1, msgs
 
@@ -189,7 +180,7 @@ def test_every_text_field_of_the_app_has_a_length_limit():
 
 
 def test_find_an_entity_takes_a_name_not_a_megabyte():
-    at = session(**{K.MODEL: "none"})
+    at = plain_session(**{K.MODEL: "none"})
     at.switch_page("pages/graph.py").run()
     t0 = time.perf_counter()
     at.text_input(key=K.GRAPH_QUERY).set_value("Tarnby founder lantern " * 5_000).run()  # 115,000 characters
@@ -206,7 +197,7 @@ def test_explores_question_is_checked_against_the_engines_limit_before_any_linki
     linked: list[int] = []
     real = E.link_question
     monkeypatch.setattr(E, "link_question", lambda q, g: linked.append(len(q)) or real(q, g))
-    at = session(**{K.MODEL: "none", K.EXPLORE_QUESTION: "Who founded Tarnby? " * 300})  # 6,000 characters
+    at = plain_session(**{K.MODEL: "none", K.EXPLORE_QUESTION: "Who founded Tarnby? " * 300})  # 6,000 characters
     at.switch_page("pages/explore.py").run()
     assert not at.exception, at.exception
     assert not linked  # never linked

@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from builders import write_project
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, click, pictures, texts
+from appkit import APP, click, pictures, texts
 from tog_core.app.session import K
 from tog_core.cli.main import main
 from tog_core.render.page import picture_json

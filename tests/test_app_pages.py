@@ -1,7 +1,7 @@
 """AppTests of the pages other than Ask and Explore, driven like a person would, against the demo project: the
 graph browser, the saved runs (filter, search, resume, delete, export, compare) and the sidebar (a bad project, no
 project, a project with problems, a provider that is down, the topic entities of a chosen start, an address naming
-no run). How AppTest drives the app, and the helpers: test_app.py."""
+no run). How AppTest drives the app: test_app.py; the helpers: tests/appkit.py."""
 from __future__ import annotations
 
 import json
@@ -14,8 +14,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
-from test_app import (APP, CORIN, FAKE_KEY, QUESTION, ROOT, _unfinished_run, app, ask, click, open_tab,  # noqa: E402
-                      pick, pictures, texts)
+from appkit import APP, CORIN, FAKE_KEY, QUESTION, ROOT, app, ask, click, open_tab, pick, pictures, texts  # noqa: E402
+from runkit import _unfinished_run  # noqa: E402
 from tog_core.app.session import K  # noqa: E402
 from tog_core.render.page import picture_json  # noqa: E402
 from tog_core.runs.files import RunStore  # noqa: E402

@@ -14,7 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, CORIN, _unfinished_run, app, ask, open_tab, texts
+from appkit import APP, CORIN, app, ask, open_tab, texts
+from runkit import _unfinished_run
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 from tog_core.tog.choice import person_answer

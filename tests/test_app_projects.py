@@ -12,7 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from builders import write_project
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, ROOT, ask, texts
+from appkit import APP, QUESTION, ROOT, ask, texts
 from tog_core.app.session import K
 
 ENTITIES = [("Harbor Lamp", "a lamp"), ("Wick Fenn", "a keeper"), ("Gull Rock", "an island")]

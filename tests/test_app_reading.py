@@ -16,7 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, CORIN, FAKE_KEY, QUESTION, app, ask
+from appkit import APP, CORIN, FAKE_KEY, QUESTION, app, ask
 from tog_core.app import reading_view as RV
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore

@@ -11,22 +11,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, app, click, texts
+from appkit import APP, QUESTION, _kept, _rows, app, click, texts
 from tog_core.app.session import K
 
 
 @pytest.fixture(autouse=True)
 def home(app_home):
     return app_home
-
-
-def _rows(at: AppTest):
-    [ed] = at.data_editor
-    return ed, ed.value
-
-
-def _kept(rows) -> dict[str, bool]:
-    return {str(c).split("  (via")[0]: bool(k) for c, k in zip(rows["candidate"], rows["keep"])}
 
 
 def _explore(**sidebar) -> AppTest:
@@ -63,7 +54,6 @@ def test_back_to_a_depth_starts_each_step_from_the_persons_earlier_ticks():
     at = click(at, "Continue")
     trace = at.session_state[K.EXPLORE].state
     assert [(o["label"], o["kept"]) for s in trace.steps for o in s.overrides] == [("Mara Quell", False)]
-
 
 
 @pytest.mark.parametrize("width", [3, 2])

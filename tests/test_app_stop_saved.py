@@ -6,7 +6,6 @@ reload, and the run listed in Saved runs, with no second run made of the late sa
 """
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from pathlib import Path
@@ -14,10 +13,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from runkit import Interrupted, busy_until, demo_engine, stopped_at_depth_2
 from tog_core.app import runner as R
 from tog_core.app.session import K
 from tog_core.app.views import run_rows
-from tog_core.policy import depths
 from tog_core.runs.files import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,46 +31,9 @@ def home(app_home):
     return app_home
 
 
-class Interrupted(BaseException):
-    """What Streamlit raises in the stopped run's thread at its next tick (StopException)."""
-
-
 def texts(at: AppTest) -> str:
     return "\n".join(e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
                      for e in getattr(at, kind)).replace("\\", "")
-
-
-def demo_engine():
-    from tog_core.compose import RunSpec, build_engine
-    from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.graphrag.project import open_project
-
-    info = open_project(ROOT / "demo")
-    return build_engine(RunSpec(model="none"), graph=KnowledgeGraph.load(info), info=info).engine
-
-
-def busy_until(monkeypatch, linked: threading.Event, pressed: threading.Event, busy_s: float = 0.0):
-    """Make the search's start busy: once linked (its first save, no step yet) it sets `linked`, waits for `pressed`,
-    blocks the loop `busy_s` more (the hop trial's work: no tick meanwhile), then stays busy. Returns the ticker that
-    ends the run once `pressed` is set."""
-    real_start = depths.start
-
-    async def busy_start(*args, on_linked=None, **kwargs):
-        def hook(state):
-            on_linked(state)
-            linked.set()
-            pressed.wait(30)
-            time.sleep(busy_s)
-        start = await real_start(*args, on_linked=hook, **kwargs)
-        await asyncio.sleep(30)  # still busy: the next tick after the press ends the run (a warm run ends sooner)
-        return start
-
-    monkeypatch.setattr(depths, "start", busy_start)
-
-    def tick(_elapsed: float) -> None:
-        if pressed.is_set():
-            raise Interrupted()
-    return tick
 
 
 def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_listed(monkeypatch):
@@ -136,8 +98,6 @@ def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_s
     """Another session resumed the run to its answer while this one was stopping: Stop's answer is saved as a new run,
     a branch of it, and the page says so (it said nothing: the note went nowhere)."""
     from explorer import ui
-
-    from test_run_conflicts import stopped_at_depth_2
 
     stopped_at_depth_2(demo_engine(), RunStore(), RID, CORIN, model_info={"model": "none", "model_kind": "none"})
     real = ui.engine_or_stop

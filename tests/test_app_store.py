@@ -5,14 +5,14 @@ Skipped, with the reason, only when PostgreSQL is not installed and TOG_REQUIRE_
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pg import find_bin, start_cluster
-from test_app_hardening import ALICE, QUESTION, acme, ask, texts
+from pg import cluster_or_skip
+from appkit import QUESTION
+from sessionkit import ALICE, acme, ask, texts
 from tog_core.app.session import K
 from tog_core.cli.main import main
 from tog_core.graphrag.pg_import import import_graph
@@ -21,14 +21,6 @@ from tog_core.runs.postgres import PgRunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-
-
-def cluster_or_skip():
-    if find_bin() is None:
-        if os.environ.get("TOG_REQUIRE_POSTGRES"):
-            pytest.fail("TOG_REQUIRE_POSTGRES is set but PostgreSQL is not installed (`make postgres` installs it)")
-        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `make postgres` installs it")
-    return start_cluster()
 
 
 @pytest.fixture()

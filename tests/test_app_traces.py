@@ -12,7 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, app, ask, texts
+from appkit import APP, QUESTION, app, ask, texts
 from tog_core.app.session import K
 from tog_core.tog.trace import Trace
 

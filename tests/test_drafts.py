@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, QUESTION, app, click, texts
-from test_app_steps import _kept, _rows
-from test_run_owner import _as, runs_per_person
+from appkit import QUESTION, _as, _kept, _reload, _rows, app, click, runs_per_person, texts
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 
@@ -47,16 +45,6 @@ def _tick(at: AppTest, **keep: bool) -> AppTest:
     at.session_state[ed.key] = {"edited_rows": {names.index(n): {"keep": k} for n, k in keep.items()},
                                 "added_rows": [], "deleted_rows": []}
     at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _reload(run_id: str) -> AppTest:
-    """F5: a new browser session on the run's address."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["run"] = run_id
-    at.session_state[K.MODEL] = "none"
-    at.switch_page("pages/explore.py").run()
     assert not at.exception, at.exception
     return at
 

@@ -94,7 +94,7 @@ def restart(cluster) -> None:
 
 
 def test_with_the_server_down_drafts_go_to_the_files_and_back_once_it_is_up(tmp_path, caplog):
-    from test_app_store import cluster_or_skip
+    from pg import cluster_or_skip
 
     from tog_core.runs.postgres import PgRunStore
 

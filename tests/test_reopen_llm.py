@@ -13,8 +13,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from streamlit.testing.v1 import AppTest
-from test_app import APP, FAKE_KEY, texts
-from test_app_explore import stepped_to_the_end
+from appkit import APP, FAKE_KEY, stepped_to_the_end, texts
 from builders import make_graph
 
 from tog_core.app.runner import explore_apply, explore_back, explore_finish, explore_from_trace, explore_propose, \

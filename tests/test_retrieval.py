@@ -315,7 +315,7 @@ def test_the_app_says_a_retrieved_answer_was_found_by_its_description(graph, mon
 
 
 def test_the_ask_page_says_an_answer_found_by_its_description_is_not_on_a_kept_chain(app_home, monkeypatch):
-    from test_app import app, ask, texts
+    from appkit import app, ask, texts
     from tog_core.app.session import K
 
     # a model that puts the candidates no kept chain reaches first: the answer is one found by its description

@@ -11,9 +11,10 @@ import threading
 
 import pytest
 from builders import make_graph
+from runkit import stopped_at_depth_2
 
 from tog_core.app.runner import RunCallbacks, explore_apply, explore_back, explore_from_trace, explore_propose
-from tog_core.app.runner import explore_start, resume_question, run_question
+from tog_core.app.runner import explore_start, resume_question
 from tog_core.app.session import Settings
 from tog_core.graphrag.pg_common import StoreError
 from tog_core.policy.cheap import CheapPolicy
@@ -117,21 +118,6 @@ def test_one_session_saves_every_step_over_its_own_run(store):
     assert saved.answer == ex.state.answer and len(saved.steps) == len(ex.state.steps)
     assert saved.revision == ex.revision > at >= 2
     assert [r.run_id for r in store.list() if r.question == Q and r.run_id == rid] == [rid]
-
-
-def stopped_at_depth_2(eng, store, run_id: str, question: str, **kwargs) -> str:
-    """A run of `question` saved to `store` as `run_id` and stopped as depth 2 begins (as Stop or a crash leaves it:
-    unfinished, resumable); `kwargs` go to run_question (seeds, model_info). Returns the run id."""
-    class Stop(BaseException):
-        pass
-
-    def stop_at_depth_2(depth, _stage):
-        if depth == 2:
-            raise Stop()
-
-    with pytest.raises(Stop):
-        run_question(eng, question, RunCallbacks(on_stage=stop_at_depth_2), store=store, run_id=run_id, **kwargs)
-    return run_id
 
 
 def test_two_resumes_of_one_stopped_run_both_save_and_the_second_is_told(store):
@@ -365,8 +351,8 @@ def test_the_explore_page_says_in_one_sentence_that_the_run_was_saved_as_a_new_o
     """Two sessions on one run's address (the same ?run= link, or one person in two tabs): the first Continue goes on
     in the run; the second page's Continue saves a new run, names it in its header and address, and says why."""
     from streamlit.testing.v1 import AppTest
-    from test_app import QUESTION, app, click, texts
-    from test_drafts import _reload as reopened
+    from appkit import QUESTION, app, click, texts
+    from appkit import _reload as reopened
 
     from tog_core.app.session import K
 

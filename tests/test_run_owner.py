@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from test_app_hardening import QUESTION, ask, session, texts
+from appkit import HEADER, QUESTION, _as, runs_per_person
+from sessionkit import ask, session, texts
 from tog_core.app.owner import OwnerUnknown, owner_setting, run_owner
 from tog_core.app.session import K
 from tog_core.errors import UsageError
@@ -17,7 +18,6 @@ from tog_core.runs.files import PEOPLE, RunStore
 from tog_core.tog.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = {"TOG_RUN_OWNER": "header:X-Forwarded-User"}
 
 
 @pytest.fixture(autouse=True)
@@ -90,20 +90,6 @@ def test_each_persons_runs_are_apart_from_everyone_elses_and_from_the_shared_one
     assert ann.root.parent == tmp_path / "runs" / PEOPLE and "ann" not in ann.root.name  # a digest, not the name
     assert shared.for_owner("../../etc").root.parent == ann.root.parent  # no identity names a path
     assert RunStore(tmp_path / "runs").for_owner("ann@example.org").list()[0].run_id == "ann-1"  # the same each time
-
-
-def _as(monkeypatch, who: str | None) -> None:
-    """The app's requests come from `who` (through the proxy's header; None: around the proxy, no header)."""
-    import explorer.ui as ui
-
-    monkeypatch.setattr(ui, "_request_headers", lambda: {} if who is None else {"x-forwarded-user": who})
-
-
-def runs_per_person(monkeypatch, first: str) -> None:
-    """The server keeps runs per person, named by the proxy's header; the first request comes from `first`."""
-    for k, v in HEADER.items():
-        monkeypatch.setenv(k, v)
-    _as(monkeypatch, first)
 
 
 def test_the_app_lists_opens_and_saves_only_the_asking_persons_runs(monkeypatch, home):

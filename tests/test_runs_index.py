@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 from builders import make_graph
+from runkit import DAMAGED, write_damaged
 
 from tog_core.app.progress import Saver
 from tog_core.app.runner import RunCallbacks, run_question
@@ -30,30 +31,6 @@ def engine() -> ToGEngine:
 
 def good_run(store: RunStore, run_id: str = "20260101-000000-good01"):
     return run_question(engine(), Q, seeds=["Acme"], store=store, run_id=run_id)
-
-
-# each damage the issue lists, as a run file; the value is a word the reason must contain
-DAMAGED = {
-    "bad-utf8": ("bytes", "UTF-8"),
-    "config-list": ({"config": [1, 2]}, "'config' is a list"),
-    "calls-text": ({"stats": {"llm_calls": "many"}}, "'stats.llm_calls' is a string"),
-    "steps-number": ({"steps": 7}, "'steps' is a number"),
-    "state-string": ({"state": "relations"}, "'state' is a string"),
-    "deep": ("deep", "nested too deeply"),
-}
-
-
-def write_damaged(root, base: dict) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, (change, _) in DAMAGED.items():
-        p = root / f"2026-{name}.json"
-        if change == "bytes":
-            text = json.dumps({**base, "run_id": ""}, ensure_ascii=False).encode("utf-8")
-            p.write_bytes(text.replace(b'"question": "', b'"question": "\xff', 1))
-        elif change == "deep":
-            p.write_text('{"question": "q", "steps": ' + "[" * 100_000 + "]" * 100_000 + "}")
-        else:
-            p.write_text(json.dumps({**base, "run_id": f"2026-{name}", **change}))
 
 
 def test_each_damaged_file_is_named_with_why_and_the_good_run_still_listed(tmp_path):

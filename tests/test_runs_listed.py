@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from test_app import APP, QUESTION, app, click, texts
-from test_app_stop_saved import CORIN, Interrupted, busy_until, demo_engine
+from appkit import APP, CORIN, QUESTION, app, click, texts
+from runkit import Interrupted, busy_until, demo_engine
 from streamlit.testing.v1 import AppTest
 
 from tog_core.app import runner as R

@@ -10,7 +10,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from builders import write_project
-from test_app_inputs import session
+from sessionkit import plain_session
 from tog_core.app.session import K
 from tog_core.runs.files import RunStore
 
@@ -22,7 +22,8 @@ def home(app_home):
     return app_home
 
 
-_fresh = session  # a new browser session (a reload, another person's first visit), nothing set by hand unless given
+# a new browser session (a reload, another person's first visit), nothing set by hand unless given
+_fresh = plain_session
 
 
 def _type(at: AppTest, key: str, value: int) -> AppTest:

@@ -229,7 +229,7 @@ def test_a_store_gone_away_leaves_the_chains_candidates(graph, monkeypatch):
 
 
 def test_the_ask_page_says_an_answer_found_in_the_source_text_is_not_on_a_kept_chain(app_home, monkeypatch):
-    from test_app import app, ask, texts
+    from appkit import app, ask, texts
     from tog_core.app.session import K
 
     # switched on, nothing found by description, and a model that puts the candidates no kept chain reaches first
