@@ -1,4 +1,5 @@
-"""Load a bench/NAME.py script as a module, as `python bench/NAME.py` runs it (bench/dev_sets.py importable)."""
+"""Load a bench/NAME.py script as a module, as `python bench/NAME.py` runs it (bench/dev_sets.py importable); and
+`_rule_table`, bench/rule_table.py loaded, for tests/test_rules.py and test_rule_rows.py."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,3 +19,7 @@ def load(name: str) -> ModuleType:
     sys.modules[spec.name] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
+
+
+def _rule_table() -> ModuleType:
+    return load("rule_table")

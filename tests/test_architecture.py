@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "tog_core"
+from sourcekit import PACKAGE, ROOT, own_nodes
+
 MAX_LINES = 450
 
 # Bottom to top. A module may import modules of a lower layer, or of its own unit (same subpackage).
@@ -163,16 +163,6 @@ def layer_violations() -> list[tuple[str, str]]:
             elif src_unit != TESTING and layer_of(dst_unit) >= layer_of(src_unit):
                 bad.append((edge, f"{where} (layer {layer_of(src_unit)} imports layer {layer_of(dst_unit)})"))
     return bad
-
-
-def own_nodes(scope: ast.AST):
-    """The nodes of one scope, not descending into nested functions or classes (yielded, not entered)."""
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 # ------------------------------------------------------------------ sizes, cycles, layers

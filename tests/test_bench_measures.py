@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from test_bench import EDGES, QUESTIONS, bench_json, write_kgqa
+from benchkit import EDGES, QUESTIONS, bench_json, write_kgqa
 from tog_core.bench.measures import auroc, confidence_metrics, flagged, hits_at
 from tog_core.cli import main as cli
 from tog_core.policy import ranking

@@ -4,7 +4,6 @@ bounded time of a hung provider: test_llm_failures.py; the test doubles themselv
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 
 import pytest
@@ -12,41 +11,12 @@ import pytest
 from tog_core.testing.server import FakeOpenAIServer, Reply, script
 from tog_core.llm.client import LLMClient, LLMConfig, LLMError, ClientUsage, register_zero_cost
 from tog_core.llm.limits import all_limiters
-
-KEY = "sk-test-DO-NOT-LEAK-7f3a9c"
-MODEL = "openai/test-model"
-
-
-def user(text: str) -> list[dict]:
-    return [{"role": "user", "content": text}]
-
-
-class Sleeps:
-    """Injected sleep: records the backoff delays and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-        await asyncio.sleep(0)
+from llmkit import KEY, MODEL, Sleeps, make_client, user
 
 
 @pytest.fixture
 def server(fake_openai) -> FakeOpenAIServer:
     return fake_openai(script([(r"capital of France", "Paris")], default="ok"))
-
-
-def make_client(server: FakeOpenAIServer, sleeps: Sleeps | None = None, **overrides) -> LLMClient:
-    settings = {"model": MODEL, "api_base": server.base_url, "api_key": KEY, "timeout_s": 5.0,
-                "max_retries": 3, **overrides}
-    return LLMClient(LLMConfig(**settings), sleep=sleeps or Sleeps())
-
-
-def free_closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- plain completion ------------------------------------------------------------------------

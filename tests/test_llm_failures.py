@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from test_llm import KEY, MODEL, Sleeps, free_closed_port, make_client, user
+from llmkit import KEY, MODEL, Sleeps, free_closed_port, make_client, user
 
 from tog_core.testing.server import FakeOpenAIServer, Reply
 from tog_core.llm.client import LLMClient, LLMConfig, LLMError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_architecture import PACKAGE, ROOT, own_nodes
+from sourcekit import PACKAGE, ROOT, own_nodes
 from tog_core.graphrag.graph import KnowledgeGraph
 from tog_core.graphrag.store import GraphStore
 from tog_core.llm.chat import ChatModel

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from builders import free_graph, kin_graph, typed_graph
-from test_rules import _rule_table
+from bench_scripts import _rule_table
 from tog_core.policy import depths
 from tog_core.policy.cheap import CheapPolicy
 from tog_core.reading.readers import read

@@ -2,11 +2,7 @@
 covering every rule of the table: tests/test_rule_rows.py.)"""
 from __future__ import annotations
 
-from bench_scripts import load
-
-
-def _rule_table():
-    return load("rule_table")
+from bench_scripts import _rule_table
 
 
 def test_the_verdict_removes_a_rule_that_helps_only_where_it_was_read():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_llm import KEY, make_client, user
+from llmkit import KEY, make_client, user
 
 from tog_core.testing.server import FakeOpenAIServer, Reply, hashed_embedding, last_user_message, script
 from tog_core.llm.client import LLMError
