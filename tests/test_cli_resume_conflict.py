@@ -89,3 +89,22 @@ def test_a_run_the_store_cannot_keep_is_answered_and_said_once(tog_home, capsys,
     out, err = capsys.readouterr()
     assert err.count("This run could not be saved: No space left on device") == 1
     assert "in this command's output" in err and "Mara Quell" in out
+    # the last line does not give an id to resume that no store holds
+    last = out.strip().splitlines()[-1]
+    assert last.endswith("not saved") and "; run " not in last, last
+
+
+def test_a_resume_with_no_save_reads_the_run_and_writes_nothing(stopped, capsys):
+    before = RunStore().load(stopped)
+    assert main(["query", DEMO, "--model", "none", "--pruner", "bm25", "--resume", stopped, "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1].endswith("not saved") and "Mara Quell" in out  # answered, from the saved run
+    assert [r.run_id for r in RunStore().list()] == [stopped]  # no branch either
+    after = RunStore().load(stopped)
+    assert not after.answer and after.revision == before.revision and len(after.steps) == len(before.steps)
+
+
+def test_a_saved_run_names_its_id_on_the_last_line(tog_home, capsys):
+    assert main(["query", DEMO, QUESTION, "--model", "none", "--pruner", "bm25"]) == 0
+    [run] = RunStore().list()
+    assert capsys.readouterr().out.strip().splitlines()[-1].endswith(f"run {run.run_id}")

@@ -74,14 +74,16 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
               save: bool = True, resume: str | None = None, store_url: str | None = None,
               graph_name: str | None = None, allow_fallback: bool = True,
               say: Callable[[str], None] = lambda _t: None,
-              on_note: Callable[[str], None] | None = None) -> Trace:
+              on_note: Callable[[str], None] | None = None,
+              on_saved: Callable[[bool], None] | None = None) -> Trace:
     """One ToG run as the CLI does it: the engine `spec` describes (tog_core.compose, as given: the CLI's own spec
     trusts its --api-base) on `project`, asked `question`; returns the Trace. `callbacks` see the run as the engine
     reports it (the run is saved after every step before `on_state` is called; `say` gets a line per step). With
     `store_url` the graph is read from PostgreSQL and the run saved there. Also used by benchmarks and tests. A
     provider's failure is in the trace's `stats.llm_failure` (with `allow_fallback` recorded in its config): the CLI
     stops on it unless --allow-fallback. `on_note` is told, in one sentence, when the run cannot be saved or was saved
-    as a new run because someone else saved it meanwhile (app/progress.py: Saver)."""
+    as a new run because someone else saved it meanwhile (app/progress.py: Saver). `on_saved` is told once, at the end,
+    whether the run as returned is in the store (False: `save` was off, or the store could not keep it)."""
     import asyncio
     import getpass
     import time
@@ -133,7 +135,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
         # run someone else continued meanwhile is left as they saved it, and this one goes on as a new run, a branch
         # of it (its note goes to `on_note`); a store that cannot keep the run is a note too, and the run goes on
         saver = None
-        if store is not None:
+        if store is not None and save:  # --resume with --no-save: the run is loaded from the store, never written
             runs: Any = store  # files or PostgreSQL: one interface (the app's Saver takes either)
             saver = (saver_for(engine, saved, runs, model_info, on_note) if saved is not None else
                      Saver(engine=engine, store=runs, run_id=run_id, model_info=model_info, on_note=on_note))
@@ -162,6 +164,8 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
             trace.diagnosis = diagnose(trace.to_dict(), expect, graph)
             if saver is not None:
                 trace = saver.save_trace(trace)
+        if on_saved is not None:
+            on_saved(saver is not None and saver.store is not None and not saver.unsaved)
         return trace
     finally:
         for closable in (store, graph):
@@ -318,10 +322,12 @@ def cmd(args: argparse.Namespace) -> int:
     spec = RunSpec(model=args.model, api_base=args.api_base, trust_api_base=True, width=args.width,
                    depth=args.depth, relation_pruner=args.pruner, entity_pruner=args.entity_pruner, mode=args.mode,
                    paper=args.paper, without=tuple(args.without))
+    kept: list[bool] = []  # whether the run is in the store: --no-save, or a store that could not keep it, say not
     trace = run_query(spec, project=args.project, question=args.question or "", seeds=args.seed, hops=args.hops,
                       expect=args.expect, save=not args.no_save, resume=args.resume, store_url=args.store,
                       graph_name=args.name, allow_fallback=args.allow_fallback, say=say,
-                      on_note=lambda note: echo(f"warning: {note}", file=sys.stderr))
+                      on_note=lambda note: echo(f"warning: {note}", file=sys.stderr), on_saved=kept.append)
+    saved = bool(kept and kept[-1])
     if args.out:
         from tog_core.runs.files import atomic_write_text
         from pathlib import Path
@@ -329,7 +335,7 @@ def cmd(args: argparse.Namespace) -> int:
         atomic_write_text(Path(args.out), trace.to_json(indent=1))
     failure = trace.stats.get("llm_failure")
     if failure and not args.allow_fallback:
-        where = "run not saved" if args.no_save else f"run {trace.run_id} saved"
+        where = f"run {trace.run_id} saved" if saved else "run not saved"
         print(f"error: {failure['message']} ({where}; --allow-fallback answers without the LLM)", file=sys.stderr)
         return 1
     if fallback := fallback_line(trace):  # on stderr whatever stdout carries; the text output repeats it
@@ -337,5 +343,5 @@ def cmd(args: argparse.Namespace) -> int:
     if args.json:
         print(trace.to_json())
     else:
-        _print_trace(trace, args.candidates, saved=not args.no_save)
+        _print_trace(trace, args.candidates, saved=saved)
     return 0 if trace.stop_reason != "error" else 1
