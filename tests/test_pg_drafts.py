@@ -106,12 +106,18 @@ def test_with_the_server_down_drafts_go_to_the_files_and_back_once_it_is_up(tmp_
         drafts = drafts_of(runs)
         kept, rid = new_run_id(), new_run_id()
         drafts.write(kept, TICKS)
+        newer, cleared, stale = new_run_id(), new_run_id(), new_run_id()
+        for r in (newer, cleared, stale):
+            drafts.write(r, {**TICKS, "ids_before": r})
         cluster._run(str(cluster.bin / "pg_ctl"), "-D", str(cluster.dir / "data"), "-m", "fast", "-w", "stop")
 
         drafts.write(rid, TICKS)  # no error: on this replica's files, and the outage is said for the runs too
         assert outage.down() and "run store" in outage.why and "cannot be reached" in runs.note()
         assert "s3cret" not in outage.why and "***" in outage.why  # the URL's password is never repeated
         assert [p.name for p in files(tmp_path)] == [f"{rid}.json"]
+        drafts.write(newer, {**TICKS, "during": "the outage"})  # newer ticks than PostgreSQL's, kept here
+        drafts.write(cleared, None)  # ticks cleared while the server is down
+        drafts.write(stale, {**TICKS, "during": "the outage"})  # ... then written again elsewhere once it is up
         t0 = time.monotonic()
         assert drafts.read(rid)["pending"] == TICKS["pending"]
         assert drafts.read(kept) is None  # in PostgreSQL: not there to be read, and no error
@@ -125,7 +131,17 @@ def test_with_the_server_down_drafts_go_to_the_files_and_back_once_it_is_up(tmp_
         pg._pool.check()  # the connections the stop broke are dropped (else each fails once more, as in a deployment)
         outage.clear()
         assert drafts.read(rid)["pending"] == TICKS["pending"]  # kept here meanwhile: still found
-        assert drafts.read(kept) == {"format": 1, "run_id": kept, **TICKS}  # the forget while down did not reach it
+        other = drafts_of(FallbackRunStore(pg.for_user("s-3"), RunStore(tmp_path / "c"), outage=Outage()))
+        other.write(stale, {**TICKS, "during": "after it"})  # another replica, once the server is up: newer still
+        assert drafts.read(kept) is None  # the forget while down is carried over, not undone by the older record
+        assert drafts.read(newer) == {"format": 1, "run_id": newer, **TICKS, "during": "the outage"}  # not the older
+        assert drafts.read(cleared) is None  # cleared during the outage: the older ticks do not come back
+        assert drafts.read(stale)["during"] == "after it"  # what this replica kept is older than what came since
+        for r in (kept, cleared):  # carried over to PostgreSQL: every replica reads the same
+            assert other.read(r) is None
+        assert other.read(newer)["during"] == "the outage" and other.read(stale)["during"] == "after it"
+        assert files(tmp_path / "runs") == []  # each read moved or dropped what this replica kept
+        assert other.read(rid)["pending"] == TICKS["pending"]
         drafts.write(rid, {**TICKS, "diverged": True})  # written again: moves to PostgreSQL
         assert files(tmp_path) == []
         other = drafts_of(FallbackRunStore(pg.for_user("s-2"), RunStore(tmp_path / "b"), outage=Outage()))

@@ -9,6 +9,10 @@ record per run, beside the runs and never in a run's own file or row.
   are), so every replica of a deployment reads the same drafts and a person never reads another's.
 * `FallbackDrafts`: PgDrafts with the files behind it while PostgreSQL cannot be reached, deciding as the run store
   does (runs/fallback.py: one shared `Outage`, so no page waits on a dead server more than once in its retry time).
+  Each record it writes carries when (`written_at`, seconds since the epoch); what is kept on the files during an
+  outage (a clearing too: a `cleared` mark) is read against PostgreSQL's by that time, the newer wins, and it moves to
+  PostgreSQL once the server answers: ticks made during an outage are not lost to older ones, and ticks cleared
+  during it do not come back. Replicas' clocks are taken to agree to well within the seconds between two clicks.
 
 `drafts_of(run store)` picks the one that goes with the run store a page uses. Every kind: `read` gives None for a
 record that is missing or cannot be read (said in the log only, never an error); `write` raises OSError or
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,8 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 DRAFTS = ".drafts"  # in the runs folder: not `*.json` of the folder itself, so never listed as a run
 RECORD_MAX = 1_000_000  # bytes of a record kept or read (width 10 and depth 6 make a few kB)
+WRITTEN_AT = "written_at"  # FallbackDrafts: when the record was written (seconds since the epoch)
+CLEARED = "cleared"  # FallbackDrafts: a record cleared while PostgreSQL could not be reached (kept on the files)
 
 
 def _unreadable(run_id: Any, why: Any) -> None:
@@ -56,7 +63,13 @@ class Drafts:
         return self.root / RunStore(self.root).path(run_id).name
 
     def read(self, run_id: str) -> dict[str, Any] | None:
-        """The run's record, None when there is none or it cannot be read (said in the log only)."""
+        """The run's record, None when there is none, it cannot be read (said in the log only), or it is the mark
+        of a record cleared during an outage (FallbackDrafts)."""
+        found = self.raw(run_id)
+        return None if found is None or found.get(CLEARED) else found
+
+    def raw(self, run_id: str) -> dict[str, Any] | None:
+        """`read`, a clearing mark included."""
         try:
             p = self.path(run_id)
             if p.stat().st_size > RECORD_MAX:
@@ -140,8 +153,9 @@ class PgDrafts:
 
 class FallbackDrafts:
     """`primary` (None: the run store could not be opened) with the files of `local` behind it while it cannot be
-    reached. A record kept on the files during an outage is read when the primary holds none for the run, and moves
-    to the primary the next time it is written; removing a record removes it from both."""
+    reached. What is written during an outage is kept on the files, stamped with when (a clearing as a `cleared`
+    mark); a read takes the newer of the two places' records and, the primary answering, moves a newer one kept here
+    to it. Removing a record removes it from both (during an outage: a mark here, carried over later)."""
 
     def __init__(self, primary: PgDrafts | None, local: Drafts, *, outage: Outage) -> None:
         self.primary, self.local, self.outage = primary, local, outage
@@ -151,29 +165,48 @@ class FallbackDrafts:
         return None if self.outage.down() else self.primary
 
     def read(self, run_id: str) -> dict[str, Any] | None:
+        here = self.local.raw(run_id)
         if (pg := self._primary()) is not None:
             try:
-                found = pg.read(run_id)
+                there = pg.read(run_id)
             except StoreError as err:
                 self.outage.mark(err)
             else:
-                if found is not None:
-                    return found
-        return self.local.read(run_id)
+                if here is None or (there is not None and _when(there) >= _when(here)):
+                    if here is not None:  # an outage's record, older than one written since: no longer wanted
+                        self.local.forget(run_id)
+                    return _shown(there)
+                self._carry(pg, run_id, here)
+        return _shown(here)
+
+    def _carry(self, pg: PgDrafts, run_id: str, here: dict[str, Any]) -> None:
+        """The record kept here during an outage, newer than the primary's, written to the primary (a clearing: the
+        primary's removed), then no longer kept here. A failure leaves it here for the next read."""
+        try:
+            pg.write(run_id, None if here.get(CLEARED) else {k: v for k, v in here.items()
+                                                            if k not in ("format", "run_id")})
+        except StoreError as err:
+            self.outage.mark(err)
+        except (OSError, ValueError) as err:
+            log.warning("the draft of run %s kept during an outage could not be moved (%s)", str(run_id)[:80], err)
+        else:
+            self.local.forget(run_id)
 
     def write(self, run_id: str, record: dict[str, Any] | None) -> None:
+        stamped = None if record is None else {**record, WRITTEN_AT: time.time()}
         if (pg := self._primary()) is not None:
             try:
-                pg.write(run_id, record)
+                pg.write(run_id, stamped)
             except StoreError as err:
                 self.outage.mark(err)
             else:
                 self.local.forget(run_id)  # one kept here during an outage is superseded
                 return
-        self.local.write(run_id, record)
+        self.local.write(run_id, stamped if stamped is not None else {CLEARED: True, WRITTEN_AT: time.time()})
 
     def forget(self, run_id: str) -> None:
-        """Remove the run's record from both places. Never raises."""
+        """Remove the run's record from both places (while the primary cannot be reached, a clearing mark is kept
+        here, so its record is not read back later). Never raises."""
         if (pg := self._primary()) is not None:
             try:
                 pg.write(run_id, None)
@@ -181,7 +214,26 @@ class FallbackDrafts:
                 self.outage.mark(err)
             except (OSError, ValueError) as err:
                 log.warning("the draft of run %s could not be removed (%s)", str(run_id)[:80], err)
-        self.local.forget(run_id)
+            else:
+                self.local.forget(run_id)
+                return
+        try:
+            self.local.write(run_id, {CLEARED: True, WRITTEN_AT: time.time()})
+        except (OSError, ValueError) as err:
+            log.warning("the draft of run %s could not be marked removed (%s)", str(run_id)[:80], err)
+
+
+def _when(record: dict[str, Any]) -> float:
+    """When a record was written (0: before records said so, or said nothing readable)."""
+    v = record.get(WRITTEN_AT)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _shown(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A record as a page reads it: None for a clearing mark, else without its time."""
+    if record is None or record.get(CLEARED):
+        return None
+    return {k: v for k, v in record.items() if k != WRITTEN_AT}
 
 
 def drafts_of(runs: Any) -> Drafts | FallbackDrafts:
