@@ -58,9 +58,11 @@ def answer_stopped(run_id: str, store: Any, project: str) -> None:
     if saved and R.is_unfinished(saved):
         engine, model_info, _ = ui.engine_or_stop(settings_from_trace(saved, project))
         notes: list[str] = []
-        done = R.finish_stopped(engine, saved, store, model_info=model_info, on_note=notes.append)
+        kept: list[bool] = []
+        done = R.finish_stopped(engine, saved, store, model_info=model_info, on_note=notes.append,
+                                on_saved=kept.append)
         if notes:  # saved as a new run (someone else saved the run meanwhile), or not saved: said while it is shown
-            ss[K.ASK_SAVED_AS] = (done.run_id, notes[-1])
+            ss[K.ASK_SAVED_AS] = (done.run_id, done.revision, notes[-1], "branched" if all(kept) else "unsaved")
         show(done)
     elif saved:  # it ended on its own before the Stop came through: shown as it ended
         show(saved)

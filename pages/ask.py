@@ -61,8 +61,9 @@ if projects.project() is None:  # the graph went away since the page began (a st
     if not t.error:  # else the run's error says it in its own words
         st.error(projects.cannot_open())
     st.stop()
-if (saved_as := ss.get(K.ASK_SAVED_AS)) and saved_as[0] == t.run_id:  # what saving Stop's answer said
-    st.info(V.md_text(saved_as[1]), icon=":material/call_split:" if t.parent_run else ":material/warning:")
+if (saved_as := ss.get(K.ASK_SAVED_AS)) and len(saved_as) == 4 and tuple(saved_as[:2]) == (t.run_id, t.revision):
+    # what saving Stop's answer said, while that very trace is shown (the run resumed and saved since: said no more)
+    st.info(V.md_text(saved_as[2]), icon=":material/call_split:" if saved_as[3] == "branched" else ":material/warning:")
 if R.is_unfinished(t):
     A.unfinished_block(t, project)
 A.answer_blocks(t, graph, store, project)

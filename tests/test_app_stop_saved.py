@@ -118,3 +118,40 @@ def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_s
     assert shown.run_id != RID and shown.parent_run == RID and shown.stop_reason == "user"
     assert f"Someone else saved this run ({RID}) meanwhile" in texts(at) and shown.run_id in texts(at)
     assert RunStore().load(RID).stop_reason != "user"  # theirs, as they saved it
+
+
+def test_stop_whose_answer_cannot_be_saved_says_so_with_a_warning_only_while_that_answer_is_shown(monkeypatch):
+    """Stop's answer the store cannot keep: the page says it is not saved (a warning, not the branch's icon), and says
+    it no more once the run shown is that run as saved since (another revision), e.g. resumed later in the session."""
+    from explorer import ui
+
+    stopped_at_depth_2(demo_engine(), RunStore(), RID, CORIN, model_info={"model": "none", "model_kind": "none"})
+    real, save = ui.engine_or_stop, RunStore.save
+
+    def full(self, trace):
+        raise OSError(28, "No space left on device", str(self.root))
+
+    def then_the_disk_fills(*args, **kwargs):  # after the page read the stopped run, before it answers it
+        monkeypatch.setattr(RunStore, "save", full)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ui, "engine_or_stop", then_the_disk_fills)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.session_state[K.MODEL] = "none"
+    at.session_state[K.ASK_RUN] = RID
+    at.session_state[K.ASK_STOPPED] = True
+    at.run()
+    assert not at.exception, at.exception
+    shown = at.session_state[K.ASK_TRACE]
+    assert shown.run_id == RID and shown.stop_reason == "user"
+    [note] = [e for e in at.info if "could not be saved" in e.value]
+    assert note.icon == ":material/warning:"
+    monkeypatch.setattr(RunStore, "save", save)
+    monkeypatch.setattr(ui, "engine_or_stop", real)
+    later = RunStore().load(RID)  # the run as the store holds it, saved again since (a resume, say)
+    RunStore().save(later)
+    at.session_state[K.ASK_TRACE] = RunStore().load(RID)
+    at.run()
+    assert not at.exception, at.exception
+    assert not [e for e in at.info if "could not be saved" in e.value]

@@ -122,15 +122,21 @@ def wait_stopped(run_id: str, timeout: float = STOP_WAIT_S) -> bool:
 
 
 def finish_stopped(engine: Any, trace: Trace, store: RunStore | None, *,
-                   model_info: dict[str, Any] | None = None, on_note: Callable[[str], None] | None = None) -> Trace:
+                   model_info: dict[str, Any] | None = None, on_note: Callable[[str], None] | None = None,
+                   on_saved: Callable[[bool], None] | None = None) -> Trace:
     """The person pressed Stop: answer from the chains found so far (no LLM call; the person asked to stop)
     and save under the same run id with stop reason "user". `trace`: the run as saved once it ended
     (`wait_stopped`); its time goes on from the saved one. When someone else saved the run meanwhile, the answer is
-    saved as a new run, a branch of it, and `on_note` is told so in one sentence."""
+    saved as a new run, a branch of it, and `on_note` is told so in one sentence; `on_saved`, whether the answer is in
+    the store."""
     state = engine.stop(engine.restore(trace))
     text = engine.compose_answer(state)
     done = state.with_(stage="done", answer=text, answer_by="chains")
-    return saver_for(engine, trace, store, model_info, on_note).save(done)
+    saver = saver_for(engine, trace, store, model_info, on_note)
+    out = saver.save(done)
+    if on_saved is not None:
+        on_saved(saver.store is not None and not saver.unsaved)
+    return out
 
 
 def resume_question(engine: Any, trace: Trace, store: RunStore | None, callbacks: RunCallbacks | None = None, *,

@@ -59,7 +59,9 @@ class K:
     ASK_TRACE = "ask_trace"  # the Trace of the last run shown on the ask page
     ASK_RUN = "ask_run"  # run id of the run in progress (a Stop or a reload finds it)
     ASK_STOPPED = "ask_stopped"  # set by the Stop button's callback: answer the run in progress from what it found
-    ASK_SAVED_AS = "ask_saved_as"  # (run id, note): what saving Stop's answer said (a new run; or not saved)
+    # (run id, revision, note, "branched" | "unsaved"): what saving Stop's answer said (a new run; or not saved),
+    # shown while that trace (its id at that revision) is
+    ASK_SAVED_AS = "ask_saved_as"
     ASK_AGAIN = "ask_again"  # an AskAgain: an example, topic entities chosen under an answer, "Answer at N hops"
     ASK_RESUME = "ask_resume"  # run id Saved runs asked the ask page to resume
     ASK_DEPTH = "ask_replay_depth"
