@@ -86,3 +86,20 @@ def test_the_step_says_one_more_is_kept_beside_the_beam_and_why():
     _, st0 = searched(CheapPolicy(path_found=0, retrieved=0, path_beam=False))
     step = next(s for s in st0.steps if s.stage == "entities")
     assert "beside" not in keep_words(step, {c.id for c in step.candidates if c.auto_kept}, width=1, relations_kept=2)
+
+
+def test_two_relations_beside_the_beam_are_counted_as_two():
+    """Two frontier paths may both begin the walk's path (parallel relationships between the same entities): the
+    step says how many are kept beside the beam, not "one more"."""
+    from dataclasses import replace as _replace
+
+    from tog_core.app.views import keep_words
+
+    _, st = searched(CheapPolicy(path_found=0, retrieved=0, path_beam=True))
+    step = next(s for s in st.steps if s.depth == 1 and s.stage == "relations")
+    [beside] = [c for c in step.candidates if c.auto_kept and "beside the beam" in c.reason]
+    twin = _replace(beside, id=beside.id + "-twin")
+    step = _replace(step, candidates=[*step.candidates, twin])
+    auto = {c.id for c in step.candidates if c.auto_kept}
+    said = keep_words(step, auto, width=1, relations_kept=2)
+    assert "2 more relations are kept beside the beam" in said and "One more" not in said

@@ -145,8 +145,10 @@ def keep_words(step: Step, auto: set[str], *, width: int, relations_kept: int) -
     to `relations_kept` (the policy's) of each entity, which may be more than the width N of chains the entity stage
     keeps; an entities step keeps N chains. `auto`: the automatic choice, ticked before the person edits it."""
     beside = sum(1 for c in step.candidates if c.id in auto and c.reason.startswith(BESIDE_BEAM))
-    also = (f" One more {'relation' if step.stage == 'relations' else 'chain'} is kept {BESIDE_BEAM}: it is on the "
-            "path that, read whole, names the most of the question." if beside else "")
+    what = "relation" if step.stage == "relations" else "chain"
+    also = (f" {'One more' if beside == 1 else f'{beside} more'} {what}{'s are' if beside > 1 else ' is'} kept "
+            f"{BESIDE_BEAM}: {'it is' if beside == 1 else 'each is'} on the path that, read whole, names the most of "
+            "the question." if beside else "")
     if step.stage == "relations":
         ents = len({c.source_id for c in step.candidates})
         more = (f" ({relations_kept // width if relations_kept % width == 0 else round(relations_kept / width, 1)}× "
