@@ -89,11 +89,25 @@ def keep(ex: R.Exploration, ticks: set[str] | None) -> bool:
 def applied(ex: R.Exploration, run_id: str) -> None:
     """A step of run `run_id` was applied (Continue, Auto-finish, Stop & answer): no ticks are pending on it, whoever
     kept some (another tab's too). When the save went to a new run (someone else saved this one meanwhile), the old
-    run's record goes."""
-    if run_id != ex.run_id:
+    run's record goes if it is still the one this session wrote (its ticks went to the new run); one written since
+    by someone else (runs kept for everyone share their drafts) is theirs, and stays."""
+    if run_id != ex.run_id and _own(run_id):
         forget(run_id)
     _known().pop(ex.run_id, None)  # written again whatever this session last wrote
     keep(ex, None)
+
+
+def _own(run_id: str) -> bool:
+    """Whether the run's record as kept now is none, or the one this session last wrote or read."""
+    now = _drafts().read(run_id)
+    if now is None:
+        return True
+    mine = _known().get(run_id)
+    return mine is not None and _body(now) == _body(mine)
+
+
+def _body(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k not in ("format", "run_id")}
 
 
 def finished(ex: R.Exploration) -> None:

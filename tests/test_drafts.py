@@ -289,3 +289,26 @@ def test_while_the_postgresql_store_cannot_be_reached_the_ticks_are_kept_on_this
         assert not again.exception and RESTORED in _infos(again)
     finally:
         outage.clear()
+
+
+def test_a_continue_that_branches_leaves_the_ticks_someone_made_since_on_the_old_run(home):
+    """Runs kept for everyone share their drafts: this tab's Continue over a run another tab continued meanwhile goes
+    on as a new run, and the ticks the other tab has made since on the old run's next step stay (they were removed)."""
+    at = _start()
+    rid = at.session_state[K.EXPLORE].run_id
+    other = _reload(rid)  # the same run in a second tab
+    at = _tick(at, **{"Isle of Cairnloch": False, "Brackenmere": True})  # ticked here
+    other = click(other, "Continue")  # the other tab applies the step as it shows it, then ticks on its next one
+    assert "Depth 1 · evaluate" in texts(other)
+    [verdict] = [r for r in other.radio if r.label == "What next?"]
+    verdict.set_value(next(o for o in ("sufficient", "continue") if o != verdict.value))
+    other.run()
+    assert not other.exception, other.exception
+    [draft] = _drafts(home)
+    theirs = json.loads(draft.read_text())
+    assert theirs["run_id"] == rid and theirs != {}
+    at = click(at, "Continue")  # this tab's Continue: saved as a new run, a branch of the one the other tab saved
+    assert not at.exception, at.exception
+    assert at.session_state[K.EXPLORE].run_id != rid
+    assert (home / "runs" / ".drafts" / f"{rid}.json").exists(), "the other tab's ticks on the old run were removed"
+    assert json.loads((home / "runs" / ".drafts" / f"{rid}.json").read_text()) == theirs
