@@ -169,3 +169,14 @@ def test_without_a_store_url_drafts_stay_files(tmp_path):
     drafts.write("r1", TICKS)
     assert [p.relative_to(tmp_path).as_posix() for p in files(tmp_path)] == ["runs/.drafts/r1.json"]
     assert drafts.read("r1")["pending"] == TICKS["pending"] and runs.list() == []
+
+
+def test_drafts_of_a_postgresql_store_alone_share_one_outage_and_keep_a_persons_files_apart(pg, tmp_path, monkeypatch):
+    """Not the app's way in (it passes a FallbackRunStore), but drafts_of takes a PgRunStore too: every call for one
+    pool shares one outage (a dead server is waited on once), and a view of one person's runs falls back to that
+    person's own folder under TOG_HOME, not the shared one."""
+    monkeypatch.setenv("TOG_HOME", str(tmp_path))
+    one, two = drafts_of(pg.for_user("ann", only=True)), drafts_of(pg.for_user("bob"))
+    assert one.outage is two.outage
+    assert one.local.root == RunStore().for_owner("ann").root / ".drafts"
+    assert two.local.root == RunStore().root / ".drafts"

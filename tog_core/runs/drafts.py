@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -239,11 +240,17 @@ def _shown(record: dict[str, Any] | None) -> dict[str, Any] | None:
 def drafts_of(runs: Any) -> Drafts | FallbackDrafts:
     """The drafts that go with a run store: a FallbackRunStore's in its PostgreSQL store (the same person's, the same
     pool and outage) with its local folder behind; a PgRunStore's alone there, with TOG_HOME's files behind; else the
-    files of the store's folder."""
+    files of the store's folder (a PgRunStore's: the person's own under TOG_HOME when the view is theirs only)."""
     if isinstance(runs, FallbackRunStore):
         primary = runs.primary if isinstance(runs.primary, PgRunStore) else None
         return FallbackDrafts(PgDrafts(primary) if primary is not None else None, Drafts(runs.local.root),
                               outage=runs.outage)
-    if isinstance(runs, PgRunStore):
-        return FallbackDrafts(PgDrafts(runs), Drafts(RunStore().root), outage=Outage())
+    if isinstance(runs, PgRunStore):  # not the app's (it passes a FallbackRunStore): one outage per pool, so a dead
+        # server is waited on once in its retry time, and the person's own folder when the view is theirs only
+        outage = _OUTAGES.setdefault(runs._pool, Outage())
+        local = RunStore().for_owner(runs.user) if runs.only else RunStore()
+        return FallbackDrafts(PgDrafts(runs), Drafts(local.root), outage=outage)
     return Drafts(runs.root)
+
+
+_OUTAGES: weakref.WeakKeyDictionary[Any, Outage] = weakref.WeakKeyDictionary()
