@@ -180,3 +180,19 @@ def test_drafts_of_a_postgresql_store_alone_share_one_outage_and_keep_a_persons_
     assert one.outage is two.outage
     assert one.local.root == RunStore().for_owner("ann").root / ".drafts"
     assert two.local.root == RunStore().root / ".drafts"
+
+
+def test_drafts_not_written_for_a_month_are_removed_at_most_once_an_hour(pg, pg_url):
+    from tog_core.runs import drafts as D
+
+    mine = PgDrafts(pg)
+    old, fresh = new_run_id(), new_run_id()
+    mine.write(old, TICKS)
+    mine.write(fresh, TICKS)
+    with connect(pg_url) as conn:
+        conn.execute(f"UPDATE {S}.run_drafts SET updated_at = now() - interval '31 days' WHERE run_id = %s", (old,))
+    D._PRUNED[0] = time.time()  # pruned a moment ago: not again within the hour
+    mine.prune()
+    assert mine.read(old) is not None
+    mine.prune(now=time.time() + 3601)
+    assert mine.read(old) is None and mine.read(fresh) is not None

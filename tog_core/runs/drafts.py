@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 DRAFTS = ".drafts"  # in the runs folder: not `*.json` of the folder itself, so never listed as a run
 RECORD_MAX = 1_000_000  # bytes of a record kept or read (width 10 and depth 6 make a few kB)
+KEPT_DAYS = 30  # a draft not written for this long is removed (PgDrafts.prune): its ticks were long abandoned
+_PRUNED = [0.0]  # when this process last removed old drafts from PostgreSQL
 WRITTEN_AT = "written_at"  # FallbackDrafts: when the record was written (seconds since the epoch)
 CLEARED = "cleared"  # FallbackDrafts: a record cleared while PostgreSQL could not be reached (kept on the files)
 
@@ -150,6 +152,20 @@ class PgDrafts:
         self._sql(f"""INSERT INTO {S}.run_drafts (owner, run_id, record) VALUES (%s, %s, %s::jsonb)
                       ON CONFLICT (owner, run_id) DO UPDATE SET record = EXCLUDED.record, updated_at = now()""",
                   (self.owner, rid, text))
+        self.prune()
+
+    def prune(self, *, now: float | None = None) -> None:
+        """Remove every person's records not written for KEPT_DAYS (a run left with ticks and never opened again, or
+        deleted while the server was down), at most once an hour per process. Never raises."""
+        now = time.time() if now is None else now
+        if now - _PRUNED[0] < 3600:
+            return
+        _PRUNED[0] = now
+        try:
+            self._sql(f"DELETE FROM {S}.run_drafts WHERE updated_at < now() - make_interval(days => %s)",
+                      (KEPT_DAYS,))
+        except (OSError, StoreError) as err:
+            log.warning("old drafts could not be removed (%s)", err)
 
 
 class FallbackDrafts:
