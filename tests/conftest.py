@@ -7,6 +7,10 @@
 
 `module_fake_openai` is the same factory for module-scoped fixtures (servers closed after the module).
 `chromium` is a headless /usr/bin/chromium for test_browser_pictures.py and test_browser_label_sizes.py.
+The browser tests' `app_url` (the app served by `streamlit run`), `browser_page` (a Chromium page that must
+request nothing outside 127.0.0.1 and open no dialog) and `timing` (app.py's page-run log) are here too; their
+helpers are tests/browserkit.py's. The other shared helpers are plain modules beside this file (appkit.py,
+builders.py, searchkit.py, ...): test files import them, never each other.
 """
 from __future__ import annotations
 
@@ -22,6 +26,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # the app's background e5 warm of each opened project (policy/agreement.warm) would outlive the app tests and run
 # beside every later test: off here; tests/test_agreement.py turns it on where it is the subject
 os.environ.setdefault("TOG_WARM", "0")
+
+# the shared helpers' asserts say what they compared, as they did inside the test files (before they are imported)
+pytest.register_assert_rewrite("appkit", "benchkit", "browserkit", "llmkit", "runkit", "searchkit", "sessionkit",
+                               "sourcekit", "vizkit")
 
 from tog_core.testing.server import FakeOpenAIServer  # noqa: E402
 
@@ -86,8 +94,8 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture()
 def chromium():
     """A headless Chromium (Playwright on /usr/bin/chromium), closed after the test; skipped without it unless
-    TOG_REQUIRE_BROWSER=1 (test_browser._need_browser)."""
-    from test_browser import ARGS, CHROMIUM, _need_browser
+    TOG_REQUIRE_BROWSER=1 (browserkit._need_browser)."""
+    from browserkit import ARGS, CHROMIUM, _need_browser
 
     _need_browser()
     from playwright.sync_api import sync_playwright
@@ -98,6 +106,46 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture()
+def app_url(tmp_path):
+    """The address of the app served by `streamlit run` on the demo (browserkit.serve_app), stopped after the
+    test; skipped without Chromium unless TOG_REQUIRE_BROWSER=1."""
+    from browserkit import serve_app
+
+    yield from serve_app(tmp_path)
+
+
+@pytest.fixture()
+def browser_page(tmp_path):
+    """A page of headless Chromium, 1400 x 1800; the test fails if the page requested anything outside 127.0.0.1
+    or opened a dialog."""
+    from playwright.sync_api import sync_playwright
+
+    from browserkit import ARGS, CHROMIUM, _local
+
+    requests, dialogs = [], []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        try:
+            yield page
+        finally:
+            browser.close()
+    outside = [u for u in requests if not _local(u)]
+    assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
+    assert not dialogs, f"dialogs opened: {dialogs}"
+
+
+@pytest.fixture()
+def timing(tmp_path, monkeypatch):
+    """A file where app.py writes one line per run of the page (TOG_TIMING); set before the app starts."""
+    path = tmp_path / "runs.txt"
+    monkeypatch.setenv("TOG_TIMING", str(path))
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -14,22 +14,10 @@ TOG_REQUIRE_BROWSER=1. TOG_SCREENSHOTS=DIR keeps the screenshots.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-CORIN = "Who founded the company that manufactures the invention of Corin Vell?"
-QUESTION = "In which town was the founder of the Lanternwright Guild born?"
+from browserkit import CORIN, QUESTION, _idle, _shot, ask_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,111 +28,6 @@ NODES_ON_SCREEN = """() => {
   return {w: c.clientWidth, h: c.clientHeight,
           nodes: Object.keys(pos).map(k => { const p = network.canvasToDOM(pos[k]); return [k, p.x, p.y]; })};
 }"""
-
-
-def _need_browser() -> None:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("TOG_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{CHROMIUM} is missing and TOG_REQUIRE_BROWSER=1")
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); "
-                    "set TOG_REQUIRE_BROWSER=1 to fail instead")
-    pytest.importorskip("playwright.sync_api")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve_app(tmp_path: Path, **env_extra: str):
-    """`streamlit run app.py -- --project demo` on a free loopback port with its own TOG_HOME (and `env_extra`);
-    yields the address, stops the server after."""
-    _need_browser()
-    port = _free_port()
-    env = {**os.environ, "TOG_HOME": str(tmp_path / "home"), **env_extra}
-    env.pop("TOG_ALLOWED_API_BASES", None)
-    if "GRAPHRAG_API_KEY" not in env_extra:
-        env.pop("GRAPHRAG_API_KEY", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--", "--project", "demo"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"streamlit did not start:\n{out[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture()
-def app_url(tmp_path):
-    yield from serve_app(tmp_path)
-
-
-def _local(url: str) -> bool:
-    p = urlparse(url)
-    if p.scheme in ("data", "blob", "about"):
-        return True
-    return p.hostname in ("127.0.0.1", "localhost")
-
-
-@pytest.fixture()
-def browser_page(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    requests, dialogs = [], []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        try:
-            yield page
-        finally:
-            browser.close()
-    outside = [u for u in requests if not _local(u)]
-    assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
-    assert not dialogs, f"dialogs opened: {dialogs}"
-
-
-def _shot(page, tmp_path: Path, name: str) -> None:
-    page.screenshot(path=str(tmp_path / name))
-    shots = os.environ.get("TOG_SCREENSHOTS")
-    if shots:
-        Path(shots).mkdir(parents=True, exist_ok=True)
-        (Path(shots) / name).write_bytes((tmp_path / name).read_bytes())
-
-
-def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
-
-
-def ask_in_page(page, app_url: str, question: str, answer: str, *, timeout: int = 30_000) -> None:
-    """Open the app, ask `question` with the Ask button and wait until the answer's heading `answer` shows."""
-    page.goto(app_url, wait_until="domcontentloaded")
-    box = page.get_by_role("textbox", name="Question")
-    box.wait_for(timeout=60_000)
-    box.fill(question)
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.get_by_role("heading", name=answer).wait_for(timeout=timeout)
 
 
 def _picture_frame(page, index: int = 0):

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from scripted import toy_llm
-from test_browser import _idle, ask_in_page, _shot, app_url, browser_page  # noqa: F401
+from browserkit import _idle, _shot, ask_in_page
 from tog_core.testing.server import FakeOpenAIServer, last_user_message
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -51,7 +51,7 @@ def _hops_table(page) -> tuple[int, list[dict[str, str]]]:
     return int(HOPS.search(title).group(1)), rows
 
 
-def test_why_not_forces_the_named_entity_and_the_hops_agree_with_its_chain(app_url, browser_page,  # noqa: F811
+def test_why_not_forces_the_named_entity_and_the_hops_agree_with_its_chain(app_url, browser_page,
                                                                           tmp_path):
     page = browser_page
     ask_in_page(page, app_url, IVO, "Lantern's Promise")
@@ -106,7 +106,7 @@ def _set(page, label: str, value: str) -> None:
     _idle(page)
 
 
-def test_an_llm_answer_naming_no_entity_of_the_chains_is_marked_without_a_confidence(app_url, browser_page,  # noqa: F811
+def test_an_llm_answer_naming_no_entity_of_the_chains_is_marked_without_a_confidence(app_url, browser_page,
                                                                                       tmp_path):
     page = browser_page
     with FakeOpenAIServer(_contradicting_llm) as llm:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scripted import toy_llm
-from test_browser import CORIN, _idle, _shot, browser_page, serve_app  # noqa: F401
+from browserkit import CORIN, _idle, _shot, serve_app
 from tog_core.testing.server import FakeOpenAIServer
 
 CANARY = "sk-CANARY-operator-key-77e1d0"
@@ -67,7 +67,7 @@ def _type_into(page, label: str, value: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["", "openai/toy"])  # the project's model; a model typed in the session
-def test_a_typed_api_base_never_receives_the_servers_key(model, app_with_key, browser_page, tmp_path):  # noqa: F811
+def test_a_typed_api_base_never_receives_the_servers_key(model, app_with_key, browser_page, tmp_path):
     page = browser_page
     with FakeOpenAIServer(toy_llm) as listener:
         page.goto(app_with_key, wait_until="domcontentloaded")

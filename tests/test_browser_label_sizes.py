@@ -11,7 +11,8 @@ picture spreads over most of its frame's width.
 
 Needs /usr/bin/chromium (see test_browser.py; the `chromium` fixture is conftest's); the Christmas Carol cases need
 /work/shared/data/graphrag/christmas-carol-v3/output and skip with that reason without it. The labels' reader,
-_overlapping, _fitted and _engine: test_browser_pictures.py, whose other pictures write their relation texts apart.
+_overlapping, _fitted and _engine: tests/browserkit.py; the other pictures, which write their relation texts apart:
+test_browser_pictures.py.
 """
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import _shot
-from test_browser_pictures import LABELS, _engine, _fitted, _overlapping
+from browserkit import LABELS, _engine, _fitted, _overlapping, _shot
 
 ROOT = Path(__file__).resolve().parents[1]
 CAROL = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"

@@ -2,10 +2,10 @@
 last number without a word). Chromium (TOG_REQUIRE_BROWSER=1), as tests/test_browser.py."""
 from __future__ import annotations
 
-from test_browser import _idle, app_url, browser_page  # noqa: F401
+from browserkit import _idle
 
 
-def test_width_zero_typed_in_the_sidebar_is_set_to_one_and_said(app_url, browser_page):  # noqa: F811
+def test_width_zero_typed_in_the_sidebar_is_set_to_one_and_said(app_url, browser_page):
     page = browser_page
     page.goto(app_url, wait_until="domcontentloaded")
     field = page.get_by_role("spinbutton", name="Width N")

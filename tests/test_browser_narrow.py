@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import _idle, _shot, app_url, ask_in_page, browser_page  # noqa: F401
+from browserkit import _idle, _shot, ask_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 VERDANT = "Which river flows through the capital of the Verdant Isles?"
@@ -19,7 +19,7 @@ CUT = "b => [...b.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWid
 HEADERS = "() => [...document.querySelectorAll('[data-testid=stDataFrame] th')].map(h => h.innerText.trim())"
 
 
-def test_at_1000_px_the_answer_buttons_and_the_runs_answer_column_show_whole(app_url, browser_page,  # noqa: F811
+def test_at_1000_px_the_answer_buttons_and_the_runs_answer_column_show_whole(app_url, browser_page,
                                                                              tmp_path):
     page = browser_page
     page.set_viewport_size({"width": 1000, "height": 1400})

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import _idle, ask_in_page, _shot, app_url, browser_page  # noqa: F401
-from test_browser_project import _settled_runs, timing  # noqa: F401
+from browserkit import _idle, _settled_runs, _shot, ask_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 IVO = "Which ship was captained by the mentor of Ivo Brask?"
 
 
-def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(timing, app_url, browser_page,  # noqa: F811
+def test_this_is_the_answer_is_recorded_kept_on_reload_and_exported(timing, app_url, browser_page,
                                                                      tmp_path):
     page = browser_page
     ask_in_page(page, app_url, IVO, "Lantern's Promise")

@@ -6,7 +6,8 @@
   neighbourhood of Rookhaven and in a replay, no relation text is drawn over another or over an entity's name.
 
 Needs /usr/bin/chromium (see test_browser.py; the `chromium` fixture is conftest's). The node labels' on-screen size
-at fit (12 px at least): test_browser_label_sizes.py, which reads LABELS, _overlapping, _fitted and _engine from here.
+at fit (12 px at least): test_browser_label_sizes.py. Both read LABELS, _overlapping, _fitted and _engine from
+tests/browserkit.py.
 """
 from __future__ import annotations
 
@@ -14,59 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import _shot
+from browserkit import LABELS, _engine, _fitted, _overlapping, _shot
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-# every drawn node's label: on-screen font size (vis font size x view scale) and on-screen box; the canvas size
-LABELS = """() => {
-  const scale = network.getScale(), c = document.querySelector('#mynetwork canvas'), out = [];
-  const pos = network.getPositions();
-  for (const id of Object.keys(pos)) {
-    const n = network.body.nodes[id];
-    if (!n || !n.options.label || !String(n.options.label).trim()) { continue; }
-    const s = n.labelModule.size, a = network.canvasToDOM({x: s.left, y: s.top}),
-          b = network.canvasToDOM({x: s.left + s.width, y: s.top + s.height}), p = network.canvasToDOM(pos[id]);
-    out.push({id: id, label: String(n.options.label), px: n.options.font.size * scale, box: [a.x, a.y, b.x, b.y],
-              x: p.x, y: p.y});
-  }
-  const r = c.getBoundingClientRect();
-  return {scale: scale, w: c.clientWidth, h: c.clientHeight, top: r.top, left: r.left, labels: out};
-}"""
-
-
-def _overlapping(labels: list[dict]) -> int:
-    n = 0
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            ax0, ay0, ax1, ay1 = a["box"]
-            bx0, by0, bx1, by1 = b["box"]
-            if min(ax1, bx1) - max(ax0, bx0) > 2 and min(ay1, by1) - max(ay0, by0) > 2:
-                n += 1
-    return n
-
-
-def _fitted(chromium, page_html: str, width: int, height: int):
-    page = chromium.new_page(viewport={"width": width, "height": height})
-    outside = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("data:", "about:")) else None)
-    page.set_content(page_html)
-    page.wait_for_function("() => typeof network !== 'undefined' && network.getScale() > 0")
-    page.wait_for_timeout(600)  # the fit after the first drawing and the frame's size settle
-    assert not outside, outside
-    return page
-
-
-def _engine(project: Path, width: int, depth: int):
-    from tog_core.compose import RunSpec, build_engine
-    from tog_core.graphrag.graph import KnowledgeGraph
-    from tog_core.graphrag.project import open_project
-
-    info = open_project(project)
-    graph = KnowledgeGraph.load(info)
-    return build_engine(RunSpec(model="none", width=width, depth=depth), graph=graph, info=info).engine
 
 
 def test_a_tooltip_open_over_a_live_picture_goes_with_it(chromium):

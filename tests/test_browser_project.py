@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from test_browser import ROOT, _idle, _shot, app_url, browser_page  # noqa: F401
+from browserkit import ROOT, _idle, _settled_runs, _shot
 
 CAROL = ROOT.parent / "shared" / "data" / "graphrag" / "christmas-carol-v3" / "output"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -21,7 +21,7 @@ def _sidebar(page) -> str:
     return page.locator("[data-testid=stSidebar]").inner_text()
 
 
-def test_a_shared_run_opens_with_its_own_project(app_url, browser_page, tmp_path):  # noqa: F811
+def test_a_shared_run_opens_with_its_own_project(app_url, browser_page, tmp_path):
     if not CAROL.is_dir():
         pytest.skip(f"{CAROL} is absent (the shared data set is not on this machine)")
     page = browser_page
@@ -57,33 +57,7 @@ def test_a_shared_run_opens_with_its_own_project(app_url, browser_page, tmp_path
     _shot(fresh, tmp_path, "carol-shared.png")
 
 
-@pytest.fixture()
-def timing(tmp_path, monkeypatch):
-    """A file where app.py writes one line per run of the page (TOG_TIMING); set before the app starts."""
-    path = tmp_path / "runs.txt"
-    monkeypatch.setenv("TOG_TIMING", str(path))
-    return path
-
-
-def _settled_runs(timing, page) -> int:
-    """The page-run count once it has stopped moving (unchanged for about a second, at most 15 s): a run still
-    finishing from the step before is not counted against the next click."""
-    last, same = _runs(timing), 0
-    for _ in range(50):
-        page.wait_for_timeout(300)
-        now = _runs(timing)
-        same = same + 1 if now == last else 0
-        if same >= 3:
-            break
-        last = now
-    return last
-
-
-def _runs(path) -> int:
-    return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def test_each_continue_runs_the_page_once_and_the_address_keeps_the_run(timing, app_url, browser_page,  # noqa: F811
+def test_each_continue_runs_the_page_once_and_the_address_keeps_the_run(timing, app_url, browser_page,
                                                                          tmp_path):
     page = browser_page
     page.goto(app_url, wait_until="domcontentloaded")  # app.py writes the timing (a deep link runs the page alone)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import QUESTION, _idle, _shot, app_url, ask_in_page, browser_page  # noqa: F401
+from browserkit import QUESTION, _idle, _shot, ask_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -21,7 +21,7 @@ def _open(page):
     return page.locator("[data-testid=stExpander]", has_text="How the question was read")
 
 
-def test_the_reading_is_shown_corrected_and_searched_again(app_url, browser_page, tmp_path):  # noqa: F811
+def test_the_reading_is_shown_corrected_and_searched_again(app_url, browser_page, tmp_path):
     page = browser_page
     ask_in_page(page, app_url, QUESTION, "Tarnby")
     _idle(page)

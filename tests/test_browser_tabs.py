@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import CORIN, _idle, _shot, ask_in_page, app_url, browser_page  # noqa: F401
+from browserkit import CORIN, _idle, _shot, ask_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,7 +32,7 @@ LET_GO = """() => {
 }"""
 
 
-def test_switching_the_result_tabs_scrolled_down_keeps_the_page_still(app_url, browser_page, tmp_path):  # noqa: F811
+def test_switching_the_result_tabs_scrolled_down_keeps_the_page_still(app_url, browser_page, tmp_path):
     page = browser_page
     page.set_viewport_size({"width": 1280, "height": 800})
     ask_in_page(page, app_url, CORIN, "Pell Ardent", timeout=60_000)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from builders import write_project
-from test_browser import ARGS, CHROMIUM, _need_browser
+from browserkit import ARGS, CHROMIUM, _need_browser
 from tog_core.prompting import prompts
 from tog_core.tog.engine import ToGEngine
 from tog_core.render.export_html import export_html

@@ -102,7 +102,7 @@ def test_the_html_export_of_a_1mb_title_loads_in_chromium_and_opens_the_full_tex
     """Before the cap, Chromium had not finished loading this export after 300 s (three unbroken 1 MB words laid
     out in the page); now it loads, and the "full text" link opens the closed <details> holding the title (laid
     out in about a second thanks to its <wbr> break points; without them, 30-120 s)."""
-    from test_browser import ARGS, CHROMIUM, _need_browser
+    from browserkit import ARGS, CHROMIUM, _need_browser
 
     _need_browser()
     from playwright import sync_api
