@@ -94,6 +94,18 @@ def test_stop_during_the_hop_trial_is_saved_as_shown_with_its_real_time_and_list
     assert f"{wall:.1f} s" in words
 
 
+def _stopped_page() -> AppTest:
+    """The Ask page run as it is after Stop was pressed on run RID (no model): it answers from what the run found."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.session_state[K.MODEL] = "none"
+    at.session_state[K.ASK_RUN] = RID
+    at.session_state[K.ASK_STOPPED] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_saved_as(monkeypatch):
     """Another session resumed the run to its answer while this one was stopping: Stop's answer is saved as a new run,
     a branch of it, and the page says so (it said nothing: the note went nowhere)."""
@@ -107,13 +119,7 @@ def test_stop_over_a_run_someone_else_saved_meanwhile_shows_the_new_run_it_was_s
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ui, "engine_or_stop", meanwhile)
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.session_state[K.MODEL] = "none"
-    at.session_state[K.ASK_RUN] = RID
-    at.session_state[K.ASK_STOPPED] = True
-    at.run()
-    assert not at.exception, at.exception
+    at = _stopped_page()
     shown = at.session_state[K.ASK_TRACE]
     assert shown.run_id != RID and shown.parent_run == RID and shown.stop_reason == "user"
     assert f"Someone else saved this run ({RID}) meanwhile" in texts(at) and shown.run_id in texts(at)
@@ -136,13 +142,7 @@ def test_stop_whose_answer_cannot_be_saved_says_so_with_a_warning_only_while_tha
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ui, "engine_or_stop", then_the_disk_fills)
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.session_state[K.MODEL] = "none"
-    at.session_state[K.ASK_RUN] = RID
-    at.session_state[K.ASK_STOPPED] = True
-    at.run()
-    assert not at.exception, at.exception
+    at = _stopped_page()
     shown = at.session_state[K.ASK_TRACE]
     assert shown.run_id == RID and shown.stop_reason == "user"
     [note] = [e for e in at.info if "could not be saved" in e.value]
