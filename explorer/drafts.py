@@ -19,7 +19,7 @@ from tog_core.app import pending as P
 from tog_core.app import runner as R
 from tog_core.app import views as V
 from tog_core.app.session import K, Settings
-from tog_core.runs.drafts import Drafts, FallbackDrafts, drafts_of
+from tog_core.runs.drafts import Drafts, FallbackDrafts, body, drafts_of
 from tog_core.tog.trace import Trace
 
 RESTORED = "Your unsaved ticks from before the reload were restored."
@@ -103,11 +103,7 @@ def _own(run_id: str) -> bool:
     if now is None:
         return True
     mine = _known().get(run_id)
-    return mine is not None and _body(now) == _body(mine)
-
-
-def _body(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k not in ("format", "run_id")}
+    return mine is not None and body(now) == body(mine)
 
 
 def finished(ex: R.Exploration) -> None:

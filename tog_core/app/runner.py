@@ -135,7 +135,7 @@ def finish_stopped(engine: Any, trace: Trace, store: RunStore | None, *,
     saver = saver_for(engine, trace, store, model_info, on_note)
     out = saver.save(done)
     if on_saved is not None:
-        on_saved(saver.store is not None and not saver.unsaved)
+        on_saved(saver.kept)
     return out
 
 

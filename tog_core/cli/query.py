@@ -165,7 +165,7 @@ def run_query(spec: RunSpec, callbacks: Callbacks | None = None, *, project: str
             if saver is not None:
                 trace = saver.save_trace(trace)
         if on_saved is not None:
-            on_saved(saver is not None and saver.store is not None and not saver.unsaved)
+            on_saved(saver is not None and saver.kept)
         return trace
     finally:
         for closable in (store, graph):

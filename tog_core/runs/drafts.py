@@ -200,8 +200,7 @@ class FallbackDrafts:
         """The record kept here during an outage, newer than the primary's, written to the primary (a clearing: the
         primary's removed), then no longer kept here. A failure leaves it here for the next read."""
         try:
-            pg.write(run_id, None if here.get(CLEARED) else {k: v for k, v in here.items()
-                                                            if k not in ("format", "run_id")})
+            pg.write(run_id, None if here.get(CLEARED) else body(here))
         except StoreError as err:
             self.outage.mark(err)
         except (OSError, ValueError) as err:
@@ -238,6 +237,11 @@ class FallbackDrafts:
             self.local.write(run_id, {CLEARED: True, WRITTEN_AT: time.time()})
         except (OSError, ValueError) as err:
             log.warning("the draft of run %s could not be marked removed (%s)", str(run_id)[:80], err)
+
+
+def body(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without what every record carries (its format, its run's id): what was given to `write`."""
+    return {k: v for k, v in record.items() if k not in ("format", "run_id")}
 
 
 def _when(record: dict[str, Any]) -> float:

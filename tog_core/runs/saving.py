@@ -45,6 +45,11 @@ class Saver:
     shown_where: str = "on this page"  # where the run stays when it cannot be saved (the command line: its output)
     on_saved: Callable[[Saver], None] | None = None  # after every save that went through (its run id may be new)
 
+    @property
+    def kept(self) -> bool:
+        """Whether the run, as last saved, is in the store: there is one, and no save failed (a failure drops it)."""
+        return self.store is not None
+
     def trace(self, state: State) -> Trace:
         now = self.t1 if self.t1 is not None else time.perf_counter()
         tr = self.engine.trace(state, run_id=self.run_id, wall_s=self.wall_before + now - self.t0,
