@@ -87,16 +87,17 @@ def _load(resolved_path: str, url: str, fingerprint: str) -> tuple[ProjectInfo |
 def _warm_project(graph: GraphStore) -> None:
     """In the background, so the first questions do not wait for them: read every entity description into the answer
     ranking's index (policy/retrieval.py), then embed what the second search reads at each entity into e5's cache
-    (policy/agreement.warm: several seconds a question until it is done; TOG_WARM=0 leaves it out)."""
+    (policy/prewarm.warm_project: without it a question the project has not met waits seconds for e5; TOG_WARM=0
+    leaves it out)."""
     from tog_core.llm.embed import in_background
-    from tog_core.policy import agreement, retrieval
+    from tog_core.policy import prewarm, retrieval
 
     def build() -> None:
         try:
             retrieval.index_of(graph)
             if os.environ.get("TOG_WARM", "1").strip() != "0":  # TOG_WARM=0: no e5 warm (docs/operations.md)
                 with in_background():  # a question's embedding goes first
-                    asyncio.run(agreement.warm(graph))
+                    asyncio.run(prewarm.warm_project(graph))
         except Exception:  # noqa: BLE001  — a question does the same work itself, and its error is the run's
             pass
 

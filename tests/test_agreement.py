@@ -197,27 +197,3 @@ def test_the_app_says_what_the_second_search_found_and_escapes_its_answer(demo, 
     assert V.second_view(t.second_search).endswith("puts it second (its probability 0.12; it answers Mara)")
     t.second_search = None
     assert "second search" not in V.confidence_line(V.answer_view(t))
-
-
-@pytest.mark.parametrize("setting, warmed", [(None, True), ("0", False)])
-def test_the_app_warms_an_opened_project_unless_told_not_to(demo, tog_home, monkeypatch, setting, warmed):
-    from explorer import projects
-    from tog_core.policy import retrieval
-
-    got = []
-
-    async def warm(graph, **_k):
-        got.append(graph)
-        return 0
-
-    monkeypatch.setattr(agreement, "warm", warm)
-    monkeypatch.setattr(retrieval, "index_of", lambda graph: None)
-    if setting is None:
-        monkeypatch.delenv("TOG_WARM", raising=False)  # tests/conftest.py sets 0 for the other tests
-    else:
-        monkeypatch.setenv("TOG_WARM", setting)
-    projects._warm_project(demo[1])
-    for t in threading.enumerate():
-        if t.name == "tog-warm-project":
-            t.join(30)
-    assert got == ([demo[1]] if warmed else [])

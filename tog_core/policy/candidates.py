@@ -60,6 +60,35 @@ class RankedEntity:
     prob: float = 0.0
 
 
+def entity_passage(ent: Any) -> str:
+    """An answer candidate as the embedder reads it against the question (`sim_entity`): its title and the first
+    sentence of its description."""
+    return f"{ent.title}: {first_sentence(ent.description or '', limit=300)}"
+
+
+def type_passage(ent: Any) -> str:
+    """An entity's type as the embedder reads it against the question (`sim_type`)."""
+    return (ent.type or "thing").lower().replace("_", " ")
+
+
+def link_sentences(graph: Any, src: int, title: str, units: Sequence[Any]) -> list[str]:
+    """Up to _SENTENCES_PER_CANDIDATE sentences of `units` (the source text of the link that reached the candidate)
+    naming both the entity the link left (`src`) and the candidate (`title`), in order, each once."""
+    found: list[str] = []
+    for tu in units:
+        found += sentences_naming(tu.text or "", graph.title(src), title)
+        if len(found) >= _SENTENCES_PER_CANDIDATE:
+            break
+    return list(dict.fromkeys(found))[:_SENTENCES_PER_CANDIDATE]
+
+
+def link_passages(graph: Any, ridx: int, src: int, dst: int, label: str) -> list[str]:
+    """What `text_features` embeds of the link `ridx` when it reaches candidate `dst` from `src` with hop `label`:
+    the sentences naming both ends, else the label itself."""
+    units = graph.evidence(ridx)[:_UNITS_PER_LINK]
+    return link_sentences(graph, src, graph.title(dst), units) or [label[:400]]
+
+
 def chain_text(graph: Any, path: BeamPath) -> str:
     """A chain as the embedder reads it (a passage): "SOURCE relation TARGET" per hop, joined by " ; "."""
     return " ; ".join(f"{graph.title(h.src)} {h.label[:200]} {graph.title(h.dst)}" for h in path.hops)
@@ -180,18 +209,13 @@ def text_features(cands: list[RankedEntity], *, question: str, topic_titles: Seq
     ent_texts, chain_texts, type_texts, sents, counts = [], [], [], [], []
     for c in cands:
         ent = graph.entity(c.entity)
-        ent_texts.append(f"{ent.title}: {first_sentence(ent.description or '', limit=300)}")
+        ent_texts.append(entity_passage(ent))
         chain = chain_text(graph, c.path)
         chain_texts.append(chain)
-        type_texts.append((ent.type or "thing").lower().replace("_", " "))
+        type_texts.append(type_passage(ent))
         last = c.path.hops[-1]
         units = graph.evidence(last.ridx)[:_UNITS_PER_LINK]
-        found: list[str] = []
-        for tu in units:
-            found += sentences_naming(tu.text or "", graph.title(last.src), ent.title)
-            if len(found) >= _SENTENCES_PER_CANDIDATE:
-                break
-        found = list(dict.fromkeys(found))[:_SENTENCES_PER_CANDIDATE]
+        found = link_sentences(graph, last.src, ent.title, units)
         c.sentence = found[0] if found else ""
         sents.append(found or [last.label[:400]])
         counts.append(len(found))

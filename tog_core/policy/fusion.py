@@ -36,6 +36,13 @@ def rank_fusion(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
     return total / total.max() if len(total) else total
 
 
+def tie_text(graph: Any, path: BeamPath, text: str) -> str:
+    """A relation tied at the cut-off as e5 reads it (`relation_ties`): the chain so far, then the entity the relation
+    leaves and the relation's text."""
+    head = chain_text(graph, path)
+    return (f"{head} ; " if head else "") + f"{graph.title(path.end)} {text[:200]}"
+
+
 class ChainFusion:
     """The chain_fusion methods of CheapPolicy; they read its switches, `relations_kept` and `description_query`."""
 
@@ -68,10 +75,7 @@ class ChainFusion:
         embedder = ranking.ranking_embedder()
         if embedder is None:
             return None
-        p = state.paths[i]
-        head = chain_text(ctx.graph, p)
-        title = ctx.graph.title(p.end)
-        texts = [(f"{head} ; " if head else "") + f"{title} {groups[k].text[:200]}" for k in tied]
+        texts = [tie_text(ctx.graph, state.paths[i], groups[k].text) for k in tied]
         sims = embedder.embed(texts, kind="passage") @ embedder.embed([state.question], kind="query")[0]
         keys, why = [0.0] * len(scores), [""] * len(scores)
         for k, sim in zip(tied, sims):
