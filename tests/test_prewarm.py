@@ -3,13 +3,13 @@ search builds, so a new question embeds only its own vector and its longer chain
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 
 import numpy as np
 import pytest
 
 from builders import typed_graph
+from prewarmkit import Recorder
 from tog_core.compose import RunSpec, build_engine
 from tog_core.graphrag.open import open_graph
 from tog_core.policy import depths, prewarm, ranking
@@ -17,28 +17,6 @@ from tog_core.policy import depths, prewarm, ranking
 QUESTIONS = ["Which ship was captained by the mentor of Ivo Brask?",  # demo/questions.jsonl
              "Who founded the Lanternwright Guild?",
              "Where did the inventor of the Tide Clock study?"]  # not in the demo's question file
-
-
-class Recorder:
-    """An embedder that remembers every (kind, text) it was given and which of them it had not seen before."""
-
-    name = "recorder"
-    dim = 16
-
-    def __init__(self) -> None:
-        self.seen: set[tuple[str, str]] = set()
-        self.new: list[tuple[str, str]] = []
-
-    def embed(self, texts, *, kind="passage"):
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            if (kind, t) not in self.seen:
-                self.seen.add((kind, t))
-                self.new.append((kind, t))
-            seed = int.from_bytes(hashlib.sha256(f"{kind}\0{t}".encode()).digest()[:4], "little")
-            v = np.random.default_rng(seed).normal(size=self.dim)
-            out[i] = v / np.linalg.norm(v)
-        return out
 
 
 @pytest.fixture(scope="module")

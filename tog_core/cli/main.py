@@ -3,7 +3,7 @@
 Errors: one line on stderr naming the problem and the fix; exit code 2 for bad input, 1 otherwise. Human-readable
 output is made terminal-safe (cli/terminal: control and bidi characters from graph data shown as escapes).
 With --json, stdout carries the JSON object and nothing else. Each sub-command lives in its own module
-(inspect, query, bench, export, store) and imports what it needs only when it runs.
+(inspect, query, bench, export, store, warm) and imports what it needs only when it runs.
 """
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from tog_core.cli import bench, export, inspect, query, store
+from tog_core.cli import bench, export, inspect, query, store, warm
 from tog_core.cli.terminal import echo, safe
 from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
-SUBCOMMANDS = {"inspect": inspect, "query": query, "bench": bench, "export": export, "store": store}
+SUBCOMMANDS = {"inspect": inspect, "query": query, "bench": bench, "export": export, "store": store,
+               "warm": warm}
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {name: mod.cmd for name, mod in SUBCOMMANDS.items()}
 
 
