@@ -48,11 +48,34 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def single_user() -> bool:
-    """Served on the loopback address only (`--server.address 127.0.0.1`): one person's app, whose recent
-    projects and sidebar are kept in TOG_HOME across restarts (per person instead when runs are kept per person:
-    `memory`). Any other address may serve several people: without owners each session keeps its own, and nothing
-    one person opens is shown to another."""
+    """One person's app: served on the loopback address only (`--server.address 127.0.0.1`) AND runs not kept per
+    person (`TOG_RUN_OWNER` unset or empty). Its recent projects and sidebar are kept in TOG_HOME across restarts,
+    a store or an API base typed in its sidebar is used as typed. With TOG_RUN_OWNER set the app serves several
+    people, on 127.0.0.1 too (behind their authenticating proxy, as docs/operations.md advises): a typed store or API
+    base must be one the operator named, and each person's memory is their own (`memory`). Any other address may
+    serve several people: without owners each session keeps its own, and nothing one person opens is shown to
+    another."""
+    from tog_core.app.owner import SETTING
+
+    if (os.environ.get(SETTING) or "").strip():  # runs kept per person (a bad value too: refused by the pages)
+        return False
     return (st.get_option("server.address") or "") in LOOPBACK
+
+
+def typed_base_refused() -> str | None:
+    """Why the API base typed in the sidebar is not used (llm/factory.typed_base_refusal), or None. On a shared app
+    (not `single_user`) the server sends requests to a typed base only when it is the project's configured one or
+    listed in TOG_ALLOWED_API_BASES; checked only while the settings would call a provider's model there (with
+    `none` or `local` the field is not used). Said under the field, and `ensure` stops the page before anything on
+    it can build a client."""
+    from tog_core.llm.factory import typed_base_refusal
+
+    base = str(st.session_state.get(K.API_BASE) or "").strip()
+    if not base or single_user() or ui.model_kind() != "litellm":
+        return None
+    cur = projects.project()
+    chat = cur[0].chat_model if cur is not None and cur[0] is not None else None
+    return typed_base_refusal(base, chat.api_base if chat is not None else None)
 
 
 def memory() -> Path | None:
@@ -69,9 +92,15 @@ def memory() -> Path | None:
 
 
 def ensure() -> None:
-    """Draw the frame unless app.py already did in this run."""
+    """Draw the frame unless app.py already did in this run. Every page calls it first: an API base the sidebar
+    refuses (typed_base_refused) stops the page here, so no search, resume or reading of it sends anything there;
+    the sidebar keeps everything the person typed."""
     if not getattr(_inside, "on", False):
         draw()
+    if typed_base_refused() is not None:
+        st.error("The API base typed in the sidebar cannot be used on this app (the sidebar says why). Empty it, or "
+                 "set the model to `none`, to go on.")
+        st.stop()
 
 
 @contextmanager
@@ -182,7 +211,9 @@ def draw() -> None:
         st.text_input("API base", key=K.API_BASE, placeholder="provider default", max_chars=URL_MAX)
         st.text_input("API key", key=K.API_KEY, type="password", placeholder="from the environment",
                       max_chars=KEY_MAX, help="Kept in this browser session's memory only; never saved.")
-        if bad_model is None:
+        if (bad_base := typed_base_refused()) is not None:  # no request goes there: ensure() stops the page
+            st.error(f"The API base typed here is not used: {V.md_text(bad_base)}.")
+        elif bad_model is None:
             st.caption(V.md_text(ui.model_note(ui.settings())))
         ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question
 
@@ -220,10 +251,11 @@ def draw() -> None:
                            format_func=departure_words,
                            help="This app changes a few things from the Think-on-Graph paper; each one switched off "
                                 "here does what the paper does instead.")
-        if bad_model is None and (why := settings_problem()) is not None:  # said now, not only after the next Ask
+        # said now, not only after the next Ask
+        if bad_model is None and bad_base is None and (why := settings_problem()) is not None:
             st.warning(f"These settings cannot run a search: {V.md_text(why)}")
-        if home:  # kept for this person's next session (never the API key, nor a number the sidebar refused)
-            remember_settings(ss, home, refused=ss.get(K.REFUSED) or ())
+        if home:  # kept for this person's next session (never the API key, nor a value the sidebar refused)
+            remember_settings(ss, home, refused=[*(ss.get(K.REFUSED) or ()), *([K.API_BASE] if bad_base else [])])
         hold_tabs()  # a tab switch keeps the page where the person is (explorer/hold.py)
 
 

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from tog_core.graphrag.project import ProjectInfo
 from tog_core.graphrag.project_env import server_may_supply
 from tog_core.graphrag.settings import ModelSettings
 from tog_core.home import tog_home
+from tog_core.llm.limits import normalise_base  # one spelling of a base: the key allow-list's and the limiter's
 from tog_core.errors import public_url
 
 NONE = "none"
@@ -51,23 +51,6 @@ class ModelChoice:
                 "api_version": self.api_version, "api_key_env": self.api_key_env, "key_source": self.key_source}
 
 
-def normalise_base(url: str | None) -> str:
-    """An API base compared as a person means it: scheme and host lower-case, default port and trailing '/' dropped."""
-    if not url or not url.strip():
-        return ""
-    parts = urlsplit(url.strip())
-    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-    try:
-        port = parts.port
-    except ValueError:  # a port that is not a number: compare the text as typed
-        return url.strip().rstrip("/").lower()
-    default = {"http": 80, "https": 443}.get(scheme)
-    netloc = host if port in (None, default) else f"{host}:{port}"
-    if ":" in host:  # IPv6 literal
-        netloc = f"[{host}]" if port in (None, default) else f"[{host}]:{port}"
-    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
-
-
 def allowed_api_bases(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The operator's list (TOG_ALLOWED_API_BASES: comma- or space-separated URLs), normalised."""
     env = os.environ if environ is None else environ
@@ -80,6 +63,27 @@ def server_key_may_go(api_base: str | None, configured: str | None, environ: Map
     endpoint (no base), the project's configured one, or one the operator allows (TOG_ALLOWED_API_BASES)."""
     wanted = normalise_base(api_base)
     return not wanted or wanted == normalise_base(configured) or wanted in allowed_api_bases(environ)
+
+
+def typed_base_refusal(api_base: str | None, configured: str | None,
+                       environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a shared app sends no request to an API base a person typed, or None when it may. A shared app's server
+    would POST to whatever host a typed base names (its loopback, the internal network) and show the reply's text to
+    the person; so it sends only to the provider's own endpoint (no base), the project's `configured` base, or one
+    the operator lists in TOG_ALLOWED_API_BASES, compared as `server_key_may_go` compares them. A base whose address
+    URL parsers read differently (a backslash, a space or control character, two '@') is refused outright. The app
+    calls it for the sidebar's field (explorer/shell.py); one person's app and the CLI send anywhere they point."""
+    typed = (api_base or "").strip()
+    if not typed:
+        return None
+    head = typed.split("//", 1)[-1].split("/", 1)[0]
+    odd = "\\" in typed or not typed.isprintable() or any(c.isspace() for c in typed) or head.count("@") > 1
+    if not odd and server_key_may_go(typed, configured, environ):
+        return None
+    shown = (public_url(typed) or "")[:200]
+    return (f"this app is shared, so it sends requests only to the provider's own endpoint (API base empty), the "
+            f"project's configured API base, or a base its operator lists in {ALLOWED_BASES_ENV}, and {shown} is "
+            f"none of them; empty the API base field, or ask the operator to add this base to {ALLOWED_BASES_ENV}")
 
 
 def _withheld_note(what: str) -> str:

@@ -13,9 +13,11 @@ with 30 queued calls cannot starve another's single call: the latecomer gets one
 The session of a call is ``llm_session`` (a context variable the app sets around its work, see :func:`session`)
 or ``LLMConfig.session``, else the calling thread.
 
-Limiters are keyed by provider (model + api_base), never by the API key. The default limit is
-``TOG_LLM_CONCURRENCY`` (read when a client is made, not at import), else 8; a client that asks for an explicit
-``LLMConfig.concurrency`` sets its provider's limit (the last one made wins; in one process they agree).
+Limiters are keyed by provider (model + api_base, the base compared as a person means it: :func:`normalise_base`,
+which TOG_ALLOWED_API_BASES compares with too, so spellings of one base share its slots), never by the API key. The
+default limit is ``TOG_LLM_CONCURRENCY`` (read when a client is made, not at import), else 8; a client that asks
+for an explicit ``LLMConfig.concurrency`` sets its provider's limit (the last one made wins; in one process they
+agree).
 """
 from __future__ import annotations
 
@@ -27,14 +29,34 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 __all__ = ["DEFAULT_CONCURRENCY", "ENV_CONCURRENCY", "ProviderLimiter", "LimiterStats", "default_concurrency",
-           "limiter_for", "llm_session", "session", "current_session", "all_limiters"]
+           "limiter_for", "llm_session", "session", "current_session", "all_limiters", "normalise_base"]
 
 DEFAULT_CONCURRENCY = 8
 ENV_CONCURRENCY = "TOG_LLM_CONCURRENCY"
 
 llm_session: contextvars.ContextVar[str | None] = contextvars.ContextVar("llm_session", default=None)
+
+
+def normalise_base(url: str | None) -> str:
+    """An API base compared as a person means it: scheme and host lower-case, default port and trailing '/' dropped
+    (no user, password or query either). One provider's limiter here, one address for the key allow-list
+    (llm/factory.server_key_may_go)."""
+    if not url or not url.strip():
+        return ""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: compare the text as typed
+        return url.strip().rstrip("/").lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    if ":" in host:  # IPv6 literal
+        netloc = f"[{host}]" if port in (None, default) else f"[{host}]:{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def default_concurrency(environ: dict[str, str] | None = None) -> int:
@@ -215,9 +237,10 @@ _registry: dict[tuple[str, str], ProviderLimiter] = {}
 
 
 def limiter_for(model: str, api_base: str | None, *, limit: int | None = None) -> ProviderLimiter:
-    """The process-wide limiter of a provider (model + api_base). ``limit`` (when given) becomes its limit;
-    a new limiter without one starts at :func:`default_concurrency`."""
-    key = (model, api_base or "")
+    """The process-wide limiter of a provider (model + api_base, normalised: every spelling of one base is one
+    provider). ``limit`` (when given) becomes its limit; a new limiter without one starts at
+    :func:`default_concurrency`."""
+    key = (model, normalise_base(api_base))
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
@@ -229,6 +252,6 @@ def limiter_for(model: str, api_base: str | None, *, limit: int | None = None) -
 
 
 def all_limiters() -> dict[tuple[str, str], ProviderLimiter]:
-    """Every provider's limiter in this process, by (model, api_base): for the load test and diagnostics."""
+    """Every provider's limiter in this process, by (model, normalised api_base): for the load test and diagnostics."""
     with _registry_lock:
         return dict(_registry)

@@ -1,0 +1,172 @@
+"""Where a shared app sends things a person typed (review 21). An app served on 127.0.0.1 with runs kept per person
+(TOG_RUN_OWNER, behind an authenticating proxy) is shared, not one person's: a PostgreSQL store typed in its sidebar
+is refused like on any other address (explorer/shell.single_user). On a shared app an API base typed in the sidebar
+is used only when it is the project's configured base or one listed in TOG_ALLOWED_API_BASES: any other gets no
+request at all and the sidebar says why (llm/factory.typed_base_refusal, explorer/shell.typed_base_refused); one
+person's app sends where it is pointed. The per-provider concurrency limit is keyed by the base as the allow-list
+compares it (llm/limits.normalise_base), so spellings of one base share its slots.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from streamlit import config as st_config
+
+from scripted import toy_llm
+from sessionkit import ask, session
+from tog_core.app.session import K
+from tog_core.llm.factory import ALLOWED_BASES_ENV, server_key_may_go, typed_base_refusal
+from tog_core.llm.limits import all_limiters, limiter_for
+from tog_core.testing.server import FakeOpenAIServer
+
+from appkit import QUESTION
+
+OWNER = "header:X-Forwarded-User"
+
+
+@pytest.fixture()
+def served_on(app_home, monkeypatch) -> Iterator:
+    """`served_on(address)` sets the address the app listens on (restored after the test); no TOG_RUN_OWNER."""
+    monkeypatch.delenv("TOG_RUN_OWNER", raising=False)
+    old = st_config.get_option("server.address")
+    yield lambda address: st_config.set_option("server.address", address)
+    st_config.set_option("server.address", old)
+
+
+# ---------------------------------------------------------------------------------------------- one person's app
+
+@pytest.mark.parametrize(("address", "owner", "single"), [
+    ("127.0.0.1", None, True), ("localhost", "", True), ("::1", "  ", True),  # unset or empty: one person's
+    ("127.0.0.1", OWNER, False), ("127.0.0.1", "st.user", False),  # runs kept per person: shared
+    ("127.0.0.1", "nonsense", False),  # a bad setting: the pages refuse it; never one person's app
+    ("0.0.0.0", None, False), ("", None, False),
+])
+def test_one_persons_app_is_loopback_without_run_owners(served_on, monkeypatch, address, owner, single):
+    from explorer.shell import single_user
+
+    served_on(address)
+    if owner is not None:
+        monkeypatch.setenv("TOG_RUN_OWNER", owner)
+    assert single_user() is single
+
+
+def test_a_typed_store_is_refused_on_127_0_0_1_when_runs_are_kept_per_person(served_on, monkeypatch):
+    """The repro: behind a proxy on 127.0.0.1 with TOG_RUN_OWNER, a typed store was connected to with the server's
+    own libpq credentials (PGPASSWORD went to the typed host)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    calls: list[bool] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            calls.append(True)
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    served_on("127.0.0.1")
+    monkeypatch.delenv("TOG_STORE", raising=False)
+    monkeypatch.setenv("TOG_RUN_OWNER", OWNER)
+    monkeypatch.setenv("PGPASSWORD", "server-db-secret-CANARY")
+    try:
+        at = session("demo", **{K.STORE: f"postgresql://postgres@127.0.0.1:{listener.getsockname()[1]}/x"})
+        warned = [w.value for w in at.sidebar.warning if "store typed here is not used" in w.value]
+        assert warned and "TOG\\_ALLOWED\\_STORES" in warned[0], [w.value for w in at.sidebar.warning]
+        assert not calls  # never connected
+    finally:
+        stop.set()
+        listener.close()
+
+
+# ---------------------------------------------------------------------------------------------- typed API bases
+
+def test_which_typed_bases_a_shared_app_refuses(monkeypatch):
+    env = {ALLOWED_BASES_ENV: "http://proxy.internal:4000, https://gw.example.test/v1"}
+    project = "https://llm.example.test/v1"
+    for fine in ("", "http://proxy.internal:4000/", "HTTP://PROXY.internal:4000", "https://GW.example.test:443/v1",
+                 "https://llm.example.test/v1/", "http://user:pw@proxy.internal:4000"):
+        assert typed_base_refusal(fine, project, env) is None, fine
+    for bad in ("http://127.0.0.1:8080/admin", "http://proxy.internal:4001", "http://169.254.169.254/latest",
+                "https://gw.example.test/v2", "http://proxy.internal.evil:4000", "file:///etc/passwd",
+                "http://proxy.internal:4000\\@127.0.0.1:9/",  # parsers disagree on these: refused outright
+                "http://a@b@proxy.internal:4000", "http://proxy.internal:4000 /x", "http://proxy.internal:4000\t/x"):
+        why = typed_base_refusal(bad, project, env) or ""
+        assert ALLOWED_BASES_ENV in why and "empty the API base field" in why, bad
+    assert typed_base_refusal("http://127.0.0.1:9/v1", None, {}) is not None  # nothing allowed: only the provider's
+    why = typed_base_refusal("http://alice:S3cretPw@10.0.0.5/v1?key=QSECRET", None, {}) or ""
+    assert "10.0.0.5" in why and "S3cretPw" not in why and "QSECRET" not in why  # the base named without secrets
+
+
+def _ask_with_typed_base(base: str, **state) -> tuple:
+    at = session("demo", **{K.MODEL: "openai/toy", K.API_BASE: base, K.API_KEY: "sk-typed-by-the-person", **state})
+    if any(b.label == "Ask" for b in at.button):
+        at = ask(at, QUESTION)
+    return at
+
+
+def test_a_shared_app_sends_nothing_to_a_typed_base_its_operator_did_not_name(served_on):
+    served_on("0.0.0.0")
+    with FakeOpenAIServer(toy_llm) as srv:
+        base = srv.base_url
+        at = _ask_with_typed_base(base)
+        assert srv.requests == []  # the repro: the server POSTed there and showed the reply's text
+    assert not at.exception
+    [said] = [e.value for e in at.sidebar.error if "API base typed here is not used" in e.value]
+    assert "TOG\\_ALLOWED\\_API\\_BASES" in said and "empty the API base field" in said
+    assert any("cannot be used on this app" in e.value for e in at.main.error)
+    # what the person typed is all kept, the base too (they see what was refused)
+    assert (at.session_state[K.MODEL], at.session_state[K.API_BASE], at.session_state[K.API_KEY]) == \
+        ("openai/toy", base, "sk-typed-by-the-person")
+    at.session_state[K.MODEL] = "none"  # the field is not used without a provider's model: nothing is refused
+    at.run()
+    assert not at.exception and not at.sidebar.error and not at.main.error
+
+
+def test_a_shared_app_sends_to_a_listed_base_and_one_persons_app_anywhere(served_on, monkeypatch):
+    served_on("0.0.0.0")
+    with FakeOpenAIServer(toy_llm) as srv:
+        monkeypatch.setenv(ALLOWED_BASES_ENV, "HTTP" + srv.base_url.removeprefix("http") + "/")
+        at = _ask_with_typed_base(srv.base_url)
+        assert srv.requests and not at.sidebar.error  # the operator's base, spelled otherwise
+    monkeypatch.delenv(ALLOWED_BASES_ENV)
+    served_on("127.0.0.1")  # one person's app: nothing changes
+    with FakeOpenAIServer(toy_llm) as srv:
+        at = _ask_with_typed_base(srv.base_url)
+        assert srv.requests and not at.sidebar.error
+
+
+def test_a_shared_app_behind_a_proxy_on_127_0_0_1_refuses_a_typed_base_too(served_on, monkeypatch):
+    served_on("127.0.0.1")
+    monkeypatch.setenv("TOG_RUN_OWNER", OWNER)
+    with FakeOpenAIServer(toy_llm) as srv:
+        at = session("demo", **{K.MODEL: "openai/toy", K.API_BASE: srv.base_url})
+        assert srv.requests == []
+    assert any("API base typed here is not used" in e.value for e in at.sidebar.error)
+
+
+# ---------------------------------------------------------------------------------------------- the limiter
+
+def test_spellings_of_one_base_share_one_providers_limit(monkeypatch):
+    """The repro: five spellings of one allowed proxy were five limiters, five times TOG_LLM_CONCURRENCY slots."""
+    monkeypatch.setenv(ALLOWED_BASES_ENV, "http://proxy.internal:4000")
+    model = f"openai/spellings-{uuid.uuid4().hex[:8]}"
+    spellings = ["http://proxy.internal:4000", "http://proxy.internal:4000/", "HTTP://PROXY.internal:4000",
+                 "http://proxy.internal:4000//", "http://Proxy.Internal:80/".replace(":80", ":4000"),
+                 "http://someone:pw@proxy.internal:4000/?x=1"]
+    assert all(server_key_may_go(s, None) for s in spellings)
+    limiters = {id(limiter_for(model, s)) for s in spellings}
+    assert len(limiters) == 1
+    mine = [k for k in all_limiters() if k[0] == model]
+    assert mine == [(model, "http://proxy.internal:4000")]  # one entry, with no user, password or query in it
+    assert limiter_for(model, "http://proxy.internal:4001") is not limiter_for(model, spellings[0])
+    assert limiter_for(model, None) is limiter_for(model, "")
