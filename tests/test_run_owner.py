@@ -18,6 +18,7 @@ from tog_core.runs.files import PEOPLE, RunStore
 from tog_core.tog.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
+ISS = "https://login.example.org/tenant/v2.0"  # an OIDC provider's issuer, as st.user carries it
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +41,9 @@ def test_the_owner_is_the_header_in_any_case_or_the_signed_in_person():
     assert run_owner({}, {"X-Forwarded-User": "ann"}) is None  # unset: runs are everyone's
     assert run_owner(HEADER, {"x-forwarded-user": " ann@example.org "}) == "ann@example.org"
     signed = {"TOG_RUN_OWNER": "st.user"}
-    assert run_owner(signed, {}, {"is_logged_in": True, "email": "bob@example.org", "sub": "b-1"}) == "bob@example.org"
-    assert run_owner(signed, {}, {"is_logged_in": True, "sub": "b-1"}) == "b-1"
+    bob = {"is_logged_in": True, "email": "bob@example.org", "email_verified": True, "iss": ISS, "sub": "b-1"}
+    assert run_owner(signed, {}, bob) == "bob@example.org"
+    assert run_owner(signed, {}, {"is_logged_in": True, "iss": ISS, "sub": "b-1"}) == f"oidc {ISS} b-1"
 
 
 @pytest.mark.parametrize("environ, headers, user, said", [
@@ -65,9 +67,31 @@ def test_a_request_that_names_nobody_gets_no_runs_and_is_told_the_fix(environ, h
 def test_one_value_in_a_list_is_the_owner_and_an_unverified_address_is_not():
     assert run_owner(HEADER, {"x-forwarded-user": ["ann"]}) == "ann"
     signed = {"TOG_RUN_OWNER": "st.user"}
-    claim = {"is_logged_in": True, "email": "ann@example.org", "sub": "provider-42"}
-    assert run_owner(signed, {}, {**claim, "email_verified": False}) == "provider-42"
+    claim = {"is_logged_in": True, "email": "ann@example.org", "iss": ISS, "sub": "provider-42"}
+    assert run_owner(signed, {}, {**claim, "email_verified": False}) == f"oidc {ISS} provider-42"
     assert run_owner(signed, {}, {**claim, "email_verified": True}) == "ann@example.org"
+
+
+def test_an_address_the_provider_does_not_say_it_verified_is_nobodys_and_the_subject_is_read_with_its_issuer():
+    """A provider that sends no `email_verified` (Entra ID, some generic OIDC ones, which may let a person type any
+    address) or a value other than true: two accounts with one typed address keep their own runs, named by issuer and
+    subject; the same subject at two issuers is two people; a verified address keeps the folder it always had."""
+    signed = {"TOG_RUN_OWNER": "st.user"}
+    ann = {"is_logged_in": True, "email": "ann@example.org", "iss": ISS, "sub": "subject-ann"}
+    mallory = {**ann, "sub": "subject-mallory"}
+    owners = {run_owner(signed, {}, u) for u in (ann, mallory)}
+    assert owners == {f"oidc {ISS} subject-ann", f"oidc {ISS} subject-mallory"}
+    for said in ("true", 1, "yes", None):  # only the claim's true counts
+        assert run_owner(signed, {}, {**ann, "email_verified": said}) == f"oidc {ISS} subject-ann"
+    other = run_owner(signed, {}, {**ann, "iss": "https://other.example.net"})
+    assert other == "oidc https://other.example.net subject-ann" and other not in owners
+    assert run_owner(signed, {}, {**ann, "email_verified": True}) == "ann@example.org"
+    assert RunStore().for_owner("ann@example.org").root != RunStore().for_owner(f"oidc {ISS} subject-ann").root
+    long_sub = "s" * 255  # an OIDC subject may be 255 characters: with its issuer it is still a person
+    assert run_owner(signed, {}, {**ann, "sub": long_sub}) == f"oidc {ISS} {long_sub}"
+    for bad in ({**ann, "iss": ""}, {**ann, "sub": " "}, {**ann, "iss": "https://a b"}):
+        with pytest.raises(OwnerUnknown, match="does not say who is asking"):
+            run_owner(signed, {}, bad)
 
 
 def _trace(run_id: str, question: str = "Who?") -> Trace:

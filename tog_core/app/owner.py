@@ -8,7 +8,8 @@ person's runs and records new ones as theirs (runs/files.RunStore.for_owner, run
   a corporate gateway). Only safe when nobody can reach the app but through that proxy: a header is whatever the
   client sends;
 * `TOG_RUN_OWNER=st.user` — Streamlit's own sign-in (`[auth]` in .streamlit/secrets.toml, `st.login`): the signed-in
-  person's e-mail, else their subject id.
+  person's e-mail when the provider says it verified it (`email_verified` true), else the provider's issuer and the
+  person's subject id there (`signed_in_person`).
 
 A request that names nobody gets no run store at all (`OwnerUnknown`, said on the page): falling back to the shared
 runs would show everyone's questions to whoever reached the app around the proxy. Streamlit-free: explorer/ui.py
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 SETTING = "TOG_RUN_OWNER"
 OWNER_MAX = 256  # characters of an identity kept (a longer header is refused, not cut: two people could share a cut)
+OIDC = "oidc"  # how a signed-in person without a verified e-mail is named: "oidc ISSUER SUBJECT"
 _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}\Z")  # an HTTP token (RFC 9110 field name)
 
 
@@ -54,9 +56,9 @@ def run_owner(environ: Mapping[str, str], headers: Mapping[str, str | Sequence[s
               user: Any = None) -> str | None:
     """Who is asking, as runs are recorded under it; None when runs are not kept per person. `headers`: the request's
     (any case; a list holds every value a header was sent with); `user`: Streamlit's `st.user` (a mapping with
-    `is_logged_in`, `email`, `email_verified`, `sub`). Raises OwnerUnknown when runs are kept per person and the
-    request names nobody, or names someone twice. Its words do not name the header (the person reading them reached
-    the app around the proxy): the log does, for the operator."""
+    `is_logged_in`, `email`, `email_verified`, `iss`, `sub`: `signed_in_person`). Raises OwnerUnknown when runs are
+    kept per person and the request names nobody, or names someone twice. Its words do not name the header (the
+    person reading them reached the app around the proxy): the log does, for the operator."""
     setting = owner_setting(environ)
     if setting is None:
         return None
@@ -73,19 +75,36 @@ def run_owner(environ: Mapping[str, str], headers: Mapping[str, str | Sequence[s
         where = "the sign-in in front of this app"
         fix = "open the app through the address your organisation gave you, where you sign in"
     else:
-        value = ""
-        if user is not None and _get(user, "is_logged_in"):
-            # an address the provider has not verified could be anyone's: the provider's own id for the person then
-            verified = _get(user, "email_verified") is not False
-            value = str((_get(user, "email") if verified else None) or _get(user, "sub") or "")
+        value = signed_in_person(user)
         where = "Streamlit's sign-in (st.user)"
         fix = "sign in first (st.login), with [auth] set in .streamlit/secrets.toml"
     value = value.strip()
-    if not value or len(value) > OWNER_MAX or any(ord(c) < 32 or ord(c) == 127 for c in value):
+    most = OWNER_MAX if kind == "header" else len(OIDC) + 2 * OWNER_MAX + 2  # an issuer and a subject of 256 each
+    if not value or len(value) > most or any(ord(c) < 32 or ord(c) == 127 for c in value):
         problem = "does not say who is asking" if not value else "names someone the app cannot keep runs under"
         raise OwnerUnknown(f"This app keeps each person's runs apart ({SETTING}), and {where} {problem} for this "
                            f"request, so no run can be listed or saved: {fix}.")
     return value
+
+
+def signed_in_person(user: Any) -> str:
+    """Who `user` (Streamlit's `st.user`) is, as runs are kept under; "" when not signed in, or when its ID token names
+    no issuer or subject. The e-mail only when the provider says it verified it (`email_verified` is True): an address
+    the provider did not verify, or a provider that sends no such claim (some let a person type any address), could be
+    anyone's, and two accounts would share one person's runs. Otherwise "oidc ISSUER SUBJECT": a subject id is unique
+    only within its issuer, and the spaces keep it from reading as an e-mail address (a verified person's folder is
+    named by the address alone, as before)."""
+    if user is None or not _get(user, "is_logged_in"):
+        return ""
+    email = _get(user, "email")
+    if _get(user, "email_verified") is True and isinstance(email, str) and email.strip():
+        return email
+    iss, sub = (str(_get(user, k) or "").strip() for k in ("iss", "sub"))
+    if not iss or not sub or any(c.isspace() for c in iss):
+        log.warning("%s=st.user: a signed-in person without a verified e-mail whose ID token names no issuer or "
+                    "subject; no runs for them", SETTING)
+        return ""
+    return f"{OIDC} {iss} {sub}"
 
 
 def _get(user: Any, key: str) -> Any:
