@@ -88,7 +88,7 @@ def test_a_per_person_view_sees_saves_and_deletes_only_its_persons_runs(pg_url, 
     with pytest.raises(FileNotFoundError):
         ann.load("only-bob")
     taken = eng.trace(eng.start("Which ship did Ivo Brask captain?"), run_id="only-bob")
-    with pytest.raises(FileExistsError, match="belongs to another person"):
+    with pytest.raises(FileExistsError, match="no saved run only-bob in "):
         ann.save(taken)
     ann.delete("only-bob")
     assert bob.load("only-bob").question == "Who founded the Lanternwright Guild?"

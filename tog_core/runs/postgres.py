@@ -157,7 +157,7 @@ class PgRunStore:
                 row = conn.execute(f"SELECT user_id, revision FROM {S}.runs WHERE run_id = %s", (rid,)).fetchone()
                 if row is not None and want is not None and not (self.only and row[0] != self.user):
                     raise RunConflict(rid, row[1], want)
-                raise FileExistsError(f"run {rid} belongs to another person in {self.url}; ask again to save a new run")
+                raise FileExistsError(f"no saved run {rid} in {self.url}; ask again to save a new run")
             self._write_steps(conn, rid, steps)
             self._write_overrides(conn, rid, steps)
         trace.revision = revision
