@@ -110,6 +110,9 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
     s = s or settings()
     info, graph = projects.load_project(s.project)
+    refused = base_refusal(s, info)
+    if refused:
+        raise UsageError(refused)
     key = st.session_state.get(K.API_KEY) or None
     p = plan(run_spec(s, api_key=key), info, graph=graph)
     llm, choice = _client(s.project, s.model, s.api_base, key)
@@ -118,6 +121,19 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     eng = build_engine(p, graph=graph, info=info, llm=llm, embedder=emb).engine
     notes = [V.pruning_words(cfg.relation_pruner, cfg.entity_pruner, p.policy)]
     return eng, choice.public_dict(), notes
+
+
+def base_refusal(s: Settings, info: Any) -> str | None:
+    """Why a shared app sends no request to the API base of these settings (llm/factory.typed_base_refusal), or None.
+    The sidebar's field is checked as it is typed (shell.typed_base_refused); this checks the settings a saved run
+    brings back when it is resumed, continued or reopened, which may have been typed before the rule or elsewhere."""
+    from explorer.shell import single_user
+    from tog_core.llm.factory import typed_base_refusal
+
+    if not (s.api_base or "").strip() or s.model.strip().lower() in ("none", "local") or single_user():
+        return None
+    chat = info.chat_model if info is not None else None
+    return typed_base_refusal(s.api_base, chat.api_base if chat is not None else None)
 
 
 def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:

@@ -19,6 +19,7 @@ from streamlit import config as st_config
 from scripted import toy_llm
 from sessionkit import ask, session
 from tog_core.app.session import K
+from tog_core.errors import UsageError
 from tog_core.llm.factory import ALLOWED_BASES_ENV, server_key_may_go, typed_base_refusal
 from tog_core.llm.limits import all_limiters, limiter_for
 from tog_core.testing.server import FakeOpenAIServer
@@ -170,3 +171,27 @@ def test_spellings_of_one_base_share_one_providers_limit(monkeypatch):
     assert mine == [(model, "http://proxy.internal:4000")]  # one entry, with no user, password or query in it
     assert limiter_for(model, "http://proxy.internal:4001") is not limiter_for(model, spellings[0])
     assert limiter_for(model, None) is limiter_for(model, "")
+
+
+@pytest.mark.parametrize(("address", "model", "refused"), [
+    ("0.0.0.0", "openai/toy", True), ("0.0.0.0", "", True),  # a provider's model, or the project's, at that base
+    ("0.0.0.0", "none", False), ("0.0.0.0", "local", False),  # the base is not used
+    ("127.0.0.1", "openai/toy", False),  # one person's app sends where it is pointed
+])
+def test_a_saved_runs_api_base_is_checked_when_it_is_resumed(served_on, monkeypatch, address, model, refused):
+    """A run saved with an internal base (before the rule, or on one person's app) brings that base back when it is
+    resumed, continued or reopened: ui.engine refuses it on a shared app as the sidebar's field is refused."""
+    from explorer import ui
+    from tog_core.app.session import Settings
+
+    monkeypatch.delenv(ALLOWED_BASES_ENV, raising=False)
+    served_on(address)
+    s = Settings(model=model, api_base="http://127.0.0.1:9/internal")
+    why = ui.base_refusal(s, None)
+    assert (why is not None) is refused
+    if refused:
+        assert ALLOWED_BASES_ENV in why
+        with pytest.raises(UsageError, match=ALLOWED_BASES_ENV):
+            ui.engine(s)
+    monkeypatch.setenv(ALLOWED_BASES_ENV, "http://127.0.0.1:9/internal")
+    assert ui.base_refusal(s, None) is None
