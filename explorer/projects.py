@@ -176,6 +176,14 @@ def project() -> tuple[ProjectInfo | None, GraphStore] | None:
     return cur
 
 
+def version(resolved_path: str) -> tuple[str, str, str]:
+    """What names the version of a project the app reads now: its path, the store it is read from and the
+    fingerprint last loaded. Pictures drawn from the graph are cached under it (render/cache.PICTURES is shared by
+    every session), so a project re-indexed in place, or the same path read from another store, is drawn anew."""
+    url = store_url()
+    return resolved_path, url, _LATEST.get((resolved_path, url), "")
+
+
 def examples(resolved_path: str) -> list[Example]:
     """Example questions made from the current project's graph (tog_core.app.guide), computed once per version."""
     _, graph = load_project(resolved_path)

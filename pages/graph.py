@@ -64,7 +64,7 @@ def move(value: dict) -> None:
 
 
 hops = st.radio("Hops", [1, 2], horizontal=True, key=K.GRAPH_HOPS)
-page = ui.cached(("neighbourhood", ss[K.PROJECT_OK], idx, hops),
+page = ui.cached(("neighbourhood", projects.version(ss[K.PROJECT_OK]), idx, hops),
                  lambda: neighbourhood_html(graph, idx, hops=hops, height="520px", clickable=True))
 ui.picture_pick(page, 520, key=K.GRAPH_CLICK, on_pick=move)
 

@@ -159,7 +159,8 @@ if tabs[1].open:
                 st.caption("The colours are the open project's entity types: a run of another project is drawn "
                            "without its types.")
             both = {"chains": ta["chains"] + tb["chains"]}
-            page = ui.cached(("compare", trace_key(ta), trace_key(tb)),
+            drawn_with = projects.version(project) if graph is not None else None  # its entity types colour it
+            page = ui.cached(("compare", trace_key(ta), trace_key(tb), drawn_with),
                              lambda: compare_html(ta, tb, types=B.types_of(graph, both) if graph is not None else None))
             ui.picture(page, 520)
             st.dataframe(pd.DataFrame(V.compare_rows(ra, rb)), hide_index=True, width="stretch")

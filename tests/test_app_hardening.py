@@ -13,7 +13,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from appkit import QUESTION
+from appkit import QUESTION, pictures
 from runkit import DAMAGED, write_damaged
 from sessionkit import ALICE, acme, ask, session, texts
 from tog_core.app.session import K, check_project_root
@@ -43,6 +43,22 @@ def test_a_reindexed_project_is_seen_on_the_next_rerun_without_a_restart(tmp_pat
     assert "### Rome" in [m.value for m in at.markdown], texts(at)
     other = session(proj)  # a new session sees the new graph and its counts
     assert any("12 entities" in c.value for c in other.sidebar.caption), [c.value for c in other.sidebar.caption]
+
+
+def test_a_reindexed_project_draws_the_graph_page_anew(tmp_path):
+    """Pictures are cached for every session under what they depend on: the project's version is part of that key
+    (explorer/projects.version), so the Graph page of a re-indexed project shows the new graph, not the old page."""
+    proj = acme(tmp_path / "acme", "Paris")
+    at = session(proj)
+    at.switch_page("pages/graph.py").run()
+    at.text_input(key=K.GRAPH_QUERY).set_value("Alice").run()
+    [before] = pictures(at)
+    assert "Paris" in before and "Rome" not in before
+    acme(tmp_path / "acme", "Rome", extra=3)
+    at.run()
+    assert not at.exception, at.exception
+    [after] = pictures(at)
+    assert "Rome" in after and "Paris" not in after
 
 
 # ---------------------------------------------------------------------------------------------- damaged runs
