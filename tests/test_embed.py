@@ -329,3 +329,47 @@ def test_a_remote_embedders_calls_hear_the_runs_hook_between_them(monkeypatch):
         with between_batches(stop), pytest.raises(Stopped):
             emb.embed([f"u{i}" for i in range(10)])
         assert len(srv.embedding_requests) == 4  # one call, then the Stop
+
+
+@pytest.mark.parametrize("ticking", [True, False])
+def test_the_warm_waits_for_a_whole_run_of_the_app_not_only_its_encoding(ticking):
+    """A run in the app (progress.with_ticker) is the embedder's foreground from start to end: the background warm
+    encodes nothing while it runs, also while the run does something else than encode (BM25, the graph, a provider's
+    reply), so the two never share the cores; it goes on once the run ends."""
+    import asyncio
+    import threading
+    import time
+
+    from tog_core.app.progress import with_ticker
+    from tog_core.llm.embed import LocalEmbedder, in_background
+
+    calls: list[float] = []
+
+    class Quick:
+        def encode(self, chunk, query):
+            calls.append(time.perf_counter())
+            time.sleep(0.005)
+            return np.ones((len(chunk), LocalEmbedder.DIM), dtype=np.float32)
+
+    emb = LocalEmbedder()
+    emb._model = Quick()
+    window: list[float] = []
+
+    async def work():
+        window.append(time.perf_counter())
+        await asyncio.sleep(0.4)  # the run reads the graph, scores with BM25, waits for a provider: no encoding
+        window.append(time.perf_counter())
+        return "done"
+
+    def warm():
+        with in_background():
+            emb.embed([f"relation {i}" for i in range(400)])
+
+    t = threading.Thread(target=warm, name="warm")
+    t.start()
+    while not calls:
+        time.sleep(0.001)
+    assert asyncio.run(with_ticker(work, (lambda _s: None) if ticking else None)) == "done"
+    t.join()
+    inside = [c for c in calls if window[0] + 0.05 < c < window[1]]  # past the batch under way when it began
+    assert inside == [] and calls[-1] > window[1]

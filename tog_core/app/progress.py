@@ -59,9 +59,11 @@ def failed(state: State, err: BaseException) -> State:
 async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] | None) -> Any:
     """Await `work()` while `on_tick(elapsed)` runs every TICK_S, also while the local embedder blocks the event loop
     (embed.between_batches). Whatever on_tick raises (Streamlit's interrupt when the person presses Stop) ends the
-    work and is raised here, never lost in the ticker."""
+    work and is raised here, never lost in the ticker. The whole run counts as the embedder's foreground: the
+    project's background warm (policy/prewarm.py) waits until it ends, so the two never share the cores."""
     if on_tick is None:
-        return await work()
+        with embed.foreground():
+            return await work()
     main, t0 = asyncio.current_task(), time.perf_counter()
     raised: list[BaseException] = []
     last = [t0]  # when the tick was last given, by the ticker or between the embedder's batches
@@ -88,7 +90,7 @@ async def with_ticker(work: Callable[[], Any], on_tick: Callable[[float], None] 
 
     ticker = asyncio.create_task(tick())
     try:
-        with embed.between_batches(between):
+        with embed.between_batches(between), embed.foreground():
             return await work()
     except asyncio.CancelledError:
         if raised:

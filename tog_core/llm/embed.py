@@ -7,8 +7,8 @@ Every embedder returns float32 rows with unit L2 norm, so cosine similarity is a
 * :class:`LiteLLMEmbedder` (``embed_remote.py``) — any embedding model LiteLLM can reach (OpenAI, Azure, Ollama, …).
 * :class:`CachedEmbedder` (``embed_cache.py``) — wraps either with a per-project SQLite cache keyed by
   ``(embedder name, kind, sha256(text))``; a second run over the same texts embeds nothing.
-* ``between_batches`` / ``in_background`` (``embed_batches.py``) — a run's hook between batches, a warm that gives
-  way; the protocol, the kinds and the error are in ``embed_common.py``.
+* ``between_batches`` / ``in_background`` / ``foreground`` (``embed_batches.py``) — a run's hook between batches, a
+  warm that gives way (to every encoding, and to a whole run of the app's); the protocol, the kinds and the error are in ``embed_common.py``.
 
 Models load lazily on first use; every class is safe to share between threads. Import them from here.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tog_core.llm.embed_batches import BACKGROUND_BATCH, BETWEEN_BATCH, between_batches, in_background
+from tog_core.llm.embed_batches import BACKGROUND_BATCH, BETWEEN_BATCH, between_batches, foreground, in_background
 from tog_core.llm.embed_cache import CachedEmbedder
 from tog_core.llm.embed_common import Embedder, EmbeddingUnavailable, Kind
 from tog_core.llm.embed_local import LocalEmbedder, local_embedder_available
@@ -35,6 +35,7 @@ __all__ = [
     "CachedEmbedder",
     "between_batches",
     "default_embedder",
+    "foreground",
     "in_background",
     "local_embedder_available",
 ]
