@@ -8,7 +8,8 @@ Every embedder returns float32 rows with unit L2 norm, so cosine similarity is a
 * :class:`CachedEmbedder` (``embed_cache.py``) — wraps either with a per-project SQLite cache keyed by
   ``(embedder name, kind, sha256(text))``; a second run over the same texts embeds nothing.
 * ``between_batches`` / ``in_background`` / ``foreground`` (``embed_batches.py``) — a run's hook between batches, a
-  warm that gives way (to every encoding, and to a whole run of the app's); the protocol, the kinds and the error are in ``embed_common.py``.
+  warm that gives way (to every encoding, and to a whole run of the app's); the protocol, the kinds and the error
+  are in ``embed_common.py``.
 
 Models load lazily on first use; every class is safe to share between threads. Import them from here.
 """
