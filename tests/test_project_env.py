@@ -98,8 +98,11 @@ def test_graphrag_api_key_the_allowed_list_and_the_providers_own_variable():
     assert key("MY_KEY", {"MY_KEY": "sk-mine"}) is None
     assert key("MY_KEY", {"MY_KEY": "sk-mine", "TOG_PROJECT_ENV_VARS": "OTHER,MY_KEY"}) == "sk-mine"
     assert key("GRAPHRAG_API_KEY", {"GRAPHRAG_API_KEY": "sk-g", "TOG_PROJECT_ENV_VARS": ""}) is None  # none listed
-    # the project's own .env may define any name; an allowed server variable wins over it (GraphRAG's order)
-    assert key("TOG_ANYTHING", {"TOG_ANYTHING": "server"}, {"TOG_ANYTHING": "own"}) == "own"
+    # the project's own .env may define any other name; an allowed server variable wins over it (GraphRAG's order)
+    assert key("MY_KEY", {"MY_KEY": "server"}, {"MY_KEY": "own"}) == "own"
+    # a name like the server's own is not read from the project's .env either (it may be the server's env file)
+    assert key("TOG_ANYTHING", {"TOG_ANYTHING": "server"}, {"TOG_ANYTHING": "own"}) is None
+    assert key("PGPASSWORD", {}, {"PGPASSWORD": "pg-from-dotenv"}) is None
     assert key("GRAPHRAG_API_KEY", {"GRAPHRAG_API_KEY": "server"}, {"GRAPHRAG_API_KEY": "own"}) == "server"
     # no api_key at all: the provider's usual variable, unless it is named like the server's own
     none = {"completion_models": {"m": {"model_provider": "openai", "model": "toy"}}}
@@ -121,7 +124,11 @@ def test_model_and_api_base_never_read_the_servers_environment(field, value, ser
     var = value.split("${", 1)[1].rstrip("}")
     said = info.settings_error or ""
     assert f"completion_models.m.{field}" in said and f"${{{var}}}" in said and "settings.yaml" in said
-    assert f"define {var} in the project's .env" in said and "never read from the server's environment" in said
+    assert "not defined in the project's .env" in said and "never read from the server's environment" in said
+    if var == "SOME_DB_URL":
+        assert f"define {var} in the project's .env" in said
+    else:  # a name like the server's own: not even from the project's .env, so defining it there is no fix
+        assert f"define {var}" not in said and "never read for a project, even from its .env" in said
     trace = run_query(RunSpec(), project=str(root), question=QUESTION, seeds=["Acme"])
     _clean(trace.to_json() + export_json(trace.to_dict()), "the trace")
     for args in (["inspect", str(root)], ["inspect", str(root), "--json"]):
@@ -129,10 +136,15 @@ def test_model_and_api_base_never_read_the_servers_environment(field, value, ser
     out = capfd.readouterr()
     assert f"completion_models.m.{field}" in out.out
     _clean(out.out + out.err, "inspect")
-    # the project's own .env may define it
+    # the project's own .env may define it, unless it is named like the server's own settings and secrets
     (root / ".env").write_text(f"{var}=toy-from-dotenv\n")
-    cm = open_project(root).chat_model
-    assert cm is not None and "toy-from-dotenv" in (cm.litellm_model if field == "model" else cm.api_base or "")
+    info = open_project(root)
+    cm = info.chat_model
+    if var == "SOME_DB_URL":
+        assert cm is not None and "toy-from-dotenv" in (cm.api_base or "")
+    else:
+        assert cm is None and "never read for a project" in (info.settings_error or "")
+        assert "toy-from-dotenv" not in (info.settings_error or "")
 
 
 def test_dotenv_expansion_never_reads_the_servers_environment(server_secrets, tmp_path):

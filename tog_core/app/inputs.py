@@ -9,11 +9,11 @@ the checks here and the engine's question limit (tog/limits.py) apply to it.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from tog_core.graphrag import project_env
 from tog_core.graphrag.errors import ProjectError
 from tog_core.tog.limits import MAX_QUESTION_CHARS
 
@@ -50,9 +50,9 @@ def model_problem(model: str) -> str | None:
 
 def project_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
     """The folders projects may be opened from (TOG_PROJECT_ROOTS, os.pathsep-separated, resolved with symlinks
-    followed); [] = anywhere. Read at call time."""
-    raw = (os.environ if environ is None else environ).get("TOG_PROJECT_ROOTS", "")
-    return [Path(r.strip()).expanduser().resolve() for r in raw.split(os.pathsep) if r.strip()]
+    followed); [] = anywhere. Read at call time. The same list open_project checks every file it reads against
+    (links inside the folder leading out of these are refused there: graphrag/project.py)."""
+    return list(project_env.project_roots(environ))
 
 
 def resolve_project_path(path: str, *, base: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:

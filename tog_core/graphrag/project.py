@@ -4,6 +4,12 @@ PROJECT may be a GraphRAG root (settings.yaml/.yml/.json, optional .env), its ou
 folder of parquet files. Nothing here reads the environment at import time; the API key itself is
 never stored in a repr, a log line or an error message (only the *name* of the variable holding it).
 Settings are read by graphrag/settings.py and the errors are in graphrag/errors.py; both re-exported here.
+
+With TOG_PROJECT_ROOTS set (`project_env.project_roots`), the folder and every file found in it (the output folder,
+the tables, settings.yaml, .env) must lie in those folders with links followed: a link leading out is a ProjectError
+naming the file and TOG_PROJECT_ROOTS (a SettingsError for the settings, so the project opens without its model),
+said the same whether or not the link's target exists. ProjectInfo.roots carries them to tables.py, which checks the
+file it actually opens again.
 """
 from __future__ import annotations
 
@@ -15,12 +21,13 @@ from collections.abc import Mapping
 
 from tog_core.graphrag.errors import (EmptyTableError, MissingTableError, NotAProjectError, ProjectError, SchemaError,
                                       SettingsError, UnreadableTableError)
+from tog_core.graphrag.project_env import PROJECT_ROOTS, open_inside, project_roots, real_path, within
 from tog_core.graphrag.settings import (ModelSettings, find_settings_file, model_settings, project_environment,
                                         read_dotenv, read_settings)
 
 __all__ = ["open_project", "ProjectInfo", "ModelSettings", "ProjectError", "NotAProjectError", "MissingTableError",
            "SchemaError", "EmptyTableError", "UnreadableTableError", "SettingsError", "read_dotenv", "read_settings",
-           "model_settings", "TABLE_STEMS", "REQUIRED_TABLES"]
+           "model_settings", "outside_roots", "table_source", "TABLE_STEMS", "REQUIRED_TABLES"]
 
 # logical table -> file stems, newest naming first
 TABLE_STEMS: dict[str, tuple[str, ...]] = {
@@ -54,6 +61,7 @@ class ProjectInfo:
     settings_error: str | None = None
     lancedb_entity_table: Path | None = None
     problems: tuple[str, ...] = ()
+    roots: tuple[Path, ...] = ()  # TOG_PROJECT_ROOTS when opened: the folders every file read must lie in
 
     @property
     def name(self) -> str:
@@ -64,6 +72,9 @@ class ProjectInfo:
 def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> ProjectInfo:
     """Locate the tables and settings of the project at `path`. Raises a ProjectError subclass."""
     given = Path(path).expanduser()
+    roots = project_roots(environ)
+    if roots and not within(real_path(given), roots):  # before anything is looked up: no probing
+        raise outside_roots(given, roots, link=False)
     if given.is_symlink() and not given.exists():
         raise NotAProjectError("is a broken link or a symlink loop", path=given,
                                fix="remove the symlink loop or give the real folder")
@@ -81,7 +92,7 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
 
     try:
         root = real if find_settings_file(real) else None
-        output_dir, problems = _find_output_dir(real)
+        output_dir, problems = _find_output_dir(real, roots)
     except PermissionError as err:
         raise NotAProjectError(f"cannot read {err.filename or 'a folder'} (permission denied)", path=given,
                                fix="give your user read access to the project folders (chmod/chown)") from None
@@ -89,7 +100,7 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
         root = output_dir.parent
     if root is None and output_dir != real and find_settings_file(real):
         root = real
-    tables = _find_tables(output_dir)
+    tables = _find_tables(output_dir, roots)
     for name in REQUIRED_TABLES:
         if name not in tables:
             raise MissingTableError(
@@ -98,7 +109,7 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
     legacy = tables["entities"].name.startswith("create_final_")
     from pyarrow import parquet as pq  # local: keep import of this module light
 
-    ent_cols = _columns(pq, tables["entities"])
+    ent_cols = _columns(pq, tables["entities"], roots)
     if "title" in ent_cols:
         name_col = "title"
     elif "name" in ent_cols:
@@ -107,15 +118,17 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
         raise SchemaError("entities table has neither a 'title' nor a 'name' column", path=tables["entities"],
                           fix="this does not look like GraphRAG entities output; re-run `graphrag index`")
     version = _detect_version(pq, tables, legacy=legacy, name_col=name_col, artifacts=output_dir.name == "artifacts",
-                              ent_cols=ent_cols)
+                              ent_cols=ent_cols, roots=roots)
 
     settings_file = find_settings_file(root) if root else None
     chat = emb = None
     settings_error = None
     if settings_file is not None:
         try:
+            if roots and not within(real_path(settings_file), roots):
+                raise outside_roots(settings_file, roots, link=True, error=SettingsError)
             env = project_environment(root, environ)
-            raw = read_settings(settings_file, env)
+            raw = read_settings(settings_file, env, inside=(root.resolve(),) if root is not None else ())
             chat, emb = model_settings(raw, env, source=settings_file.name)
             problems.extend(f"settings: {m.key_note}" for m in (chat, emb) if m is not None and m.key_note)
             if raw.get("completion_models") or raw.get("embedding_models"):
@@ -128,7 +141,8 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
     if root is not None or output_dir is not None:
         for base in (output_dir / "lancedb", (root or output_dir) / "output" / "lancedb"):
             for tname in LANCEDB_ENTITY_TABLES:
-                if (base / f"{tname}.lance").is_dir():
+                if (base / f"{tname}.lance").is_dir() and (not roots or within(real_path(base / f"{tname}.lance"),
+                                                                                 roots)):
                     lance = base / f"{tname}.lance"
                     break
             if lance:
@@ -137,26 +151,58 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
     return ProjectInfo(path=given, root=root, output_dir=output_dir, version=version,
                        family="legacy" if legacy else "current", tables=tables, entity_name_column=name_col,
                        settings_file=settings_file, chat_model=chat, embedding_model=emb,
-                       settings_error=settings_error, lancedb_entity_table=lance, problems=tuple(problems))
+                       settings_error=settings_error, lancedb_entity_table=lance, problems=tuple(problems),
+                       roots=roots)
 
 
-def _has_tables(folder: Path) -> bool:
-    return any((folder / f"{stem}.parquet").is_file() for stem in TABLE_STEMS["entities"])
+def outside_roots(path: Path, roots: tuple[Path, ...], *, link: bool, error: type[ProjectError] = NotAProjectError
+                  ) -> ProjectError:
+    """The refusal of a folder or file outside TOG_PROJECT_ROOTS, naming it and the setting."""
+    under = ", ".join(str(r) for r in roots)
+    if not link:
+        return error("is outside the folders this server opens projects from", path=path,
+                     fix=f"choose a project under {under} (the operator's {PROJECT_ROOTS})")
+    return error(f"leads outside the folders this server opens projects from ({PROJECT_ROOTS}: {under}), so it is "
+                 f"not read", path=path, fix=f"put the file or folder itself in the project instead of a link, or "
+                 f"the operator adds the folder it is in to {PROJECT_ROOTS}")
 
 
-def _find_output_dir(folder: Path) -> tuple[Path, list[str]]:
+def table_source(path: Path, roots: tuple[Path, ...]) -> Any:
+    """What pyarrow reads a table from: the path; with roots set, the file opened inside them (its real path
+    checked on the file actually opened), else outside_roots. A file returned is the caller's to close."""
+    if not roots:
+        return path
+    f = open_inside(path, roots)
+    if f is None:
+        raise outside_roots(path, roots, link=True)
+    return f
+
+
+def _present(p: Path, roots: tuple[Path, ...], *, folder: bool = False) -> bool:
+    """Whether `p` is a file (a folder), refusing, with roots set, a link that leads outside them whether or not
+    its target exists."""
+    if roots and (p.is_symlink() or p.exists()) and not within(real_path(p), roots):
+        raise outside_roots(p, roots, link=True)
+    return p.is_dir() if folder else p.is_file()
+
+
+def _has_tables(folder: Path, roots: tuple[Path, ...] = ()) -> bool:
+    return any(_present(folder / f"{stem}.parquet", roots) for stem in TABLE_STEMS["entities"])
+
+
+def _find_output_dir(folder: Path, roots: tuple[Path, ...] = ()) -> tuple[Path, list[str]]:
     problems: list[str] = []
-    if _has_tables(folder):
+    if _has_tables(folder, roots):
         return folder, problems
     out = folder / "output"
-    if out.is_dir() and _has_tables(out):
+    if _present(out, roots, folder=True) and _has_tables(out, roots):
         return out, problems
     # 0.3.x: output/<timestamp>/artifacts/ ; choose the newest run that has tables
     for base in (folder, out):
         if not base.is_dir():
             continue
-        runs = sorted((p for p in base.iterdir() if (p / "artifacts").is_dir() and _has_tables(p / "artifacts")),
-                      key=lambda p: p.name, reverse=True)
+        runs = sorted((p for p in base.iterdir() if _present(p / "artifacts", roots, folder=True)
+                       and _has_tables(p / "artifacts", roots)), key=lambda p: p.name, reverse=True)
         if runs:
             if len(runs) > 1:
                 problems.append(f"{len(runs)} indexing runs found; using the newest, {runs[0].name}")
@@ -165,24 +211,29 @@ def _find_output_dir(folder: Path) -> tuple[Path, list[str]]:
                            path=folder, fix="give the project root, its output/ folder, or a folder of parquet files")
 
 
-def _find_tables(folder: Path) -> dict[str, Path]:
+def _find_tables(folder: Path, roots: tuple[Path, ...] = ()) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for name, stems in TABLE_STEMS.items():
         for stem in stems:
             p = folder / f"{stem}.parquet"
-            if p.is_file():
+            if _present(p, roots):
                 found[name] = p
                 break
     return found
 
 
-def _columns(pq: Any, path: Path) -> list[str]:
+def _columns(pq: Any, path: Path, roots: tuple[Path, ...] = ()) -> list[str]:
     try:
         if path.stat().st_size == 0:
             raise UnreadableTableError("is an empty (zero-byte) file", path=path,
                                        fix="the indexing run was interrupted; re-run `graphrag index`")
-        return list(pq.read_schema(path).names)
-    except UnreadableTableError:
+        src = table_source(path, roots)
+        try:
+            return list(pq.read_schema(src).names)
+        finally:
+            if src is not path:
+                src.close()
+    except ProjectError:
         raise
     except Exception as err:  # pyarrow raises several types for broken files; re-raised typed
         raise UnreadableTableError(f"cannot read parquet ({err.__class__.__name__}: {str(err)[:120]})", path=path,
@@ -191,7 +242,7 @@ def _columns(pq: Any, path: Path) -> list[str]:
 
 
 def _detect_version(pq: Any, tables: Mapping[str, Path], *, legacy: bool, name_col: str, artifacts: bool,
-                    ent_cols: list[str]) -> str:
+                    ent_cols: list[str], roots: tuple[Path, ...] = ()) -> str:
     if legacy:
         if artifacts:
             return "0.3.x"
@@ -202,7 +253,7 @@ def _detect_version(pq: Any, tables: Mapping[str, Path], *, legacy: bool, name_c
         return "2.x"
     tu = tables.get("text_units")
     if tu is not None:
-        cols = _columns(pq, tu)
+        cols = _columns(pq, tu, roots)
         if "document_ids" in cols:
             return "2.x"
     return "3.x"

@@ -1,8 +1,9 @@
 """A GraphRAG project's model settings: settings.yaml/.yml/.json of any GraphRAG version (0.x–3.x), mapped to
 LiteLLM terms, with `${VAR}` references resolved as `graphrag/project_env.py` allows: a key from the project's .env
 or an allowed server variable (GraphRAG's order: the real environment wins), anything else (model, api_base, …)
-from the project's .env only. Nothing is read at import; os.environ is never written; a key's value never appears
-in a repr, a log line or an error message (only the variable's name).
+from the project's .env only. The settings file and the .env are read only from the project's own folder: a link
+that leads out of it is refused (SettingsError naming the file and the fix). Nothing is read at import; os.environ
+is never written; a key's value never appears in a repr, a log line or an error message (only the variable's name).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from dotenv.variables import parse_variables
 
 from tog_core.errors import public_url
 from tog_core.graphrag.errors import SettingsError
-from tog_core.graphrag.project_env import ProjectEnv, provider_key_vars
+from tog_core.graphrag.project_env import NEVER_READ, ProjectEnv, never_read, open_inside, provider_key_vars
 
 __all__ = ["ModelSettings", "ProjectEnv", "SETTINGS_NAMES", "find_settings_file", "project_environment",
            "read_dotenv", "read_settings", "model_settings"]
@@ -61,31 +62,53 @@ class ModelSettings:
 
 
 def find_settings_file(folder: Path | None) -> Path | None:
-    """The settings file of a GraphRAG root, if it has one."""
+    """The settings file of a GraphRAG root, if it has one (a link counts, wherever it leads: reading it says
+    whether it may be followed, without telling whether its target exists)."""
     if folder is None:
         return None
     for name in SETTINGS_NAMES:
-        if (folder / name).is_file():
+        if (folder / name).is_file() or (folder / name).is_symlink():
             return folder / name
     return None
 
 
 def project_environment(root: Path | None, environ: Mapping[str, str] | None) -> ProjectEnv:
-    """What the settings of the project at `root` may read: its `.env`, and the process environment (`environ`,
-    default os.environ) as far as `project_env.server_may_supply` allows, for a key only."""
-    own = read_dotenv(root / ".env") if root is not None and (root / ".env").is_file() else {}
+    """What the settings of the project at `root` may read: its `.env` (only from its own folder: a link leading
+    out is a SettingsError), and the process environment (`environ`, default os.environ) as far as
+    `project_env.server_may_supply` allows, for a key only."""
+    own: dict[str, str] = {}
+    if root is not None:
+        dotenv = root / ".env"
+        if dotenv.is_symlink() or dotenv.is_file():
+            own = read_dotenv(dotenv, inside=(root.resolve(),))
     return ProjectEnv(own=own, server=dict(os.environ if environ is None else environ))
 
 
-def read_dotenv(path: Path) -> dict[str, str]:
+def _read_text(path: Path, inside: Sequence[Path], errors: str = "strict") -> str:
+    """A project file's text (invalid UTF-8 decoded as `errors` says). With `inside` (the project's folder,
+    resolved), only a file that lies there, links followed: anything else is a SettingsError naming the file and
+    the fix, said the same whether or not the link's target exists."""
+    try:
+        if not inside:
+            return path.read_text(encoding="utf-8", errors=errors)
+        f = open_inside(path, inside)
+        if f is None:
+            raise SettingsError(f"is a link to a file outside the project folder {inside[0]}, which the server does "
+                                f"not follow (a project's settings and .env are read from its own folder only)",
+                                path=path, fix="put the file itself in the project folder instead of a link")
+        with f:
+            return f.read().decode("utf-8", errors=errors)
+    except OSError as err:
+        raise SettingsError(f"cannot read ({err.strerror})", path=path, fix="check the file's permissions") from None
+
+
+def read_dotenv(path: Path, *, inside: Sequence[Path] = ()) -> dict[str, str]:
     """The variables of a project's .env, read as GraphRAG reads it (python-dotenv: `export`, quotes,
     inline comments, ${VAR} and ${VAR:-default} expansion), without touching os.environ. A name without a value is
     skipped. Expansion sees only the file's earlier lines: never the server's environment (python-dotenv's own
-    would read it, and hand a server secret to the project)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as err:
-        raise SettingsError(f"cannot read ({err.strerror})", path=path, fix="check the file's permissions") from None
+    would read it, and hand a server secret to the project). `inside`: the folders the file must lie in (links
+    followed), as `_read_text`."""
+    text = _read_text(path, inside, errors="replace")
     values: dict[str, str] = {}
     for k, v in dotenv_values(stream=io.StringIO(text), interpolate=False).items():
         if k and v is not None:
@@ -93,14 +116,14 @@ def read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
-def read_settings(path: Path, env: Mapping[str, str] | ProjectEnv | None = None) -> dict[str, Any]:
-    """Parse settings.yaml/.json. `${VAR}` references stay as they are; model_settings resolves them."""
+def read_settings(path: Path, env: Mapping[str, str] | ProjectEnv | None = None, *, inside: Sequence[Path] = ()
+                  ) -> dict[str, Any]:
+    """Parse settings.yaml/.json. `${VAR}` references stay as they are; model_settings resolves them. `inside`: the
+    folders the file must lie in (links followed), as `_read_text`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path, inside)
     except UnicodeDecodeError:
         raise SettingsError("is not UTF-8 text", path=path, fix="save the settings file as UTF-8") from None
-    except OSError as err:
-        raise SettingsError(f"cannot read ({err.strerror})", path=path, fix="check the file's permissions") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (yaml.YAMLError, json.JSONDecodeError) as err:
@@ -122,12 +145,23 @@ def _subst(value: Any, env: ProjectEnv, where: str) -> str | None:
     if value is None:
         return None
     text = str(value)
-    missing = [m for m in _VAR.findall(text) if m not in env.own]
+    names = _VAR.findall(text)
+    missing = [m for m in names if m not in env.own]
     if missing:
         name = missing[0]
+        fix = (f"write the value itself in place of ${{{name}}} (a name like {NEVER_READ} is never read for a "
+               f"project, even from its .env)" if never_read(name) else
+               f"define {name} in the project's .env file (beside the settings file), or write the value itself in "
+               f"place of ${{{name}}}")
         raise SettingsError(f"{where} holds the placeholder ${{{name}}}, which is not defined in the project's .env "
                             f"(a project's {where.rsplit('.', 1)[-1]} is never read from the server's environment)",
-                            fix=f"define {name} in the project's .env file (beside the settings file), or write the "
+                            fix=fix)
+    denied = [m for m in names if never_read(m)]
+    if denied:  # defined in the project's .env, which may be (a copy of) the server's own env file
+        name = denied[0]
+        raise SettingsError(f"{where} holds the placeholder ${{{name}}}: a name like {NEVER_READ} is never read for "
+                            f"a project, neither from the server's environment nor from the project's .env",
+                            fix=f"name the variable otherwise in the settings and the project's .env, or write the "
                                 f"value itself in place of ${{{name}}}")
     return _VAR.sub(lambda m: env.own[m.group(1)], text) or None
 
@@ -211,16 +245,19 @@ def _key(raw: Any, env: ProjectEnv, provider: str, where: str) -> tuple[str | No
     if names:
         refused = [n for n in names if not env.key_readable(n, provider=provider)]
         if refused:
-            return None, None, env.refusal(refused[0], where)
+            return None, None, env.refusal(refused[0], where, provider=provider)
         values = {n: env.key(n, provider=provider) for n in names}
         if any(v is None for v in values.values()):
             return names[0], None, ""
         return names[0], _VAR.sub(lambda m: values[m.group(1)] or "", text or "") or None, ""
     if raw is not None and str(raw):
         return None, str(raw), ""
-    readable = [n for n in provider_key_vars(provider) if env.key_readable(n, provider=provider)]
+    usual = provider_key_vars(provider)
+    readable = [n for n in usual if env.key_readable(n, provider=provider)]
     for name in readable:
         value = env.key(name, provider=provider)
         if value:
             return name, value, ""
+    if not readable and usual and not never_read(usual[0]):  # another provider's variable: the operator's to allow
+        return None, None, env.provider_refusal(usual[0], provider, where.rsplit(".", 1)[0])
     return (readable[0] if readable else None), None, ""

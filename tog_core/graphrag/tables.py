@@ -3,8 +3,10 @@
 Reads the entities, relationships and text units tables (any GraphRAG version), repairs what can be
 repaired and reports it as a problem (numbers read as text, bytes that are not UTF-8, endpoints missing
 from entities kept as placeholders, duplicate or reversed edges), and fails with a typed ProjectError
-naming the file and the fix on what cannot. Vectorised pyarrow/numpy code: no Python loop over
-relationships. Adjacency is CSR over both directions, so one entity's neighbours cost O(its degree).
+naming the file and the fix on what cannot. With TOG_PROJECT_ROOTS set when the project was opened
+(ProjectInfo.roots), a table is read only from the file actually opened inside them (project.table_source).
+Vectorised pyarrow/numpy code: no Python loop over relationships. Adjacency is CSR over both directions, so
+one entity's neighbours cost O(its degree).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tog_core.graphrag.errors import EmptyTableError, ProjectError, SchemaError, UnreadableTableError
-from tog_core.graphrag.project import ProjectInfo
+from tog_core.graphrag.project import ProjectInfo, table_source
 
 __all__ = ["GraphColumns", "read_tables", "build_columns", "PLACEHOLDER_PREFIX", "LONG_DESCRIPTION_CHARS"]
 
@@ -61,22 +63,30 @@ def read_tables(info: ProjectInfo) -> tuple[pa.Table, pa.Table, pa.Table | None,
     """(entities, relationships, text units or None, their paths) with only the columns ToG reads."""
     ent_path = info.tables["entities"]
     rel_path = info.tables["relationships"]
-    ent = _read(ent_path, ["id", info.entity_name_column, "type", "description"])
-    rel = _read(rel_path, ["id", "source", "target", "description", "relation", "weight", "text_unit_ids"])
+    roots = info.roots
+    ent = _read(ent_path, ["id", info.entity_name_column, "type", "description"], roots)
+    rel = _read(rel_path, ["id", "source", "target", "description", "relation", "weight", "text_unit_ids"], roots)
     tu_path = info.tables.get("text_units")
-    tu = _read(tu_path, ["id", "text", "chunk"]) if tu_path is not None else None
+    tu = _read(tu_path, ["id", "text", "chunk"], roots) if tu_path is not None else None
     return ent, rel, tu, (ent_path, rel_path, tu_path)
 
 
-def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
+def _read(path: Path, columns: list[str] | None = None, roots: tuple[Path, ...] = ()) -> pa.Table:
     try:
         if path.stat().st_size == 0:
             raise UnreadableTableError("is an empty (zero-byte) file", path=path,
                                        fix="the indexing run was interrupted; re-run `graphrag index`")
-        if columns is not None:
-            present = set(pq.read_schema(path).names)
-            columns = [c for c in columns if c in present]
-        return pq.read_table(path, columns=columns)
+        src = table_source(path, roots)  # the path, or the file opened inside TOG_PROJECT_ROOTS
+        try:
+            if columns is not None:
+                present = set(pq.read_schema(src).names)
+                columns = [c for c in columns if c in present]
+                if src is not path:
+                    src.seek(0)
+            return pq.read_table(src, columns=columns)
+        finally:
+            if src is not path:
+                src.close()
     except ProjectError:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid/OSError/...; re-raised typed
