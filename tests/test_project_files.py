@@ -225,3 +225,16 @@ def test_links_inside_the_roots_are_followed_and_the_folder_outside_is_refused(c
     assert open_project(root).tables["entities"] == root / "output" / "entities.parquet"
     with pytest.raises(ProjectError, match="outside the folders this server opens projects from"):
         open_project(_project(tmp_path / "outside", ""))
+
+
+def test_the_projects_own_model_asked_by_name_does_not_send_the_servers_provider_key(clean_env, toy_server, tmp_path,
+                                                                                     monkeypatch):
+    """Typing the project's own model (github/toy) with the API base left empty used to leave the key to LiteLLM,
+    which read the server's GITHUB_API_KEY and sent it to the project's api_base (found after the fix above)."""
+    root = _project(tmp_path / "p", _settings("github", toy_server.base_url))
+    info = open_project(root)
+    choice = choose_model("github/toy", info)
+    assert choice.key_source == "withheld" and choice.api_key is None and choice.api_key_env is None
+    monkeypatch.setenv("TOG_ALLOWED_API_BASES", toy_server.base_url)  # the operator allows that base: as before
+    assert choose_model("github/toy", open_project(root)).key_source == "environment"
+    assert choose_model("github/toy", info, trust_api_base=True).key_source == "environment"  # the CLI's own

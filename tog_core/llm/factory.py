@@ -121,6 +121,12 @@ def choose_model(requested: str | None, info: ProjectInfo | None, *, api_base: s
         key_env, project_key = (own.api_key_env, own.api_key) if own else (None, None)
         if own and not project_key and not (key_env and server_may_supply(key_env, env, provider=own.provider)):
             key_env = None  # LLMClient would read it from the environment: only a variable the project may read
+        if (own and not project_key and not key_env and not trust_api_base and (base or "").strip()
+                and normalise_base(base) not in allowed_api_bases(env)):
+            # LiteLLM would read the variable of the provider the project names and send it to the base the project
+            # names: a project may not choose both (graphrag/project_env.server_may_supply)
+            return ModelChoice(kind="litellm", model=req, api_base=base, api_version=version, key_source=WITHHELD,
+                               note=_withheld_note("the server's key"))
         return ModelChoice(kind="litellm", model=req, api_base=base, api_key_env=key_env, api_key=project_key,
                            api_version=version, key_source="project" if (project_key or key_env) else "environment")
     if cm is not None:
