@@ -76,8 +76,14 @@ def _run(where: str, question: str) -> tuple[dict, object]:
 
     from concurrent.futures import ThreadPoolExecutor
 
+    from unittest import mock
+
+    from tog_core.policy import ranking
+
     engine = _engine(_carol() if where == "carol" else ROOT / "demo", 10, 5)
-    with ThreadPoolExecutor(1) as pool:  # a thread of its own: no event loop of another test is running there
+    # without the packaged e5 (BM25 only): the pictures' labels are the subject, and e5 reading every chain of a
+    # width-10 search five hops deep cold took 270 s of a loaded CI machine
+    with ThreadPoolExecutor(1) as pool, mock.patch.object(ranking, "ranking_embedder", lambda: None):
         t = pool.submit(lambda: run_question(engine, question, hops=5).to_dict()).result()
     assert t["config"]["width"] == 10 and len({s["depth"] for s in t["steps"]}) >= 3
     return t, engine.graph
