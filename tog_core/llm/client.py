@@ -10,6 +10,11 @@ the whole process, fairly between sessions (``llm/limits.py``); ``for_session`` 
 (its id, its typed key) of a shared client.
 LiteLLM is imported at the first call (``llm/_litellm.py``), not when this module is imported.
 
+A reply is untrusted (a person may type an API base of their own): one is read up to :func:`reply_cap` characters
+(what its ``max_tokens`` allows, generously, never over 1,000,000); a stream stops being read there, and a longer reply
+is refused as an ``LLMError`` ("bad_response", named ``reply_too_long``): never used, never cached, and the caller
+falls back by name as for any failed call, so the trace records it.
+
 Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, read from
 ``api_key_env`` at call time, or the provider's usual variable that LiteLLM reads itself) is scrubbed from every
 error message this module produces.
@@ -36,7 +41,7 @@ from typing import Any
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.budget import Deadline, call_cost, register_zero_cost
 from tog_core.errors import public_url
-from tog_core.llm.cache import ResponseCache, cache_key
+from tog_core.llm.cache import ENTRY_MAX_CHARS, ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
                                estimate_tokens)
@@ -45,10 +50,20 @@ from tog_core.llm.errors import (ERROR_KINDS, LLMError, NotCached, _classify, _F
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
-           "register_zero_cost", "cache_key", "ERROR_KINDS"]
+           "register_zero_cost", "cache_key", "ERROR_KINDS", "reply_cap", "TOO_LONG"]
 
 log = logging.getLogger(__name__)
 NO_KEY = "no-key-sent"  # what goes as the key where the server's keys may not go (never a secret)
+TOO_LONG = "reply_too_long"  # the name a refused over-long reply goes by in its LLMError, so in the trace
+REPLY_CHARS_PER_TOKEN = 32  # a token is ~4 characters of text; 8x that covers the longest tokens (runs of spaces)
+REPLY_MIN_CHARS = 16_384  # however small max_tokens, this much is read (a 128-token topic call, a compact score)
+REPLY_MAX_CHARS = ENTRY_MAX_CHARS  # 1,000,000 characters: the ceiling whatever max_tokens (the cache's own)
+
+
+def reply_cap(max_tokens: int) -> int:
+    """The characters a reply asked for with `max_tokens` may have: 32 a token (a server honouring max_tokens sends
+    far fewer), at least 16,384, at most 1,000,000. The app asks for 128 to 4,096 tokens: 16,384 to 131,072."""
+    return min(REPLY_MAX_CHARS, max(REPLY_MIN_CHARS, REPLY_CHARS_PER_TOKEN * max(0, int(max_tokens))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,7 +131,7 @@ class LLMClient:
                        json_schema: dict | None = None) -> LLMResult:
         started = self._clock()
         key = self._key(messages, temperature, max_tokens, json_schema)
-        hit = self._cache.get(key)
+        hit = self._hit(key, max_tokens)
         if hit is not None:
             return self._hit_result(hit, started)
         if self._cache_only:
@@ -135,7 +150,7 @@ class LLMClient:
                     budget = clock.budget_s()
                     kwargs["timeout"] = budget
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), budget)
-                text, prompt_tokens, completion_tokens = self._read_response(response, attempt)
+                text, prompt_tokens, completion_tokens = self._read_response(response, attempt, max_tokens)
                 break
             except LLMError:
                 raise
@@ -160,7 +175,7 @@ class LLMClient:
                      on_token: Callable[[str], None]) -> LLMResult:
         started = self._clock()
         key = self._key(messages, temperature, max_tokens, None)
-        hit = self._cache.get(key)
+        hit = self._hit(key, max_tokens)
         if hit is not None:
             if hit["text"]:
                 on_token(hit["text"])
@@ -169,8 +184,10 @@ class LLMClient:
             raise self._not_cached()
         retries = 0
         clock = Deadline(self.config, stream=True)
+        cap = reply_cap(max_tokens)
         for attempt in range(self.config.max_retries + 1):
             pieces: list[str] = []
+            received = 0  # characters in pieces
             usage: Any = None
             kwargs = self._kwargs(messages, temperature, max_tokens)
             kwargs.update(stream=True, stream_options={"include_usage": True})
@@ -187,8 +204,12 @@ class LLMClient:
                             break
                         usage = getattr(chunk, "usage", None) or usage
                         piece = chunk.choices[0].delta.content if chunk.choices else None
+                        if piece and received + len(piece) > cap:  # read no further: refused, the stream closed
+                            await _close(response)
+                            self._fail("bad_response", _too_long(cap, max_tokens), attempts=attempt + 1)
                         if piece:
                             pieces.append(piece)
+                            received += len(piece)
                             on_token(piece)
                 break
             except LLMError:
@@ -280,7 +301,7 @@ class LLMClient:
         return self.config.session or current_session()
 
     # --- responses, retries, errors --------------------------------------------------------
-    def _read_response(self, response: Any, attempt: int) -> tuple[str, int, int]:
+    def _read_response(self, response: Any, attempt: int, max_tokens: int) -> tuple[str, int, int]:
         choices = getattr(response, "choices", None) or []
         if not choices:
             self._fail("bad_response", "the reply had no choices", attempts=attempt + 1)
@@ -290,10 +311,13 @@ class LLMClient:
             finish = getattr(choices[0], "finish_reason", None)
             self._fail("bad_response", f"the reply had no text (finish_reason={finish}); a reasoning "
                                        f"model may need a larger max_tokens", attempts=attempt + 1)
+        text, cap = str(content), reply_cap(max_tokens)
+        if len(text) > cap:  # LiteLLM has read it whole: never used, never cached
+            self._fail("bad_response", _too_long(cap, max_tokens), attempts=attempt + 1)
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        return str(content), prompt_tokens, completion_tokens
+        return text, prompt_tokens, completion_tokens
 
     async def _retry_or_raise(self, failure: _Failure, attempt: int, clock: Deadline) -> None:
         delay = self._backoff_s(attempt)
@@ -347,8 +371,11 @@ class LLMClient:
             "model": f"{where} has no such model or path; check the model's name against the provider's list, "
                      "and the api_base (an OpenAI-compatible api_base usually ends in /v1)",
             "bad_request": "the request was rejected; check the model name and parameters",
-            "bad_response": f"the reply could not be read; check that {where} speaks the OpenAI API "
-                            f"(an OpenAI-compatible api_base usually ends in /v1)",
+            "bad_response": (f"{TOO_LONG}: the reply went past what its max_tokens allows, so it was read no "
+                             f"further, not used and not cached; check that {where} honours max_tokens"
+                             if detail.startswith(TOO_LONG) else
+                             f"the reply could not be read; check that {where} speaks the OpenAI API "
+                             f"(an OpenAI-compatible api_base usually ends in /v1)"),
         }
         short = " ".join(self._scrub(detail).split())[:400]
         with self._lock:
@@ -382,6 +409,11 @@ class LLMClient:
         return cache_key(model=self.config.model, api_base=self.config.api_base, messages=messages,
                          temperature=temperature, max_tokens=max_tokens, json_schema=json_schema)
 
+    def _hit(self, key: str, max_tokens: int) -> dict | None:
+        """The cached reply, unless it is longer than this call may read (written before the cap)."""
+        hit = self._cache.get(key)
+        return hit if hit is not None and len(hit["text"]) <= reply_cap(max_tokens) else None
+
     def _hit_result(self, entry: dict, started: float) -> LLMResult:
         with self._lock:
             self.usage.cache_hits += 1
@@ -389,3 +421,17 @@ class LLMClient:
                          completion_tokens=int(entry.get("completion_tokens", 0)), cost_usd=0.0,
                          cached=True, wall_s=self._clock() - started, retries=0,
                          response_format=entry.get("response_format"))
+
+
+def _too_long(cap: int, max_tokens: int) -> str:
+    return f"{TOO_LONG}: over {cap:,} characters for max_tokens={max_tokens}"
+
+
+async def _close(response: Any) -> None:
+    """Close a stream read no further (LiteLLM's stream wrapper has aclose), so its connection is let go now."""
+    try:
+        closing = getattr(response, "aclose", None)
+        if closing is not None:
+            await closing()
+    except Exception:  # noqa: BLE001 - the reply is refused either way
+        log.debug("closing a refused stream failed", exc_info=True)
