@@ -14,6 +14,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from appkit import QUESTION, pictures
+from listenerkit import counting_listener
 from runkit import DAMAGED, write_damaged
 from sessionkit import ALICE, acme, ask, session, texts
 from tog_core.app.session import K, check_project_root
@@ -217,27 +218,11 @@ def test_a_shared_app_connects_only_to_the_stores_its_operator_named(monkeypatch
     """On a shared server a store typed in the sidebar would connect as the server (libpq adds its PGPASSWORD,
     ~/.pgpass or socket to any host): one the operator did not name is not connected to, and the page says why; one
     listed in TOG_ALLOWED_STORES is. On 127.0.0.1 (one person's app) any typed store is used."""
-    import socket
-    import threading
+    with counting_listener() as (port, calls):
+        _typed_stores_refused_then_allowed(monkeypatch, port, calls)
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.settimeout(0.2)
-    port = listener.getsockname()[1]
-    calls: list[bool] = []
-    stop = threading.Event()
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            calls.append(True)
-            conn.close()
-
-    threading.Thread(target=accept, daemon=True).start()
+def _typed_stores_refused_then_allowed(monkeypatch, port: int, calls: list[bool]) -> None:
     typed = f"postgresql://postgres@127.0.0.1:{port}/anything"
     monkeypatch.delenv("TOG_STORE", raising=False)
     old = st_config.get_option("server.address")
@@ -257,8 +242,6 @@ def test_a_shared_app_connects_only_to_the_stores_its_operator_named(monkeypatch
         assert "cannot connect" in " ".join(e.value for e in at.sidebar.error)  # not a PostgreSQL server
     finally:
         st_config.set_option("server.address", old)
-        stop.set()
-        listener.close()
 
 
 def test_which_typed_stores_a_shared_app_refuses():

@@ -8,14 +8,13 @@ compares it (llm/limits.normalise_base), so spellings of one base share its slot
 """
 from __future__ import annotations
 
-import socket
-import threading
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from streamlit import config as st_config
 
+from listenerkit import counting_listener
 from scripted import toy_llm
 from sessionkit import ask, session
 from tog_core.app.session import K
@@ -58,35 +57,15 @@ def test_one_persons_app_is_loopback_without_run_owners(served_on, monkeypatch, 
 def test_a_typed_store_is_refused_on_127_0_0_1_when_runs_are_kept_per_person(served_on, monkeypatch):
     """The repro: behind a proxy on 127.0.0.1 with TOG_RUN_OWNER, a typed store was connected to with the server's
     own libpq credentials (PGPASSWORD went to the typed host)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.settimeout(0.2)
-    calls: list[bool] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            calls.append(True)
-            conn.close()
-
-    threading.Thread(target=accept, daemon=True).start()
     served_on("127.0.0.1")
     monkeypatch.delenv("TOG_STORE", raising=False)
     monkeypatch.setenv("TOG_RUN_OWNER", OWNER)
     monkeypatch.setenv("PGPASSWORD", "server-db-secret-CANARY")
-    try:
-        at = session("demo", **{K.STORE: f"postgresql://postgres@127.0.0.1:{listener.getsockname()[1]}/x"})
+    with counting_listener() as (port, calls):
+        at = session("demo", **{K.STORE: f"postgresql://postgres@127.0.0.1:{port}/x"})
         warned = [w.value for w in at.sidebar.warning if "store typed here is not used" in w.value]
         assert warned and "TOG\\_ALLOWED\\_STORES" in warned[0], [w.value for w in at.sidebar.warning]
         assert not calls  # never connected
-    finally:
-        stop.set()
-        listener.close()
 
 
 # ---------------------------------------------------------------------------------------------- typed API bases
