@@ -279,7 +279,7 @@ def test_a_warm_does_not_slip_a_batch_between_a_runs_cached_batches(tmp_path):
     import threading
     import time
 
-    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches, in_background
+    from tog_core.llm.embed import BETWEEN_BATCH, CachedEmbedder, LocalEmbedder, between_batches
 
     calls: list[str] = []
 
@@ -293,14 +293,7 @@ def test_a_warm_does_not_slip_a_batch_between_a_runs_cached_batches(tmp_path):
     inner._model = Slow()
     cache = CachedEmbedder(inner, tmp_path)
 
-    def warm():
-        with in_background():
-            inner.embed([f"w{i}" for i in range(400)])
-
-    t = threading.Thread(target=warm, name="warm")
-    t.start()
-    while not calls:
-        time.sleep(0.001)
+    t = _warm_under_way(inner, [f"w{i}" for i in range(400)], calls)
     with between_batches(lambda: time.sleep(0.02)):  # a hook that takes a moment, as the app's ticker does
         cache.embed([f"q{i}" for i in range(6 * BETWEEN_BATCH)])
     t.join()
@@ -337,11 +330,10 @@ def test_the_warm_waits_for_a_whole_run_of_the_app_not_only_its_encoding(ticking
     encodes nothing while it runs, also while the run does something else than encode (BM25, the graph, a provider's
     reply), so the two never share the cores; it goes on once the run ends."""
     import asyncio
-    import threading
     import time
 
     from tog_core.app.progress import with_ticker
-    from tog_core.llm.embed import LocalEmbedder, in_background
+    from tog_core.llm.embed import LocalEmbedder
 
     calls: list[float] = []
 
@@ -361,15 +353,26 @@ def test_the_warm_waits_for_a_whole_run_of_the_app_not_only_its_encoding(ticking
         window.append(time.perf_counter())
         return "done"
 
+    t = _warm_under_way(emb, [f"relation {i}" for i in range(400)], calls)
+    assert asyncio.run(with_ticker(work, (lambda _s: None) if ticking else None)) == "done"
+    t.join()
+    inside = [c for c in calls if window[0] + 0.05 < c < window[1]]  # past the batch under way when it began
+    assert inside == [] and calls[-1] > window[1]
+
+
+def _warm_under_way(emb, texts: list[str], calls: list) -> threading.Thread:
+    """A thread named "warm" embedding `texts` in the background (as the app's warm does), once its first batch has
+    reached the model (`calls` is what the model's stand-in records)."""
+    import time
+
+    from tog_core.llm.embed import in_background
+
     def warm():
         with in_background():
-            emb.embed([f"relation {i}" for i in range(400)])
+            emb.embed(texts)
 
     t = threading.Thread(target=warm, name="warm")
     t.start()
     while not calls:
         time.sleep(0.001)
-    assert asyncio.run(with_ticker(work, (lambda _s: None) if ticking else None)) == "done"
-    t.join()
-    inside = [c for c in calls if window[0] + 0.05 < c < window[1]]  # past the batch under way when it began
-    assert inside == [] and calls[-1] > window[1]
+    return t
