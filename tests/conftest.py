@@ -23,8 +23,8 @@ import pytest
 # Tests import litellm directly in places; it must never fetch its cost map from the internet (the
 # production code sets this itself, at first use, through tog_core.llm._litellm.load_litellm).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-# the app's background e5 warm of each opened project (policy/agreement.warm) would outlive the app tests and run
-# beside every later test: off here; tests/test_agreement.py turns it on where it is the subject
+# the app's background e5 warm of each opened project (policy/prewarm.py) would outlive the app tests and run
+# beside every later test: off here; tests/test_prewarm.py turns it on where it is the subject
 os.environ.setdefault("TOG_WARM", "0")
 
 # the shared helpers' asserts say what they compared, as they did inside the test files (before they are imported)
