@@ -1,5 +1,5 @@
 """A bounded, thread-safe least-recently-used map with hit and miss counts: the PostgreSQL graph store's row caches
-(graphrag/postgres.py) and the LLM response cache's memory (llm/cache.py). `MISSING` is its "not cached" sentinel."""
+(graphrag/postgres.py). `MISSING` is its "not cached" sentinel."""
 from __future__ import annotations
 
 import enum
