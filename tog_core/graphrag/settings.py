@@ -75,12 +75,14 @@ def find_settings_file(folder: Path | None) -> Path | None:
 def project_environment(root: Path | None, environ: Mapping[str, str] | None) -> ProjectEnv:
     """What the settings of the project at `root` may read: its `.env` (only from its own folder: a link leading
     out is a SettingsError), and the process environment (`environ`, default os.environ) as far as
-    `project_env.server_may_supply` allows, for a key only."""
+    `project_env.server_may_supply` allows, for a key only. `root` is the folder as it was resolved when the
+    project was opened (and checked against TOG_PROJECT_ROOTS): it is not resolved again here, so a folder swapped for
+    a link since does not move where the .env may be read from."""
     own: dict[str, str] = {}
     if root is not None:
         dotenv = root / ".env"
         if dotenv.is_symlink() or dotenv.is_file():
-            own = read_dotenv(dotenv, inside=(root.resolve(),))
+            own = read_dotenv(dotenv, inside=(root,))
     return ProjectEnv(own=own, server=dict(os.environ if environ is None else environ))
 
 
