@@ -15,6 +15,10 @@ from tog_core.app.views import md_text
 from tog_core.errors import UsageError
 
 _t0 = time.perf_counter()
+if not os.environ.get("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS"):  # an operator's explicit choice stands
+    # as .streamlit/config.toml says, also when the app is started from another folder (Streamlit reads that file
+    # from the working folder only): no exception's type, message or traceback reaches the browser
+    st.set_option("client.showErrorDetails", "none")
 shell.draw()
 pages = [st.Page("pages/ask.py", title="Ask", default=True),
          st.Page("pages/explore.py", title="Explore step by step"),

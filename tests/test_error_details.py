@@ -33,3 +33,21 @@ def test_an_uncaught_exception_reaches_the_browser_without_its_message_type_or_t
         assert list(shown.stack_trace) == [] and "redacted" in shown.message
     finally:
         st_config.set_option("client.showErrorDetails", before)
+
+
+def test_started_from_another_folder_the_app_still_keeps_error_details_out(tmp_path, monkeypatch):
+    """Streamlit reads .streamlit/config.toml from the working folder only: app.py sets the option itself, unless the
+    operator chose one (STREAMLIT_CLIENT_SHOW_ERROR_DETAILS)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", raising=False)
+    before = st_config.get_option("client.showErrorDetails")
+    st_config.get_config_options(force_reparse=True)
+    try:
+        assert st_config.get_option("client.showErrorDetails") == "full"  # nothing read from this folder
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+        assert not at.exception
+        assert st_config.get_option("client.showErrorDetails") == "none"
+    finally:  # every option back as the repository's config.toml sets it (server.address: one person's app)
+        monkeypatch.chdir(ROOT)
+        st_config.get_config_options(force_reparse=True)
+        st_config.set_option("client.showErrorDetails", before)
