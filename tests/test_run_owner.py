@@ -81,8 +81,13 @@ def test_an_address_the_provider_does_not_say_it_verified_is_nobodys_and_the_sub
     mallory = {**ann, "sub": "subject-mallory"}
     owners = {run_owner(signed, {}, u) for u in (ann, mallory)}
     assert owners == {f"oidc {ISS} subject-ann", f"oidc {ISS} subject-mallory"}
-    for said in ("true", 1, "yes", None):  # only the claim's true counts
+    for said in (1, "yes", None, False, "false"):  # only the claim's true counts
         assert run_owner(signed, {}, {**ann, "email_verified": said}) == f"oidc {ISS} subject-ann"
+    for said in ("true", "True", " TRUE "):  # some providers' userinfo sends it as text
+        assert run_owner(signed, {}, {**ann, "email_verified": said}) == "ann@example.org"
+    for odd in (f"oidc {ISS} subject-bob", "ann@x@y", "@example.org", "ann@", "ann @example.org", ["ann@example.org"]):
+        # a "verified" claim that is not one address is not a name: it could read as another person's
+        assert run_owner(signed, {}, {**ann, "email": odd, "email_verified": True}) == f"oidc {ISS} subject-ann"
     other = run_owner(signed, {}, {**ann, "iss": "https://other.example.net"})
     assert other == "oidc https://other.example.net subject-ann" and other not in owners
     assert run_owner(signed, {}, {**ann, "email_verified": True}) == "ann@example.org"

@@ -89,22 +89,32 @@ def run_owner(environ: Mapping[str, str], headers: Mapping[str, str | Sequence[s
 
 def signed_in_person(user: Any) -> str:
     """Who `user` (Streamlit's `st.user`) is, as runs are kept under; "" when not signed in, or when its ID token names
-    no issuer or subject. The e-mail only when the provider says it verified it (`email_verified` is True): an address
-    the provider did not verify, or a provider that sends no such claim (some let a person type any address), could be
-    anyone's, and two accounts would share one person's runs. Otherwise "oidc ISSUER SUBJECT": a subject id is unique
-    only within its issuer, and the spaces keep it from reading as an e-mail address (a verified person's folder is
-    named by the address alone, as before)."""
+    no issuer or subject. The e-mail only when the provider says it verified it (`email_verified` true, as JSON or as
+    text) and it reads as one address: an address the provider did not verify, or a provider that sends no such claim
+    (some let a person type any address), could be anyone's, and two accounts would share one person's runs.
+    Otherwise "oidc ISSUER SUBJECT": a subject id is unique only within its issuer, and the spaces keep it from
+    reading as an e-mail address (a verified person's folder is named by the address alone, as before)."""
     if user is None or not _get(user, "is_logged_in"):
         return ""
     email = _get(user, "email")
-    if _get(user, "email_verified") is True and isinstance(email, str) and email.strip():
-        return email
+    verified = _get(user, "email_verified")
+    if (verified is True or str(verified).strip().lower() == "true") and _address(email):
+        return str(email)
     iss, sub = (str(_get(user, k) or "").strip() for k in ("iss", "sub"))
     if not iss or not sub or any(c.isspace() for c in iss):
         log.warning("%s=st.user: a signed-in person without a verified e-mail whose ID token names no issuer or "
                     "subject; no runs for them", SETTING)
         return ""
     return f"{OIDC} {iss} {sub}"
+
+
+def _address(email: Any) -> bool:
+    """Whether a verified claim reads as one e-mail address: one "@" with text on both sides and no space (so it can
+    never read as another person's "oidc ISSUER SUBJECT")."""
+    if not isinstance(email, str):
+        return False
+    local, at, domain = email.partition("@")
+    return bool(at and local and domain) and "@" not in domain and not any(c.isspace() for c in email)
 
 
 def _get(user: Any, key: str) -> Any:
