@@ -44,22 +44,49 @@ from tog_core.errors import UsageError
 from tog_core.graphrag.project import ProjectError
 
 _inside = threading.local()  # set while app.py runs a page: the frame is drawn
+_RESTORED_BASE = "tog_restored_api_base"  # the API base a new session took from its memory, until it is checked
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def single_user() -> bool:
     """One person's app: served on the loopback address only (`--server.address 127.0.0.1`) AND runs not kept per
-    person (`TOG_RUN_OWNER` unset or empty). Its recent projects and sidebar are kept in TOG_HOME across restarts,
-    a store or an API base typed in its sidebar is used as typed. With TOG_RUN_OWNER set the app serves several
-    people, on 127.0.0.1 too (behind their authenticating proxy, as docs/operations.md advises): a typed store or API
-    base must be one the operator named, and each person's memory is their own (`memory`). Any other address may
-    serve several people: without owners each session keeps its own, and nothing one person opens is shown to
+    person (`TOG_RUN_OWNER` unset or empty) AND the request did not come through a proxy (`proxied`). Its recent
+    projects and sidebar are kept in TOG_HOME across restarts, a store or an API base typed in its sidebar is used as
+    typed. With TOG_RUN_OWNER set the app serves several people, on 127.0.0.1 too (behind their authenticating proxy,
+    as docs/operations.md advises): a typed store or API base must be one the operator named, and each person's
+    memory is their own (`memory`). A proxy on the same machine without TOG_RUN_OWNER serves several people too, and
+    so does any other address: without owners each session keeps its own, and nothing one person opens is shown to
     another."""
     from tog_core.app.owner import SETTING
 
     if (os.environ.get(SETTING) or "").strip():  # runs kept per person (a bad value too: refused by the pages)
         return False
-    return (st.get_option("server.address") or "") in LOOPBACK
+    return (st.get_option("server.address") or "") in LOOPBACK and not proxied()
+
+
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-server",
+                 "x-forwarded-port", "x-real-ip", "x-client-ip", "true-client-ip", "cf-connecting-ip", "via")
+
+
+def proxied() -> bool:
+    """Whether this session's request came through a proxy: it carries a header a proxy adds (Forwarded,
+    X-Forwarded-*, X-Real-IP, Via, …), or its Host or Origin names anything but the loopback (a proxy keeping the
+    public name, a page of another site). A browser on the server itself sends none of these."""
+    headers = {k.lower(): v for k, v in ui._request_headers().items()}
+    if any(k in PROXY_HEADERS or k.startswith("x-forwarded-") for k in headers):
+        return True
+    return any(not _loopback_name(v, k == "origin") for k in ("host", "origin") for v in headers.get(k, []))
+
+
+def _loopback_name(value: str, url: bool) -> bool:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(value if url else "//" + value).hostname or "").rstrip(".").lower()
+        return host == "localhost" or host.endswith(".localhost") or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def typed_base_refused() -> str | None:
@@ -78,6 +105,20 @@ def typed_base_refused() -> str | None:
     return typed_base_refusal(base, chat.api_base if chat is not None else None)
 
 
+def typed_model_refused() -> str | None:
+    """Why the model typed in the sidebar gets no request with the API base empty (llm/factory.typed_model_refusal,
+    read from the model's provider prefix: LiteLLM is not imported here), or None. Only on a shared app: a provider
+    whose endpoint without a base is on the server itself (ollama, llamafile, …) is reached only through an API base
+    the operator lists. The project's own model, `none` and `local` are never refused."""
+    from tog_core.llm.factory import typed_model_refusal
+
+    model = str(st.session_state.get(K.MODEL) or "").strip()
+    if not model or str(st.session_state.get(K.API_BASE) or "").strip() or single_user():
+        return None
+    cur = projects.project()
+    return typed_model_refusal(model, None, cur[0].chat_model if cur is not None and cur[0] is not None else None)
+
+
 def memory() -> Path | None:
     """Where this session's sidebar and recent projects are remembered for the next (session.memory_home): the
     asking person's own folder when runs are kept per person, TOG_HOME on one person's app, else None (nowhere). A
@@ -92,14 +133,18 @@ def memory() -> Path | None:
 
 
 def ensure() -> None:
-    """Draw the frame unless app.py already did in this run. Every page calls it first: an API base the sidebar
-    refuses (typed_base_refused) stops the page here, so no search, resume or reading of it sends anything there;
-    the sidebar keeps everything the person typed."""
+    """Draw the frame unless app.py already did in this run. Every page calls it first: an API base or a model the
+    sidebar refuses (typed_base_refused, typed_model_refused) stops the page here, so no search, resume or reading of
+    it sends anything there; the sidebar keeps everything the person typed."""
     if not getattr(_inside, "on", False):
         draw()
     if typed_base_refused() is not None:
         st.error("The API base typed in the sidebar cannot be used on this app (the sidebar says why). Empty it, or "
                  "set the model to `none`, to go on.")
+        st.stop()
+    if typed_model_refused() is not None:
+        st.error("The model typed in the sidebar cannot be used on this app without an API base its operator lists "
+                 "(the sidebar says why). Empty the model for the project's own, or set it to `none`, to go on.")
         st.stop()
 
 
@@ -133,8 +178,11 @@ def draw() -> None:
         ss[K.PROJECT_INPUT] = switch
     home = memory()
     if K.MODEL not in ss:  # a new session (a reload): the sidebar as this person left it (theirs, or the server's)
-        for _k, _v in {**sidebar_defaults(), **(remembered_settings(home) if home else {})}.items():
+        kept = remembered_settings(home) if home else {}
+        for _k, _v in {**sidebar_defaults(), **kept}.items():
             ss.setdefault(_k, _v)
+        if kept.get(K.API_BASE) and ss.get(K.API_BASE) == kept[K.API_BASE]:
+            ss[_RESTORED_BASE] = kept[K.API_BASE]  # checked once the project is open (its configured base counts)
     for _k, _v in sidebar_defaults().items():
         ss.setdefault(_k, _v)
     if K.RECENT not in ss:
@@ -200,6 +248,8 @@ def draw() -> None:
             st.selectbox("Recent projects", recent, index=None, key=K.RECENT_PICK, on_change=_pick_recent,
                          placeholder="Switch to a recent project")
 
+        if (was := ss.pop(_RESTORED_BASE, None)) is not None and ss.get(K.API_BASE) == was and typed_base_refused():
+            ss[K.API_BASE] = ""  # a remembered base refused now (an allow-list changed) is not brought back
         st.subheader("Model")
         st.text_input("Model (LiteLLM string, `local` or `none`)", key=K.MODEL, placeholder="default: the project's",
                       max_chars=MODEL_MAX,
@@ -213,6 +263,8 @@ def draw() -> None:
                       max_chars=KEY_MAX, help="Kept in this browser session's memory only; never saved.")
         if (bad_base := typed_base_refused()) is not None:  # no request goes there: ensure() stops the page
             st.error(f"The API base typed here is not used: {V.md_text(bad_base)}.")
+        elif bad_model is None and (bad_model := typed_model_refused()) is not None:  # nor for this: ensure() stops
+            st.error(f"The model typed here is not used: {V.md_text(bad_model)}.")
         elif bad_model is None:
             st.caption(V.md_text(ui.model_note(ui.settings())))
         ui.warm_litellm()  # with a provider: LiteLLM's slow import starts now, not at the first question

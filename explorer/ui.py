@@ -110,7 +110,7 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     """An engine for the settings (cheap: graph, client and embedder are cached): engine, model info, notes."""
     s = s or settings()
     info, graph = projects.load_project(s.project)
-    refused = base_refusal(s, info)
+    refused = base_refusal(s, info, resolve=True)  # LiteLLM is imported for the client anyway
     if refused:
         raise UsageError(refused)
     key = st.session_state.get(K.API_KEY) or None
@@ -123,17 +123,22 @@ def engine(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[s
     return eng, choice.public_dict(), notes
 
 
-def base_refusal(s: Settings, info: Any) -> str | None:
-    """Why a shared app sends no request to the API base of these settings (llm/factory.typed_base_refusal), or None.
-    The sidebar's field is checked as it is typed (shell.typed_base_refused); this checks the settings a saved run
-    brings back when it is resumed, continued or reopened, which may have been typed before the rule or elsewhere."""
+def base_refusal(s: Settings, info: Any, *, resolve: bool = False) -> str | None:
+    """Why a shared app sends no request for these settings, or None: their API base (llm/factory.typed_base_refusal)
+    or, with the base empty, a typed model whose provider's endpoint is on the server itself or its network
+    (llm/factory.typed_model_refusal; `resolve`: as LiteLLM resolves it, which imports LiteLLM). The sidebar's fields
+    are checked as they are typed (shell.typed_base_refused, shell.typed_model_refused); this checks the settings a
+    saved run brings back when it is resumed, continued or reopened, which may have been typed before the rule or
+    elsewhere."""
     from explorer.shell import single_user
-    from tog_core.llm.factory import typed_base_refusal
+    from tog_core.llm.factory import typed_base_refusal, typed_model_refusal
 
-    if not (s.api_base or "").strip() or s.model.strip().lower() in ("none", "local") or single_user():
+    if s.model.strip().lower() in ("none", "local") or single_user():
         return None
     chat = info.chat_model if info is not None else None
-    return typed_base_refusal(s.api_base, chat.api_base if chat is not None else None)
+    if (s.api_base or "").strip():
+        return typed_base_refusal(s.api_base, chat.api_base if chat is not None else None)
+    return typed_model_refusal(s.model, None, chat, resolve=resolve)
 
 
 def engine_or_stop(s: Settings | None = None) -> tuple[ToGEngine, dict[str, Any], list[str]]:

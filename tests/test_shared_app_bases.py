@@ -16,7 +16,7 @@ from streamlit import config as st_config
 
 from listenerkit import counting_listener
 from scripted import toy_llm
-from sessionkit import ask, session
+from sessionkit import ask, plain_session, session
 from tog_core.app.session import K
 from tog_core.errors import UsageError
 from tog_core.llm.factory import ALLOWED_BASES_ENV, server_key_may_go, typed_base_refusal
@@ -174,3 +174,126 @@ def test_a_saved_runs_api_base_is_checked_when_it_is_resumed(served_on, monkeypa
             ui.engine(s)
     monkeypatch.setenv(ALLOWED_BASES_ENV, "http://127.0.0.1:9/internal")
     assert ui.base_refusal(s, None) is None
+
+
+# ------------------------------------------------------------------------- a typed model with the API base empty
+
+def test_a_typed_model_whose_provider_answers_on_the_server_gets_no_request_on_a_shared_app(served_on, monkeypatch):
+    """Review 21b's repro: on a shared app, the Model field alone (llamafile/…, ollama/…) made the server POST to its
+    own loopback (LiteLLM's default base for those providers) and show the reply. Its stand-in here: llamafile's
+    default moved to a listener by LLAMAFILE_API_BASE, which LiteLLM reads."""
+    served_on("0.0.0.0")
+    with FakeOpenAIServer(toy_llm) as srv:
+        monkeypatch.setenv("LLAMAFILE_API_BASE", srv.base_url)
+        at = session("demo", **{K.MODEL: "llamafile/toy"})
+        assert not any(b.label == "Ask" for b in at.button)  # the page stopped before its question box
+        assert srv.requests == []
+        [said] = [e.value for e in at.sidebar.error if "model typed here is not used" in e.value]
+        assert "llamafile" in said and "TOG\\_ALLOWED\\_API\\_BASES" in said
+        assert any("cannot be used on this app" in e.value for e in at.main.error)
+        at.session_state[K.MODEL] = "none"  # nothing else typed is lost; `none` goes on
+        at.run()
+        assert not at.exception and not at.sidebar.error and not at.main.error
+        monkeypatch.setenv(ALLOWED_BASES_ENV, srv.base_url)  # with a base the operator lists: sent there
+        at = _ask_with_typed_base(srv.base_url, **{K.MODEL: "hosted_vllm/toy"})
+        assert srv.requests and not at.sidebar.error
+    monkeypatch.delenv(ALLOWED_BASES_ENV)
+    served_on("127.0.0.1")  # one person's app: sent where LiteLLM sends it, as before
+    with FakeOpenAIServer(toy_llm) as srv:
+        monkeypatch.setenv("LLAMAFILE_API_BASE", srv.base_url)
+        at = _ask_with_typed_base("", **{K.MODEL: "llamafile/toy"})
+        assert srv.requests and not at.sidebar.error
+
+
+def test_a_hosted_model_the_servers_environment_sends_to_the_server_is_stopped_by_the_page(served_on, monkeypatch):
+    """openai/… is hosted, but OPENAI_BASE_URL on the server names its loopback: LiteLLM's resolved base is checked
+    where the client is built (ui.engine), and the page says why without a traceback."""
+    served_on("0.0.0.0")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-server-key-0123456789")
+    with FakeOpenAIServer(toy_llm) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        at = ask(session("demo", **{K.MODEL: "openai/toy"}), QUESTION)
+        assert srv.requests == []
+        [said] = [e.value for e in at.main.error if "model cannot be used" in e.value]
+        assert "OPENAI\\_BASE\\_URL" in said and "TOG\\_ALLOWED\\_API\\_BASES" in said
+        monkeypatch.setenv(ALLOWED_BASES_ENV, srv.base_url)  # the operator lists it: used as before
+        at = ask(session("demo", **{K.MODEL: "openai/toy"}), QUESTION)
+        assert srv.requests and not at.main.error
+
+
+def test_a_saved_runs_model_is_checked_when_it_is_resumed(served_on):
+    """A saved run's model comes back with it: checked as the sidebar's field is, where the engine is built."""
+    from explorer import ui
+    from tog_core.app.session import Settings
+
+    for address, model, refused in [("0.0.0.0", "ollama/llama3", True), ("0.0.0.0", "llamafile/m", True),
+                                    ("0.0.0.0", "openai/toy", False), ("0.0.0.0", "", False),
+                                    ("0.0.0.0", "none", False), ("127.0.0.1", "ollama/llama3", False)]:
+        served_on(address)
+        s = Settings(model=model, api_base="")
+        assert (ui.base_refusal(s, None) is not None) is refused, (address, model)
+        if refused:
+            with pytest.raises(UsageError, match=ALLOWED_BASES_ENV):
+                ui.engine(s)
+
+
+# ------------------------------------------------------------------------------ a proxy in front of 127.0.0.1
+
+def test_a_request_through_a_proxy_is_not_one_persons_app(served_on, monkeypatch):
+    from explorer import ui
+    from explorer.shell import single_user
+
+    served_on("127.0.0.1")
+    for headers, single in [
+        ({}, True), ({"Host": ["127.0.0.1:8501"], "Origin": ["http://localhost:8501"]}, True),
+        ({"Host": ["[::1]:8501"], "Origin": ["http://[::1]:8501"]}, True),  # a browser on the server itself
+        ({"X-Forwarded-For": ["203.0.113.7"]}, False), ({"x-real-ip": ["203.0.113.7"]}, False),
+        ({"Forwarded": ["for=203.0.113.7"]}, False), ({"X-Forwarded-Host": ["tog.example.test"]}, False),
+        ({"X-Forwarded-Proto": ["https"]}, False), ({"Via": ["1.1 proxy"]}, False),
+        ({"Host": ["tog.example.test"]}, False),  # a proxy that passes the public name on, and nothing else
+        ({"Host": ["127.0.0.1:8501"], "Origin": ["https://tog.example.test"]}, False),
+    ]:
+        monkeypatch.setattr(ui, "_request_headers", lambda h=headers: h)
+        assert single_user() is single, headers
+
+
+def test_behind_a_proxy_a_typed_base_is_refused_and_the_servers_memory_neither_kept_nor_read(served_on, monkeypatch,
+                                                                                             app_home):
+    """Review 21b's repro: behind a same-machine proxy without TOG_RUN_OWNER, Mallory's typed base was used and kept in
+    TOG_HOME/sidebar.json, and the next person's session opened with it: their typed key went to her host."""
+    import json
+
+    from explorer import ui
+
+    served_on("127.0.0.1")
+    monkeypatch.setattr(ui, "_request_headers", lambda: {"Host": ["127.0.0.1:8501"], "X-Forwarded-For": ["1.2.3.4"]})
+    kept = app_home / "sidebar.json"
+    with FakeOpenAIServer(toy_llm) as srv:
+        hers = srv.base_url
+        at = _ask_with_typed_base(hers)  # Mallory's session
+        assert srv.requests == [] and any("API base typed here is not used" in e.value for e in at.sidebar.error)
+        assert not kept.exists()
+        app_home.mkdir(parents=True, exist_ok=True)
+        kept.write_text(json.dumps({K.MODEL: "openai/toy", K.API_BASE: hers}))  # left by one person's app
+        victim = plain_session()
+        assert (victim.session_state[K.MODEL], victim.session_state[K.API_BASE]) == ("", "")
+    monkeypatch.setattr(ui, "_request_headers", lambda: {})  # a browser on the server itself: as before
+    assert plain_session().session_state[K.API_BASE] == hers
+
+
+def test_a_remembered_base_refused_now_is_not_brought_back(served_on, monkeypatch):
+    """A person's own memory (TOG_RUN_OWNER) keeps the base they typed while the operator listed it; once the list
+    no longer holds it, their next session opens with the field empty, not with a base the page would stop on."""
+    from explorer import ui
+
+    served_on("127.0.0.1")
+    monkeypatch.setenv("TOG_RUN_OWNER", OWNER)
+    monkeypatch.setattr(ui, "_request_headers", lambda: {"x-forwarded-user": "alice"})
+    base = "http://127.0.0.1:9/v1"
+    monkeypatch.setenv(ALLOWED_BASES_ENV, base)
+    session("demo", **{K.MODEL: "openai/toy", K.API_BASE: base})
+    assert plain_session().session_state[K.API_BASE] == base  # kept while listed
+    monkeypatch.delenv(ALLOWED_BASES_ENV)
+    at = plain_session()
+    assert at.session_state[K.API_BASE] == "" and at.session_state[K.MODEL] == "openai/toy"
+    assert not any("API base" in e.value for e in at.sidebar.error)
