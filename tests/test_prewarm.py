@@ -113,10 +113,3 @@ def test_the_app_warms_an_opened_project_unless_told_not_to(demo, tog_home, monk
 
 async def _nothing(_graph, **_kw) -> int:
     return 0
-
-
-def test_a_graph_in_postgresql_warms_the_same_texts_as_in_memory(demo_pg, demo_mem):
-    hubs = np.argsort(-np.asarray(demo_mem.degrees), kind="stable")[:5].tolist()
-    assert np.asarray(demo_pg.degrees).tolist() == np.asarray(demo_mem.degrees).tolist()
-    for idx in [*hubs, 0, demo_mem.n_entities - 1]:
-        assert prewarm.first_hop_texts(demo_pg, idx) == prewarm.first_hop_texts(demo_mem, idx)

@@ -58,7 +58,7 @@ async def warm_project(graph: Any, *, limit: int = FIRST_HOP_LIMIT,
         return 0
     done = 0
     pending: list[str] = []
-    for idx in np.argsort(-np.asarray(graph.degrees), kind="stable").tolist():
+    for idx in np.argsort(-np.asarray(graph.degrees_of(np.arange(graph.n_entities))), kind="stable").tolist():
         if done + len(pending) >= limit:
             break
         pending += first_hop_texts(graph, idx)
