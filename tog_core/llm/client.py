@@ -11,9 +11,9 @@ the whole process, fairly between sessions (``llm/limits.py``); ``for_session`` 
 LiteLLM is imported at the first call (``llm/_litellm.py``), not when this module is imported.
 
 A reply is untrusted (a person may type an API base of their own): one is read up to :func:`reply_cap` characters
-(what its ``max_tokens`` allows, generously, never over 1,000,000); a stream stops being read there, and a longer reply
-is refused as an ``LLMError`` ("bad_response", named ``reply_too_long``): never used, never cached, and the caller
-falls back by name as for any failed call, so the trace records it.
+(what its ``max_tokens`` allows, generously, never over 1,000,000; ``llm/reply_limit.py``, with the stream reader that
+stops there), and a longer reply is refused as an ``LLMError`` ("bad_response", named ``reply_too_long``): never used,
+never cached, and the caller falls back by name as for any failed call, so the trace records it.
 
 Secrets: ``LLMConfig.api_key`` never appears in ``repr``/``public_dict``; the key (typed in, read from
 ``api_key_env`` at call time, or the provider's usual variable that LiteLLM reads itself) is scrubbed from every
@@ -41,29 +41,20 @@ from typing import Any
 from tog_core.llm._litellm import load_litellm
 from tog_core.llm.budget import Deadline, call_cost, register_zero_cost
 from tog_core.errors import public_url
-from tog_core.llm.cache import ENTRY_MAX_CHARS, ResponseCache, cache_key
+from tog_core.llm.cache import ResponseCache, cache_key
 from tog_core.llm.circuit import Circuit
 from tog_core.llm.chat import (CacheOnly, ChatModel, LLMConfig, LLMResult, ClientUsage, cache_only_mode,
                                estimate_tokens)
 from tog_core.llm.errors import (ERROR_KINDS, LLMError, NotCached, _classify, _Failure, _mentions_response_format,
                                   _scrub, env_secrets, scrub_logs, url_secrets)
 from tog_core.llm.limits import ProviderLimiter, current_session, default_concurrency, limiter_for
+from tog_core.llm.reply_limit import TOO_LONG, ReplyTooLong, read_stream, reply_cap, too_long
 
 __all__ = ["LLMConfig", "LLMResult", "LLMError", "ClientUsage", "LLMClient", "ChatModel",
            "register_zero_cost", "cache_key", "ERROR_KINDS", "reply_cap", "TOO_LONG"]
 
 log = logging.getLogger(__name__)
 NO_KEY = "no-key-sent"  # what goes as the key where the server's keys may not go (never a secret)
-TOO_LONG = "reply_too_long"  # the name a refused over-long reply goes by in its LLMError, so in the trace
-REPLY_CHARS_PER_TOKEN = 32  # a token is ~4 characters of text; 8x that covers the longest tokens (runs of spaces)
-REPLY_MIN_CHARS = 16_384  # however small max_tokens, this much is read (a 128-token topic call, a compact score)
-REPLY_MAX_CHARS = ENTRY_MAX_CHARS  # 1,000,000 characters: the ceiling whatever max_tokens (the cache's own)
-
-
-def reply_cap(max_tokens: int) -> int:
-    """The characters a reply asked for with `max_tokens` may have: 32 a token (a server honouring max_tokens sends
-    far fewer), at least 16,384, at most 1,000,000. The app asks for 128 to 4,096 tokens: 16,384 to 131,072."""
-    return min(REPLY_MAX_CHARS, max(REPLY_MIN_CHARS, REPLY_CHARS_PER_TOKEN * max(0, int(max_tokens))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,10 +176,9 @@ class LLMClient:
         retries = 0
         clock = Deadline(self.config, stream=True)
         cap = reply_cap(max_tokens)
+        usage: Any = None
         for attempt in range(self.config.max_retries + 1):
             pieces: list[str] = []
-            received = 0  # characters in pieces
-            usage: Any = None
             kwargs = self._kwargs(messages, temperature, max_tokens)
             kwargs.update(stream=True, stream_options={"include_usage": True})
             try:
@@ -196,21 +186,11 @@ class LLMClient:
                     self.circuit.check(self.config.model)
                     kwargs["timeout"] = clock.budget_s()
                     response = await asyncio.wait_for(load_litellm().acompletion(**kwargs), kwargs["timeout"])
-                    iterator = response.__aiter__()
-                    while True:
-                        try:
-                            chunk = await asyncio.wait_for(iterator.__anext__(), clock.budget_s())
-                        except StopAsyncIteration:
-                            break
-                        usage = getattr(chunk, "usage", None) or usage
-                        piece = chunk.choices[0].delta.content if chunk.choices else None
-                        if piece and received + len(piece) > cap:  # read no further: refused, the stream closed
-                            await _close(response)
-                            self._fail("bad_response", _too_long(cap, max_tokens), attempts=attempt + 1)
-                        if piece:
-                            pieces.append(piece)
-                            received += len(piece)
-                            on_token(piece)
+                    try:
+                        usage = await read_stream(response, cap=cap, max_tokens=max_tokens, budget_s=clock.budget_s,
+                                                  on_token=on_token, pieces=pieces)
+                    except ReplyTooLong as refused:
+                        self._fail("bad_response", str(refused), attempts=attempt + 1)
                 break
             except LLMError:
                 raise
@@ -313,7 +293,7 @@ class LLMClient:
                                        f"model may need a larger max_tokens", attempts=attempt + 1)
         text, cap = str(content), reply_cap(max_tokens)
         if len(text) > cap:  # LiteLLM has read it whole: never used, never cached
-            self._fail("bad_response", _too_long(cap, max_tokens), attempts=attempt + 1)
+            self._fail("bad_response", too_long(cap, max_tokens), attempts=attempt + 1)
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -422,16 +402,3 @@ class LLMClient:
                          cached=True, wall_s=self._clock() - started, retries=0,
                          response_format=entry.get("response_format"))
 
-
-def _too_long(cap: int, max_tokens: int) -> str:
-    return f"{TOO_LONG}: over {cap:,} characters for max_tokens={max_tokens}"
-
-
-async def _close(response: Any) -> None:
-    """Close a stream read no further (LiteLLM's stream wrapper has aclose), so its connection is let go now."""
-    try:
-        closing = getattr(response, "aclose", None)
-        if closing is not None:
-            await closing()
-    except Exception:  # noqa: BLE001 - the reply is refused either way
-        log.debug("closing a refused stream failed", exc_info=True)
